@@ -1,0 +1,178 @@
+"""The ``locsynth`` command: argument parsing and progress display only (DESIGN.md)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .errors import InputError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Synthesize privacy-preserving location traces and measure their utility and privacy.")
+console = Console(stderr=True)
+out_console = Console()
+
+
+def reports_errors(fn):
+    """Bad input: one line on stderr, exit code 2, no traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def progress_bar() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal)
+
+
+@app.command()
+@reports_errors
+def prepare(
+    input: Path = typer.Argument(..., help="Input file or folder."),
+    format: str = typer.Option(..., "--format", "-f", help="Input format: pf, pf-synthetic, foursquare, "
+                               "foursquare-global, foursquare-mat, gowalla, geolife, cabs, csv, parquet."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output TraceSet directory (DIR/train and DIR/test when split)."),
+    grid: Optional[str] = typer.Option(None, help="Regular grid ROWSxCOLS, e.g. 20x20."),
+    bbox: Optional[str] = typer.Option(None, help="Bounding box LAT_MIN,LAT_MAX,LON_MIN,LON_MAX."),
+    pois: Optional[int] = typer.Option(None, help="Keep the N most visited POIs (paper 001 keeps 1000)."),
+    instant: Optional[str] = typer.Option(None, help="Instant length, rounding down: 1h, 30min, 20min (default 1h)."),
+    slot: Optional[str] = typer.Option(None, help="Slot length, cycling each day (default 2h)."),
+    window: Optional[str] = typer.Option(None, help="Daily window START-END, e.g. 08:00-18:00."),
+    timezone: Optional[str] = typer.Option(None, help="Timezone of naive timestamps and of days (default UTC)."),
+    split: Optional[str] = typer.Option(None, help="Hold out users: test=FRACTION."),
+    like: Optional[Path] = typer.Option(None, help="Use this TraceSet's space and time axis."),
+    duplicates: str = typer.Option("first", help="Several events of a user in one instant: first, last, keep, error."),
+    pois_file: Optional[Path] = typer.Option(None, help="POI coordinates file (foursquare-global, gowalla)."),
+    user_col: Optional[str] = typer.Option(None, help="csv/parquet: user column (default uid)."),
+    time_col: Optional[str] = typer.Option(None, help="csv/parquet: time column (default datetime)."),
+    lat_col: Optional[str] = typer.Option(None, help="csv/parquet: latitude column (default lat)."),
+    lon_col: Optional[str] = typer.Option(None, help="csv/parquet: longitude column (default lng)."),
+    venue_col: Optional[str] = typer.Option(None, help="csv/parquet: venue id column."),
+    time_unit: Optional[str] = typer.Option(None, help="csv/parquet: numeric times are unix 's' or 'ms'."),
+    seed: int = typer.Option(0, help="Seed of the train/test split."),
+    overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
+):
+    """Read raw points, validate and discretize them into a TraceSet."""
+    from . import prepare as prep
+
+    reader_options = {k: v for k, v in {
+        "pois_file": pois_file, "user_col": user_col, "time_col": time_col, "lat_col": lat_col,
+        "lon_col": lon_col, "venue_col": venue_col, "time_unit": time_unit}.items() if v is not None}
+    with console.status(f"preparing {input} ({format})"):
+        sets = prep.prepare(
+            input, format, out, grid=prep.parse_grid(grid) if grid else None,
+            bbox=prep.parse_bbox(bbox) if bbox else None, pois=pois, instant=instant, slot=slot,
+            window=prep.parse_window(window) if window else None, timezone=timezone,
+            split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
+            seed=seed, overwrite=overwrite, reader_options=reader_options)
+    for name, ts in sets.items():
+        s = ts.summary()
+        where = out / name if name else out
+        out_console.print(f"wrote {where}: {s['users']} users, {s['traces']} traces, {s['events']} events, "
+                          f"{s['locations']} locations, {s['instants']} instants/day, {s['slots']} slots",
+                          highlight=False)
+
+
+@app.command()
+@reports_errors
+def info(
+    directory: Path = typer.Argument(..., help="A TraceSet directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object."),
+):
+    """Users, traces, events, locations, instants, slots and time span of a TraceSet."""
+    from .traces import TraceSet
+
+    s = TraceSet.load(directory).summary()
+    if as_json:
+        typer.echo(json.dumps(s, indent=2))
+        return
+    table = Table(title=str(directory), show_header=False)
+    for key, value in s.items():
+        table.add_row(key, json.dumps(value) if isinstance(value, dict) else str(value))
+    out_console.print(table)
+
+
+@app.command()
+@reports_errors
+def export(
+    directory: Path = typer.Argument(..., help="A TraceSet directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="CSV file to write."),
+    overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
+):
+    """Write a TraceSet as CSV: user_id,datetime,lat,lon,location_id."""
+    from .traces import TraceSet
+
+    ts = TraceSet.load(directory)
+    ts.to_csv(out, overwrite=overwrite)
+    out_console.print(f"wrote {out}: {ts.n_events} events", highlight=False)
+
+
+@app.command()
+@reports_errors
+def simulate(
+    users: int = typer.Option(..., help="Number of simulated users."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output TraceSet directory."),
+    days: int = typer.Option(1, help="Days per user."),
+    grid: Optional[str] = typer.Option(None, help="Grid ROWSxCOLS (default 20x20)."),
+    pois: Optional[int] = typer.Option(None, help="Simulate N POIs instead of a grid."),
+    instant: str = typer.Option("1h", help="Instant length."),
+    slot: str = typer.Option("2h", help="Slot length."),
+    checkin_rate: Optional[float] = typer.Option(None, help="Keep events at about this rate (check-in-like sparsity)."),
+    seed: int = typer.Option(0, help="Random seed."),
+    overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
+):
+    """Simulate a city (EPR mobility with home/work routines); the output says it is simulated."""
+    from . import simulate as sim
+    from .prepare import parse_grid
+
+    space = sim.make_space(grid=parse_grid(grid) if grid else None, pois=pois, seed=seed)
+    with progress_bar() as bar:
+        task = bar.add_task("simulating", total=users)
+        sim.simulate_to_dir(out, users, days=days, space=space, instant=instant, slot=slot,
+                            checkin_rate=checkin_rate, seed=seed, overwrite=overwrite,
+                            progress=lambda done, total: bar.update(task, completed=done))
+    out_console.print(f"wrote {out}: {users} simulated users", highlight=False)
+
+
+@app.command()
+@reports_errors
+def demo(
+    out: Path = typer.Option(Path("locsynth-demo"), "--out", "-o", help="Working directory of the demo."),
+    users: int = typer.Option(2000, help="Simulated users."),
+    seed: int = typer.Option(0, help="Random seed."),
+):
+    """The main job: simulate a small city, prepare it and summarise it."""
+    from .pipeline import run_demo
+
+    summary = run_demo(out, users=users, seed=seed, console=console)
+    table = Table(title="locsynth demo (simulated city)")
+    table.add_column("set")
+    for key in ("users", "events", "locations", "instants", "slots"):
+        table.add_column(key, justify="right")
+    for name, s in summary.items():
+        table.add_row(name, *(str(s[k]) for k in ("users", "events", "locations", "instants", "slots")))
+    out_console.print(table)
+    out_console.print(f"written to {out}/", highlight=False)
+
+
+def main() -> None:  # pragma: no cover
+    app(prog_name="locsynth")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

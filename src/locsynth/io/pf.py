@@ -1,0 +1,113 @@
+"""The PF Tokyo data as the PPMTF authors publish it (paper 001 §4.1; REFERENCE.md).
+
+Files: ``traintraces_TK.csv`` and ``testtraces_TK.csv``
+(``user_index,poi_index,category,unixtime,dow,hour,min,distance``) and ``POI_TK.csv`` (the 400
+cells of a 20 x 20 grid with their centres ``y``, ``x``). 500 training and 500 test users, 30
+events each, 20-minute instants from 9:00 to 19:00 Tokyo time, one instant per slot.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..points import unix_seconds_utc, validate_points
+from ..traces import TraceSet
+from ._common import read_csv_checked
+
+#: The authors' preprocessing: bounding box, grid and time axis of PF (REFERENCE.md).
+PF_PRESET = {
+    "grid": (20, 20),
+    "bbox": (35.65, 35.75, 139.68, 139.80),
+    "instant": "20min",
+    "slot": "20min",
+    "window": ("09:00", "19:00"),
+    "timezone": "Asia/Tokyo",
+}
+
+TRACE_COLUMNS = ("user_index", "poi_index", "unixtime")
+SYNTHETIC_COLUMNS = ("user", "trace_no", "time_slot", "time_instant", "poi_index")
+
+
+def read_pf(path: str | Path, timezone: str | None = None) -> pd.DataFrame:
+    """Both splits of PF as one points table with a ``split`` column; ``path`` is the folder.
+
+    The unix times are absolute, so ``timezone`` is not needed (it is accepted like every reader's).
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError(f"{path} is not a folder; the PF format reads a folder with "
+                         "traintraces_TK.csv, testtraces_TK.csv and POI_TK.csv")
+    cells = read_csv_checked(path / "POI_TK.csv", ("poi_id", "y", "x"))
+    lat = pd.Series(cells["y"].to_numpy(np.float64), index=cells["poi_id"].to_numpy(np.int64))
+    lon = pd.Series(cells["x"].to_numpy(np.float64), index=cells["poi_id"].to_numpy(np.int64))
+    frames = []
+    for split, name in (("train", "traintraces_TK.csv"), ("test", "testtraces_TK.csv")):
+        raw = read_csv_checked(path / name, TRACE_COLUMNS)
+        poi = pd.to_numeric(raw["poi_index"], errors="coerce")
+        unknown = ~poi.isin(lat.index)
+        if unknown.any():
+            i = int(np.flatnonzero(unknown.to_numpy())[0])
+            raise InputError(f"unknown poi_index {raw['poi_index'].iloc[i]!r} in {path / name} row {i + 1}; "
+                             "POI_TK.csv has no such cell")
+        frame = pd.DataFrame({
+            "user": raw["user_index"].to_numpy(),
+            "time": unix_seconds_utc(raw["unixtime"]),
+            "lat": lat.loc[poi.to_numpy(np.int64)].to_numpy(),
+            "lon": lon.loc[poi.to_numpy(np.int64)].to_numpy(),
+            "split": split,
+        })
+        frames.append(validate_points(frame, str(path / name)))
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_pf_synthetic(path: str | Path, like: TraceSet) -> TraceSet:
+    """The authors' synthetic traces, mapped onto ``like``'s space and time axis.
+
+    Columns ``user,trace_no,time_slot,time_instant,poi_index[,category,loglikeli]``. ``user`` is
+    the training user's id in ``like`` (the authors' user_index), ``poi_index`` a location id.
+    The traces have no date: they are placed on day 0, at the ``time_instant``-th instant of
+    slot ``time_slot``.
+    """
+    path = Path(path)
+    raw = read_csv_checked(path, SYNTHETIC_COLUMNS)
+    vals = {c: pd.to_numeric(raw[c], errors="coerce") for c in SYNTHETIC_COLUMNS}
+    for c, v in vals.items():
+        bad = v.isna() | (v < 0) | (v % 1 != 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"{c} {raw[c].iloc[i]!r} is not a non-negative integer in {path} row {i + 1}")
+    vals = {c: v.to_numpy(np.int64) for c, v in vals.items()}
+    n_loc = like.space.n_locations
+    bad = vals["poi_index"] >= n_loc
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"unknown location id {vals['poi_index'][i]} in {path} row {i + 1}: "
+                         f"the space has {n_loc} locations")
+    slot_of = like.time.slot_of
+    first = np.searchsorted(slot_of, np.arange(like.time.n_slots))
+    size = np.bincount(slot_of, minlength=like.time.n_slots)
+    ok = (vals["time_slot"] < like.time.n_slots)
+    ok[ok] &= vals["time_instant"][ok] < size[vals["time_slot"][ok]]
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise InputError(f"time_slot {vals['time_slot'][i]}, time_instant {vals['time_instant'][i]} in {path} "
+                         f"row {i + 1} is not on the time axis ({like.time.describe()})")
+    t = first[vals["time_slot"]] + vals["time_instant"]
+    train_ids = pd.Index(like.users["user_id"].astype(str))
+    source = train_ids.get_indexer(pd.Index(vals["user"].astype(str)))
+    if (source < 0).any():
+        i = int(np.flatnonzero(source < 0)[0])
+        raise InputError(f"user {vals['user'][i]} in {path} row {i + 1} is not a user of the training set")
+    key = pd.MultiIndex.from_arrays([source, vals["trace_no"]])
+    codes, uniq = pd.factorize(key, sort=True)
+    users = pd.DataFrame({
+        "user_id": like.users["user_id"].to_numpy()[uniq.get_level_values(0)],
+        "source": uniq.get_level_values(0).astype(np.int32),
+        "trace_no": uniq.get_level_values(1).astype(np.int32),
+    })
+    return TraceSet.from_events(codes, t, vals["poi_index"], users, like.space, like.time,
+                                {"source": "pf-synthetic", "file": path.name})

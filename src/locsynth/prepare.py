@@ -1,0 +1,118 @@
+"""``prepare``: raw input -> validated points -> TraceSet(s) on disk (the first steps of DESIGN.md's data path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import io
+from .discretize import discretize, make_space, make_time_axis
+from .errors import InputError
+from .traces import TraceSet, atomic_output
+
+#: Discretization used when neither the format nor the caller says otherwise: hourly instants in
+#: 12 two-hour slots (paper 001 §4.1, Foursquare), the 1000 most visited POIs when the input has
+#: venues and a 20 x 20 grid when it does not.
+DEFAULTS = {"instant": "1h", "slot": "2h", "window": None, "timezone": "UTC", "pois": 1000, "grid": (20, 20)}
+
+
+def parse_grid(text: str) -> tuple[int, int]:
+    try:
+        rows, cols = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise InputError(f"--grid {text!r} is not ROWSxCOLS (e.g. 20x20)") from None
+    if rows < 1 or cols < 1:
+        raise InputError(f"--grid {text!r} must have at least 1x1 cells")
+    return rows, cols
+
+
+def parse_bbox(text: str) -> tuple[float, float, float, float]:
+    try:
+        box = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        box = ()
+    if len(box) != 4:
+        raise InputError(f"--bbox {text!r} is not LAT_MIN,LAT_MAX,LON_MIN,LON_MAX")
+    return box  # Grid checks the ranges
+
+
+def parse_window(text: str) -> tuple[str, str]:
+    parts = text.split("-")
+    if len(parts) != 2:
+        raise InputError(f"--window {text!r} is not START-END (e.g. 08:00-18:00)")
+    return parts[0], parts[1]
+
+
+def parse_split(text: str) -> float:
+    key, _, value = text.partition("=")
+    try:
+        frac = float(value)
+    except ValueError:
+        frac = -1.0
+    if key.strip() != "test" or not 0 < frac < 1:
+        raise InputError(f"--split {text!r} is not test=FRACTION with 0 < FRACTION < 1 (e.g. test=0.2)")
+    return frac
+
+
+def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int, int] | None = None,
+            bbox: tuple[float, float, float, float] | None = None, pois: int | None = None,
+            instant: str | None = None, slot: str | None = None, window: tuple[str, str] | None = None,
+            timezone: str | None = None, split: float | None = None, like: str | Path | None = None,
+            duplicates: str = "first", seed: int = 0, overwrite: bool = False,
+            reader_options: dict | None = None) -> dict[str, TraceSet]:
+    """Read, validate, discretize and save; returns the sets written, by name.
+
+    With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
+    ``out/test`` are written; otherwise ``out`` itself is the TraceSet. ``like`` reuses another
+    TraceSet's space and time axis. Output appears only when everything succeeded.
+    """
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise InputError(f"{out} exists; pass --overwrite to replace it")
+    like_set = TraceSet.load(like) if like is not None else None
+    if format in io.TRACE_READERS:
+        if like_set is None:
+            raise InputError(f"--format {format} needs --like DIR: the TraceSet whose space and time axis it uses")
+        sets = {"": io.TRACE_READERS[format](Path(input), like_set)}
+    else:
+        sets = _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone,
+                                  split, like_set, duplicates, seed, reader_options or {})
+    with atomic_output(out, overwrite, directory=True) as tmp:
+        if list(sets) == [""]:
+            sets[""].save(tmp, overwrite=True)
+        else:
+            for name, ts in sets.items():
+                ts.save(tmp / name)
+    return sets
+
+
+def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone, split,
+                       like_set, duplicates, seed, reader_options) -> dict[str, TraceSet]:
+    preset = io.PRESETS.get(format, {})
+    points = io.read_points(format, input, timezone=timezone, **reader_options)
+    info = {"source": format, "input": Path(input).name}
+    if like_set is not None:
+        space, axis = like_set.space, like_set.time
+    else:
+        if grid is None and pois is None:
+            grid, pois = preset.get("grid"), preset.get("pois")
+            if grid is None and pois is None:
+                if "venue" in points:
+                    pois = DEFAULTS["pois"]
+                else:
+                    grid = DEFAULTS["grid"]
+        if bbox is None and grid is not None:
+            bbox = preset.get("bbox")
+        space = make_space(points, grid=grid, bbox=bbox, pois=pois)
+        opt = lambda key, value: value if value is not None else preset.get(key, DEFAULTS[key])  # noqa: E731
+        axis = make_time_axis(points, opt("instant", instant), opt("slot", slot), opt("window", window),
+                              opt("timezone", timezone))
+    if "split" in points:
+        if split is not None:
+            raise InputError(f"--format {format} comes with its own train/test split; drop --split")
+        return {name: discretize(points.loc[points["split"] == name].drop(columns="split"), space, axis,
+                                 duplicates, info) for name in ("train", "test")}
+    ts = discretize(points, space, axis, duplicates, info)
+    if split is None:
+        return {"": ts}
+    train, test = ts.split(split, seed=seed)
+    return {"train": train, "test": test}

@@ -1,0 +1,388 @@
+"""TraceSet: the one data model (DESIGN.md).
+
+Events are columnar arrays sorted by (trace, instant): ``user`` (int32, the row of the trace in
+the user table), ``t`` (int64 instant, see :mod:`locsynth.timeaxis`) and ``loc`` (int32 location
+id in the :mod:`locsynth.space`), with CSR ``offsets`` so that a trace's events are one slice.
+
+The user table has one row per trace. For real data a trace is a user's whole history
+(paper 001 §2.1 concatenates a user's traces) and ``user_id`` is the original id. For a synthetic
+set it also has ``source`` (the row of the training user the trace was generated from, -1 for a
+virtual user) and ``trace_no`` (the trace number per source user), so that metrics can be
+computed per trace number as the papers do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import InputError
+from .space import Space
+from .timeaxis import TimeAxis
+
+FORMAT_VERSION = 1
+FORMAT_NAME = "locsynth.traceset"
+
+
+@dataclass(frozen=True, eq=False)
+class TraceSet:
+    """Location traces on a discrete space and time axis.
+
+    Attributes
+    ----------
+    user : ndarray of shape (n_events,), int32
+        Row of each event's trace in ``users``.
+    t : ndarray of shape (n_events,), int64
+        Instant of each event.
+    loc : ndarray of shape (n_events,), int32
+        Location id of each event.
+    users : DataFrame
+        One row per trace: ``user_id`` and, for synthetic sets, ``source`` and ``trace_no``.
+    space : Space
+    time : TimeAxis
+    info : dict
+        Provenance (source format, simulated or not, what was dropped), saved with the set.
+    """
+
+    user: np.ndarray
+    t: np.ndarray
+    loc: np.ndarray
+    users: pd.DataFrame
+    space: Space
+    time: TimeAxis
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "user", np.ascontiguousarray(self.user, dtype=np.int32))
+        object.__setattr__(self, "t", np.ascontiguousarray(self.t, dtype=np.int64))
+        object.__setattr__(self, "loc", np.ascontiguousarray(self.loc, dtype=np.int32))
+        object.__setattr__(self, "users", self.users.reset_index(drop=True))
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_events(cls, user, t, loc, users: pd.DataFrame, space: Space, time: TimeAxis,
+                    info: dict | None = None) -> "TraceSet":
+        """Build from unsorted events; sorts them by (user, instant) and checks the ranges."""
+        user, t, loc = np.asarray(user, np.int64), np.asarray(t, np.int64), np.asarray(loc, np.int64)
+        if not (user.shape == t.shape == loc.shape):
+            raise InputError("user, t and loc must have the same length")
+        order = np.lexsort((t, user))
+        ts = cls(user[order], t[order], loc[order], users, space, time, dict(info or {}))
+        ts.check()
+        return ts
+
+    def check(self) -> None:
+        """Raise InputError unless the arrays are consistent with the tables."""
+        n = self.user.shape[0]
+        if not (self.t.shape[0] == self.loc.shape[0] == n):
+            raise InputError("event arrays user, t and loc differ in length")
+        if "user_id" not in self.users:
+            raise InputError("the user table has no user_id column")
+        if n:
+            if self.user.min() < 0 or self.user.max() >= len(self.users):
+                raise InputError(f"event user index outside 0..{len(self.users) - 1}")
+            if self.loc.min() < 0 or self.loc.max() >= self.space.n_locations:
+                raise InputError(f"unknown location id {int(self.loc.max())}: the space has "
+                                 f"{self.space.n_locations} locations")
+            if self.t.min() < 0:
+                raise InputError(f"negative instant {int(self.t.min())}")
+            key_user = np.diff(self.user)
+            if (key_user < 0).any() or ((key_user == 0) & (np.diff(self.t) < 0)).any():
+                raise InputError("events are not sorted by (user, instant)")
+
+    # -- shape --------------------------------------------------------------------------------
+    @property
+    def n_traces(self) -> int:
+        return len(self.users)
+
+    @property
+    def n_users(self) -> int:
+        """Distinct users (a synthetic user with several traces counts once)."""
+        return int(self.users["user_id"].nunique())
+
+    @property
+    def n_events(self) -> int:
+        return int(self.user.shape[0])
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """CSR offsets: trace ``i``'s events are ``offsets[i]:offsets[i + 1]``."""
+        return np.searchsorted(self.user, np.arange(self.n_traces + 1)).astype(np.int64)
+
+    @property
+    def synthetic(self) -> bool:
+        return "source" in self.users
+
+    def events_of(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Instants and locations of trace ``i`` (views, not copies)."""
+        lo, hi = np.searchsorted(self.user, [i, i + 1])
+        return self.t[lo:hi], self.loc[lo:hi]
+
+    def counts(self) -> np.ndarray:
+        """Number of events of each trace."""
+        return np.bincount(self.user, minlength=self.n_traces)
+
+    def summary(self) -> dict:
+        """Counts for ``locsynth info``."""
+        out = {
+            "users": self.n_users,
+            "traces": self.n_traces,
+            "events": self.n_events,
+            "locations": self.space.n_locations,
+            "space": self.space.kind,
+            "instants": self.time.instants_per_day,
+            "instant_seconds": int(self.time.instant.total_seconds()),
+            "slots": self.time.n_slots,
+            "timezone": self.time.timezone,
+        }
+        if self.space.kind == "grid":
+            out["grid"] = f"{self.space.rows}x{self.space.cols}"
+        if self.n_events:
+            days = self.time.day(self.t)
+            first, last = self.time.start_of(np.array([self.t.min(), self.t.max()]))
+            out.update({"days": int(days.max() - days.min() + 1), "first": first.isoformat(),
+                        "last": last.isoformat()})
+            c = self.counts()
+            out["events_per_trace"] = {"min": int(c.min()), "median": float(np.median(c)), "max": int(c.max())}
+        if self.synthetic:
+            out["virtual_traces"] = int((self.users["source"] < 0).sum())
+            out["traces_per_user"] = int(self.users["trace_no"].max()) + 1 if len(self.users) else 0
+        out.update({k: v for k, v in self.info.items() if k in ("source", "simulated", "dropped")})
+        return out
+
+    # -- selection ----------------------------------------------------------------------------
+    def select_users(self, rows) -> "TraceSet":
+        """The traces at user-table rows ``rows`` (indices or a boolean mask), renumbered in that order."""
+        rows = np.asarray(rows)
+        if rows.dtype == bool:
+            if rows.shape[0] != self.n_traces:
+                raise InputError(f"mask has {rows.shape[0]} entries for {self.n_traces} traces")
+            rows = np.flatnonzero(rows)
+        rows = rows.astype(np.int64)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_traces):
+            raise InputError(f"user row out of range 0..{self.n_traces - 1}")
+        off = self.offsets
+        lens = off[rows + 1] - off[rows]
+        take = _ranges(off[rows], lens)
+        new_user = np.repeat(np.arange(rows.size, dtype=np.int32), lens)
+        return replace(self, user=new_user, t=self.t[take], loc=self.loc[take],
+                       users=self.users.iloc[rows].reset_index(drop=True))
+
+    def select_days(self, days) -> "TraceSet":
+        """Only the events on the given day indices (day 0 = the axis' start date); every trace kept."""
+        keep = np.isin(self.time.day(self.t), np.asarray(days))
+        return replace(self, user=self.user[keep], t=self.t[keep], loc=self.loc[keep])
+
+    def drop_empty(self) -> "TraceSet":
+        """Without traces that have no events."""
+        return self.select_users(np.flatnonzero(self.counts() > 0))
+
+    def split(self, test: float, seed: int = 0) -> tuple["TraceSet", "TraceSet"]:
+        """Seeded split by user into (train, test); ``test`` is the fraction of users held out."""
+        if not 0 < test < 1:
+            raise InputError(f"test fraction must be between 0 and 1, got {test}")
+        ids = self.users["user_id"].to_numpy()
+        uniq = pd.unique(ids)
+        if uniq.size < 2:
+            raise InputError(f"cannot split {uniq.size} user into train and test")
+        rng = np.random.default_rng(seed)
+        n_test = min(max(int(round(test * uniq.size)), 1), uniq.size - 1)
+        test_ids = uniq[rng.permutation(uniq.size)[:n_test]]
+        is_test = np.isin(ids, test_ids)
+        return self.select_users(np.flatnonzero(~is_test)), self.select_users(np.flatnonzero(is_test))
+
+    # -- output -------------------------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        """One row per event: user_id, datetime (UTC), lat, lon, location_id (and source, trace_no)."""
+        out = pd.DataFrame({
+            "user_id": self.users["user_id"].to_numpy()[self.user],
+            "datetime": self.time.start_of(self.t),
+            "lat": self.space.lat[self.loc],
+            "lon": self.space.lon[self.loc],
+            "location_id": self.loc,
+        })
+        if self.synthetic:
+            out["source"] = self.users["source"].to_numpy()[self.user]
+            out["trace_no"] = self.users["trace_no"].to_numpy()[self.user]
+        return out
+
+    def to_csv(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write ``user_id,datetime,lat,lon,location_id`` (ISO 8601 UTC times)."""
+        path = Path(path)
+        with atomic_output(path, overwrite, directory=False) as tmp:
+            frame = self.to_frame()
+            frame["datetime"] = frame["datetime"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+            frame.to_csv(tmp, index=False, float_format="%.6f")
+        return path
+
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Save as a directory: events/users/locations Parquet files plus ``meta.json``."""
+        with TraceSetWriter(path, self.space, self.time, self.info, overwrite) as writer:
+            writer.append(self.user, self.t, self.loc, self.users)
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TraceSet":
+        """Load a directory written by :meth:`save`; a damaged or unknown one is an InputError."""
+        path = Path(path)
+        meta_path = path / "meta.json"
+        if not path.is_dir():
+            raise InputError(f"{path} is not a TraceSet directory (no such directory)")
+        if not meta_path.is_file():
+            raise InputError(f"{path} is not a TraceSet directory (no meta.json)")
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{meta_path} is damaged: {exc}") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+            raise InputError(f"{meta_path} does not describe a locsynth TraceSet")
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise InputError(f"{path} has TraceSet format version {meta.get('format_version')!r}; this "
+                             f"locsynth reads version {FORMAT_VERSION}")
+        tables = {}
+        for name in ("events", "users", "locations"):
+            try:
+                tables[name] = pq.read_table(path / f"{name}.parquet")
+            except (OSError, pa.ArrowException) as exc:
+                raise InputError(f"{path / (name + '.parquet')} is missing or damaged: {exc}") from None
+        ev = tables["events"]
+        if set(ev.column_names) != {"user", "t", "loc"}:
+            raise InputError(f"{path / 'events.parquet'} has columns {ev.column_names}; expected user, t, loc")
+        space = Space.from_saved(tables["locations"].to_pandas(), meta.get("space", {}))
+        ts = cls(ev["user"].to_numpy(), ev["t"].to_numpy(), ev["loc"].to_numpy(),
+                 tables["users"].to_pandas(), space, TimeAxis.from_meta(meta.get("time", {})),
+                 meta.get("info", {}))
+        counts = meta.get("counts", {})
+        if counts.get("events") != ts.n_events or counts.get("traces") != ts.n_traces:
+            raise InputError(f"{path} is damaged: meta.json counts {counts} do not match the Parquet files")
+        ts.check()
+        return ts
+
+
+class TraceSetWriter:
+    """Write a TraceSet directory chunk by chunk, in memory bounded by one chunk.
+
+    Each :meth:`append` adds whole traces: ``users`` rows and their events, with ``user``
+    counting from 0 within the chunk and events sorted by (user, instant). The directory appears
+    (atomically) when the writer is closed without error::
+
+        with TraceSetWriter(out, space, time, info) as w:
+            for chunk in chunks:
+                w.append(chunk.user, chunk.t, chunk.loc, chunk.users)
+    """
+
+    def __init__(self, path: str | Path, space: Space, time: TimeAxis, info: dict | None = None,
+                 overwrite: bool = False):
+        self.space, self.time, self.info = space, time, dict(info or {})
+        self._atomic = atomic_output(Path(path), overwrite, directory=True)
+        self._events = self._users = None
+        self.n_traces = self.n_events = 0
+
+    def __enter__(self) -> "TraceSetWriter":
+        self.tmp = self._atomic.__enter__()
+        return self
+
+    def append(self, user, t, loc, users: pd.DataFrame) -> None:
+        user = np.asarray(user, np.int64)
+        if user.size and (user.min() < 0 or user.max() >= len(users)):
+            raise InputError(f"chunk event user index outside 0..{len(users) - 1}")
+        events = pa.table({"user": (user + self.n_traces).astype(np.int32),
+                           "t": np.asarray(t, np.int64), "loc": np.asarray(loc, np.int32)})
+        table = pa.Table.from_pandas(users.reset_index(drop=True), preserve_index=False)
+        if self._events is None:
+            self._events = pq.ParquetWriter(self.tmp / "events.parquet", events.schema)
+            self._users = pq.ParquetWriter(self.tmp / "users.parquet", table.schema)
+        self._events.write_table(events)
+        self._users.write_table(table.cast(self._users.schema))
+        self.n_traces += len(users)
+        self.n_events += int(user.size)
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                if self._events is None:
+                    raise InputError("no traces to write: the TraceSet is empty")
+                self._events.close()
+                self._users.close()
+                pq.write_table(pa.Table.from_pandas(self.space.to_frame(), preserve_index=False),
+                               self.tmp / "locations.parquet")
+                meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "space": self.space.meta(),
+                        "time": self.time.meta(), "info": self.info,
+                        "counts": {"traces": self.n_traces, "events": self.n_events,
+                                   "locations": self.space.n_locations}}
+                (self.tmp / "meta.json").write_text(json.dumps(meta, indent=2, default=str))
+        except BaseException:
+            for w in (self._events, self._users):
+                if w is not None:
+                    w.close()
+            self._atomic.__exit__(*__import__("sys").exc_info())
+            raise
+        if exc_type is not None:
+            for w in (self._events, self._users):
+                if w is not None:
+                    w.close()
+        return self._atomic.__exit__(exc_type, exc, tb)
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + l) for each (s, l), without a Python loop."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    ends = np.cumsum(lengths)
+    idx = np.ones(total, np.int64)
+    nz = lengths > 0
+    starts, lengths, ends = starts[nz], lengths[nz], ends[nz]
+    idx[0] = starts[0]
+    idx[ends[:-1]] = starts[1:] - (starts[:-1] + lengths[:-1] - 1)
+    return np.cumsum(idx)
+
+
+class atomic_output:
+    """Context manager: write into a temporary sibling, rename onto ``path`` on success.
+
+    Refuses an existing ``path`` unless ``overwrite``; on error the temporary is removed, so an
+    interrupted run leaves nothing half-written.
+    """
+
+    def __init__(self, path: Path, overwrite: bool, directory: bool):
+        self.path, self.overwrite, self.directory = Path(path), overwrite, directory
+
+    def __enter__(self) -> Path:
+        if self.path.exists() and not self.overwrite:
+            raise InputError(f"{self.path} exists; pass --overwrite to replace it")
+        parent = self.path.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        if self.directory:
+            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", dir=parent))
+            os.chmod(self.tmp, 0o755)
+        else:
+            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=parent)
+            os.close(fd)
+            self.tmp = Path(name)
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            _remove(self.tmp)
+            return False
+        if self.path.exists():
+            _remove(self.path)
+        os.replace(self.tmp, self.path)
+        return False
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        p.unlink(missing_ok=True)
