@@ -22,6 +22,11 @@ def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
+def show(value) -> str:
+    """A value as an error message shows it: strings quoted, numbers plain."""
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def validate_points(frame: pd.DataFrame, source: str, timezone: str | None = None) -> pd.DataFrame:
     """Check and normalise a points table read from ``source``.
 
@@ -54,7 +59,7 @@ def validate_points(frame: pd.DataFrame, source: str, timezone: str | None = Non
         bad = ~np.isfinite(values)
         if bad.any():
             i = _first_bad(bad)
-            raise InputError(f"{label} {raw.iloc[i]!r} is not a finite number in {source} row {i + 1}")
+            raise InputError(f"{label} {show(raw.iloc[i])} is not a finite number in {source} row {i + 1}")
         bad = (values < lo) | (values > hi)
         if bad.any():
             i = _first_bad(bad)
@@ -68,7 +73,7 @@ def validate_points(frame: pd.DataFrame, source: str, timezone: str | None = Non
             out[col] = frame[col].to_numpy()
     if "split" in out and not out["split"].isin(["train", "test"]).all():
         i = _first_bad(~out["split"].isin(["train", "test"]).to_numpy())
-        raise InputError(f"split {out['split'].iloc[i]!r} in {source} row {i + 1}; expected 'train' or 'test'")
+        raise InputError(f"split {show(out['split'].iloc[i])} in {source} row {i + 1}; expected 'train' or 'test'")
     return out
 
 
@@ -83,7 +88,7 @@ def _validate_time(raw: pd.Series, source: str, timezone: str | None) -> pd.Seri
     bad = times.isna().to_numpy()
     if bad.any():
         i = _first_bad(bad)
-        raise InputError(f"timestamp {raw.iloc[i]!r} is not a valid date and time in {source} row {i + 1}")
+        raise InputError(f"timestamp {show(raw.iloc[i])} is not a valid date and time in {source} row {i + 1}")
     if getattr(times.dt, "tz", None) is None:
         if timezone is None:
             raise InputError(f"naive timestamp {str(raw.iloc[0])!r} in {source} row 1 has no timezone; "
@@ -96,7 +101,7 @@ def _validate_time(raw: pd.Series, source: str, timezone: str | None) -> pd.Seri
         bad = times.isna().to_numpy()
         if bad.any():
             i = _first_bad(bad)
-            raise InputError(f"timestamp {raw.iloc[i]!r} in {source} row {i + 1} is ambiguous in {timezone} "
+            raise InputError(f"timestamp {show(raw.iloc[i])} in {source} row {i + 1} is ambiguous in {timezone} "
                              "(a daylight-saving change)")
     return times.dt.tz_convert("UTC").astype("datetime64[ns, UTC]").reset_index(drop=True)
 

@@ -1,0 +1,31 @@
+"""Shared fixtures: the public datasets in ../shared/data, read in place (never copied)."""
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not DATA.is_dir():
+        pytest.skip(f"datasets not found at {DATA}")
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def pf_dir(data_dir) -> Path:
+    path = data_dir / "ppmtf-pf-tokyo"
+    if not path.is_dir():
+        pytest.skip("PF Tokyo data not found")
+    return path
+
+
+@pytest.fixture(scope="session")
+def pf_sets(pf_dir, tmp_path_factory):
+    """The PF training and test TraceSets, prepared once per session."""
+    from locsynth.prepare import prepare
+
+    out = tmp_path_factory.mktemp("pf") / "pf"
+    return prepare(pf_dir, "pf", out)
