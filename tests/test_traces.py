@@ -132,3 +132,15 @@ def test_numeric_user_ids_sort_naturally():
     grid = Grid(1, 1, (0.0, 2.0, 0.0, 1.0))
     pts = points(["2024-01-01T10:00Z"] * 3, users=(10, 9, 100), lat=(0.5,) * 3)
     assert discretize(pts, grid, axis).users["user_id"].tolist() == [9, 10, 100]
+
+
+def test_friends_follow_user_selection_and_round_trip(tmp_path):
+    from dataclasses import replace
+
+    ts = replace(small_set(), friends=np.array([[0, 1], [1, 2], [0, 2]]))
+    ts.check()
+    sub = ts.select_users([2, 1])          # c -> 0, b -> 1: only the edge b-c survives
+    assert sub.friends.tolist() == [[0, 1]]
+    ts.save(tmp_path / "f")
+    assert TraceSet.load(tmp_path / "f").friends.tolist() == [[0, 1], [1, 2], [0, 2]]
+    assert ts.summary()["friendships"] == 3

@@ -58,6 +58,7 @@ def prepare(
     like: Optional[Path] = typer.Option(None, help="Use this TraceSet's space and time axis."),
     duplicates: str = typer.Option("first", help="Several events of a user in one instant: first, last, keep, error."),
     pois_file: Optional[Path] = typer.Option(None, help="POI coordinates file (foursquare-global, gowalla)."),
+    friends: Optional[Path] = typer.Option(None, help="Friendship edge list (user user per line), e.g. Gowalla's."),
     user_col: Optional[str] = typer.Option(None, help="csv/parquet: user column (default uid)."),
     time_col: Optional[str] = typer.Option(None, help="csv/parquet: time column (default datetime)."),
     lat_col: Optional[str] = typer.Option(None, help="csv/parquet: latitude column (default lat)."),
@@ -79,7 +80,7 @@ def prepare(
             bbox=prep.parse_bbox(bbox) if bbox else None, pois=pois, instant=instant, slot=slot,
             window=prep.parse_window(window) if window else None, timezone=timezone,
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
-            seed=seed, overwrite=overwrite, reader_options=reader_options)
+            seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out

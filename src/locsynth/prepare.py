@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 from . import io
 from .discretize import discretize, make_space, make_time_axis
@@ -58,12 +62,13 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             instant: str | None = None, slot: str | None = None, window: tuple[str, str] | None = None,
             timezone: str | None = None, split: float | None = None, like: str | Path | None = None,
             duplicates: str = "first", seed: int = 0, overwrite: bool = False,
-            reader_options: dict | None = None) -> dict[str, TraceSet]:
+            reader_options: dict | None = None, friends: str | Path | None = None) -> dict[str, TraceSet]:
     """Read, validate, discretize and save; returns the sets written, by name.
 
     With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
     ``out/test`` are written; otherwise ``out`` itself is the TraceSet. ``like`` reuses another
-    TraceSet's space and time axis. Output appears only when everything succeeded.
+    TraceSet's space and time axis. ``friends`` is an undirected edge list of user ids (Gowalla's
+    social graph) kept for the users of each set. Output appears only when everything succeeded.
     """
     out = Path(out)
     if out.exists() and not overwrite:
@@ -76,6 +81,9 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     else:
         sets = _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone,
                                   split, like_set, duplicates, seed, reader_options or {})
+    if friends is not None:
+        edges = io.read_friends(friends)
+        sets = {name: attach_friends(ts, edges) for name, ts in sets.items()}
     with atomic_output(out, overwrite, directory=True) as tmp:
         if list(sets) == [""]:
             sets[""].save(tmp, overwrite=True)
@@ -83,6 +91,16 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             for name, ts in sets.items():
                 ts.save(tmp / name)
     return sets
+
+
+def attach_friends(ts: TraceSet, edges: pd.DataFrame) -> TraceSet:
+    """``ts`` with the edges (columns user_a, user_b: original ids) whose both ends are its users."""
+    ids = pd.Index(ts.users["user_id"])
+    a = ids.get_indexer(pd.Index(edges["user_a"].to_numpy()))
+    b = ids.get_indexer(pd.Index(edges["user_b"].to_numpy()))
+    keep = (a >= 0) & (b >= 0) & (a != b)
+    pairs = np.unique(np.sort(np.column_stack([a[keep], b[keep]]), axis=1), axis=0)
+    return replace(ts, friends=pairs.reshape(-1, 2))
 
 
 def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone, split,

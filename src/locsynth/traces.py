@@ -51,6 +51,8 @@ class TraceSet:
     time : TimeAxis
     info : dict
         Provenance (source format, simulated or not, what was dropped), saved with the set.
+    friends : ndarray of shape (n_edges, 2), int32, or None
+        Undirected friendship edges between user-table rows, ``a < b`` (Gowalla's social graph).
     """
 
     user: np.ndarray
@@ -60,12 +62,15 @@ class TraceSet:
     space: Space
     time: TimeAxis
     info: dict = field(default_factory=dict)
+    friends: np.ndarray | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "user", np.ascontiguousarray(self.user, dtype=np.int32))
         object.__setattr__(self, "t", np.ascontiguousarray(self.t, dtype=np.int64))
         object.__setattr__(self, "loc", np.ascontiguousarray(self.loc, dtype=np.int32))
         object.__setattr__(self, "users", self.users.reset_index(drop=True))
+        if self.friends is not None:
+            object.__setattr__(self, "friends", np.ascontiguousarray(self.friends, dtype=np.int32).reshape(-1, 2))
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -95,6 +100,10 @@ class TraceSet:
                                  f"{self.space.n_locations} locations")
             if self.t.min() < 0:
                 raise InputError(f"negative instant {int(self.t.min())}")
+            if self.friends is not None and self.friends.size and (
+                    self.friends.min() < 0 or self.friends.max() >= len(self.users)
+                    or (self.friends[:, 0] >= self.friends[:, 1]).any()):
+                raise InputError("friendship edges must join two different user rows, written a < b")
             key_user = np.diff(self.user)
             if (key_user < 0).any() or ((key_user == 0) & (np.diff(self.t) < 0)).any():
                 raise InputError("events are not sorted by (user, instant)")
@@ -153,6 +162,8 @@ class TraceSet:
                         "last": last.isoformat()})
             c = self.counts()
             out["events_per_trace"] = {"min": int(c.min()), "median": float(np.median(c)), "max": int(c.max())}
+        if self.friends is not None:
+            out["friendships"] = int(self.friends.shape[0])
         if self.synthetic:
             out["virtual_traces"] = int((self.users["source"] < 0).sum())
             out["traces_per_user"] = int(self.users["trace_no"].max()) + 1 if len(self.users) else 0
@@ -175,7 +186,17 @@ class TraceSet:
         take = _ranges(off[rows], lens)
         new_user = np.repeat(np.arange(rows.size, dtype=np.int32), lens)
         return replace(self, user=new_user, t=self.t[take], loc=self.loc[take],
-                       users=self.users.iloc[rows].reset_index(drop=True))
+                       users=self.users.iloc[rows].reset_index(drop=True), friends=self._friends_among(rows))
+
+    def _friends_among(self, rows: np.ndarray) -> np.ndarray | None:
+        """The edges whose both ends are in ``rows``, renumbered to positions in ``rows``."""
+        if self.friends is None:
+            return None
+        new = np.full(self.n_traces, -1, np.int64)
+        new[rows] = np.arange(rows.size)
+        edges = new[self.friends]
+        edges = edges[(edges >= 0).all(axis=1)]
+        return np.sort(edges, axis=1).astype(np.int32)
 
     def select_days(self, days) -> "TraceSet":
         """Only the events on the given day indices (day 0 = the axis' start date); every trace kept."""
@@ -228,6 +249,9 @@ class TraceSet:
         """Save as a directory: events/users/locations Parquet files plus ``meta.json``."""
         with TraceSetWriter(path, self.space, self.time, self.info, overwrite) as writer:
             writer.append(self.user, self.t, self.loc, self.users)
+            if self.friends is not None:
+                pq.write_table(pa.table({"a": self.friends[:, 0], "b": self.friends[:, 1]}),
+                               writer.tmp / "friends.parquet")
         return Path(path)
 
     @classmethod
@@ -257,10 +281,17 @@ class TraceSet:
         ev = tables["events"]
         if set(ev.column_names) != {"user", "t", "loc"}:
             raise InputError(f"{path / 'events.parquet'} has columns {ev.column_names}; expected user, t, loc")
+        friends = None
+        if (path / "friends.parquet").exists():
+            try:
+                fr = pq.read_table(path / "friends.parquet")
+                friends = np.column_stack([fr["a"].to_numpy(), fr["b"].to_numpy()])
+            except (OSError, KeyError, pa.ArrowException) as exc:
+                raise InputError(f"{path / 'friends.parquet'} is damaged: {exc}") from None
         space = Space.from_saved(tables["locations"].to_pandas(), meta.get("space", {}))
         ts = cls(ev["user"].to_numpy(), ev["t"].to_numpy(), ev["loc"].to_numpy(),
                  tables["users"].to_pandas(), space, TimeAxis.from_meta(meta.get("time", {})),
-                 meta.get("info", {}))
+                 meta.get("info", {}), friends)
         counts = meta.get("counts", {})
         if counts.get("events") != ts.n_events or counts.get("traces") != ts.n_traces:
             raise InputError(f"{path} is damaged: meta.json counts {counts} do not match the Parquet files")
@@ -306,30 +337,31 @@ class TraceSetWriter:
         self.n_traces += len(users)
         self.n_events += int(user.size)
 
+    def _finish(self) -> None:
+        if self._events is None:
+            raise InputError("no traces to write: the TraceSet is empty")
+        self._close_writers()
+        pq.write_table(pa.Table.from_pandas(self.space.to_frame(), preserve_index=False),
+                       self.tmp / "locations.parquet")
+        meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "space": self.space.meta(),
+                "time": self.time.meta(), "info": self.info,
+                "counts": {"traces": self.n_traces, "events": self.n_events, "locations": self.space.n_locations}}
+        (self.tmp / "meta.json").write_text(json.dumps(meta, indent=2, default=str))
+
+    def _close_writers(self) -> None:
+        for writer in (self._events, self._users):
+            if writer is not None and writer.is_open:
+                writer.close()
+
     def __exit__(self, exc_type, exc, tb):
-        try:
-            if exc_type is None:
-                if self._events is None:
-                    raise InputError("no traces to write: the TraceSet is empty")
-                self._events.close()
-                self._users.close()
-                pq.write_table(pa.Table.from_pandas(self.space.to_frame(), preserve_index=False),
-                               self.tmp / "locations.parquet")
-                meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "space": self.space.meta(),
-                        "time": self.time.meta(), "info": self.info,
-                        "counts": {"traces": self.n_traces, "events": self.n_events,
-                                   "locations": self.space.n_locations}}
-                (self.tmp / "meta.json").write_text(json.dumps(meta, indent=2, default=str))
-        except BaseException:
-            for w in (self._events, self._users):
-                if w is not None:
-                    w.close()
-            self._atomic.__exit__(*__import__("sys").exc_info())
-            raise
-        if exc_type is not None:
-            for w in (self._events, self._users):
-                if w is not None:
-                    w.close()
+        if exc_type is None:
+            try:
+                self._finish()
+            except BaseException as error:
+                self._close_writers()
+                self._atomic.__exit__(type(error), error, error.__traceback__)
+                raise
+        self._close_writers()
         return self._atomic.__exit__(exc_type, exc, tb)
 
 
