@@ -46,3 +46,10 @@ def test_pf_synthetic_rejects_unknown_users(pf_sets, tmp_path):
     bad.write_text("user,trace_no,time_slot,time_instant,poi_index\n0,0,0,0,400\n")
     with pytest.raises(InputError, match="unknown location id 400 .* row 1"):
         read_pf_synthetic(bad, pf_sets["train"])
+
+
+def test_pf_traces_are_one_nominal_day(pf_sets):
+    # each user's 30 events come from different dates; the authors' code reads only the time of day
+    for ts in pf_sets.values():
+        assert ts.t.max() < 30 and ts.info["folded_days"]
+        assert ts.time.consecutive(ts.t[:-1], ts.t[1:])[ts.user[1:] == ts.user[:-1]].all()

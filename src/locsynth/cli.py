@@ -57,6 +57,8 @@ def prepare(
     split: Optional[str] = typer.Option(None, help="Hold out users: test=FRACTION."),
     like: Optional[Path] = typer.Option(None, help="Use this TraceSet's space and time axis."),
     duplicates: str = typer.Option("first", help="Several events of a user in one instant: first, last, keep, error."),
+    fold_days: Optional[bool] = typer.Option(None, "--fold-days/--no-fold-days",
+                                             help="Keep only the instant of the day: a trace is one nominal day (PF's default)."),
     pois_file: Optional[Path] = typer.Option(None, help="POI coordinates file (foursquare-global, gowalla)."),
     friends: Optional[Path] = typer.Option(None, help="Friendship edge list (user user per line), e.g. Gowalla's."),
     user_col: Optional[str] = typer.Option(None, help="csv/parquet: user column (default uid)."),
@@ -80,7 +82,8 @@ def prepare(
             bbox=prep.parse_bbox(bbox) if bbox else None, pois=pois, instant=instant, slot=slot,
             window=prep.parse_window(window) if window else None, timezone=timezone,
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
-            seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends)
+            seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
+            fold_days=fold_days)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out

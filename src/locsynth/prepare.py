@@ -16,7 +16,8 @@ from .traces import TraceSet, atomic_output
 #: Discretization used when neither the format nor the caller says otherwise: hourly instants in
 #: 12 two-hour slots (paper 001 §4.1, Foursquare), the 1000 most visited POIs when the input has
 #: venues and a 20 x 20 grid when it does not.
-DEFAULTS = {"instant": "1h", "slot": "2h", "window": None, "timezone": "UTC", "pois": 1000, "grid": (20, 20)}
+DEFAULTS = {"instant": "1h", "slot": "2h", "window": None, "timezone": "UTC", "pois": 1000, "grid": (20, 20),
+            "fold_days": False}
 
 
 def parse_grid(text: str) -> tuple[int, int]:
@@ -62,13 +63,15 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             instant: str | None = None, slot: str | None = None, window: tuple[str, str] | None = None,
             timezone: str | None = None, split: float | None = None, like: str | Path | None = None,
             duplicates: str = "first", seed: int = 0, overwrite: bool = False,
-            reader_options: dict | None = None, friends: str | Path | None = None) -> dict[str, TraceSet]:
+            reader_options: dict | None = None, friends: str | Path | None = None,
+            fold_days: bool | None = None) -> dict[str, TraceSet]:
     """Read, validate, discretize and save; returns the sets written, by name.
 
     With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
     ``out/test`` are written; otherwise ``out`` itself is the TraceSet. ``like`` reuses another
     TraceSet's space and time axis. ``friends`` is an undirected edge list of user ids (Gowalla's
-    social graph) kept for the users of each set. Output appears only when everything succeeded.
+    social graph) kept for the users of each set. ``fold_days`` keeps only the instant of the day
+    (see :func:`locsynth.discretize.discretize`; the PF preset turns it on). Output appears only when everything succeeded.
     """
     out = Path(out)
     if out.exists() and not overwrite:
@@ -80,7 +83,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
         sets = {"": io.TRACE_READERS[format](Path(input), like_set)}
     else:
         sets = _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone,
-                                  split, like_set, duplicates, seed, reader_options or {})
+                                  split, like_set, duplicates, seed, reader_options or {}, fold_days)
     if friends is not None:
         edges = io.read_friends(friends)
         sets = {name: attach_friends(ts, edges) for name, ts in sets.items()}
@@ -104,7 +107,7 @@ def attach_friends(ts: TraceSet, edges: pd.DataFrame) -> TraceSet:
 
 
 def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone, split,
-                       like_set, duplicates, seed, reader_options) -> dict[str, TraceSet]:
+                       like_set, duplicates, seed, reader_options, fold_days) -> dict[str, TraceSet]:
     preset = io.PRESETS.get(format, {})
     points = io.read_points(format, input, timezone=timezone, **reader_options)
     info = {"source": format, "input": Path(input).name}
@@ -124,12 +127,13 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
         opt = lambda key, value: value if value is not None else preset.get(key, DEFAULTS[key])  # noqa: E731
         axis = make_time_axis(points, opt("instant", instant), opt("slot", slot), opt("window", window),
                               opt("timezone", timezone))
+    fold = fold_days if fold_days is not None else preset.get("fold_days", DEFAULTS["fold_days"])
     if "split" in points:
         if split is not None:
             raise InputError(f"--format {format} comes with its own train/test split; drop --split")
         return {name: discretize(points.loc[points["split"] == name].drop(columns="split"), space, axis,
-                                 duplicates, info) for name in ("train", "test")}
-    ts = discretize(points, space, axis, duplicates, info)
+                                 duplicates, info, fold) for name in ("train", "test")}
+    ts = discretize(points, space, axis, duplicates, info, fold)
     if split is None:
         return {"": ts}
     train, test = ts.split(split, seed=seed)

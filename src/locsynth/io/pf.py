@@ -3,7 +3,9 @@
 Files: ``traintraces_TK.csv`` and ``testtraces_TK.csv``
 (``user_index,poi_index,category,unixtime,dow,hour,min,distance``) and ``POI_TK.csv`` (the 400
 cells of a 20 x 20 grid with their centres ``y``, ``x``). 500 training and 500 test users, 30
-events each, 20-minute instants from 9:00 to 19:00 Tokyo time, one instant per slot.
+events each, 20-minute instants from 9:00 to 19:00 Tokyo time, one instant per slot. A user's events come
+from different dates (one per instant of the day), so PF is discretized with ``fold_days``: a
+trace is one nominal day, as in the authors' code.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ PF_PRESET = {
     "slot": "20min",
     "window": ("09:00", "19:00"),
     "timezone": "Asia/Tokyo",
+    "fold_days": True,
 }
 
 TRACE_COLUMNS = ("user_index", "poi_index", "unixtime")
