@@ -155,6 +155,70 @@ def simulate(
 
 @app.command()
 @reports_errors
+def evaluate(
+    train: Path = typer.Option(..., help="Training TraceSet (the members)."),
+    test: Path = typer.Option(..., help="Test TraceSet (the reference for utility; the non-members)."),
+    synthetic: Path = typer.Option(..., help="Synthetic TraceSet."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for metrics.json and report.html."),
+    attacks: str = typer.Option("reid,mia", help="Attacks to run: reid, mia, both, or 'none'."),
+    vf_bins: int = typer.Option(24, help="Bins of VF-TV (paper 001: 24; the authors' PF script: 30)."),
+    mia_per_trace_number: bool = typer.Option(False, help="Decide membership once per trace number, as the "
+                                              "authors' script does (the paper decides over all traces)."),
+    seed: int = typer.Option(0, help="Seed of the TM-SWD projections."),
+    overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
+):
+    """Utility metrics and privacy attacks; writes metrics.json and report.html."""
+    from .evaluate import evaluate as run_evaluate
+    from .traces import TraceSet, atomic_output
+
+    chosen = [] if attacks.strip().lower() == "none" else [a.strip() for a in attacks.split(",") if a.strip()]
+    if out.exists() and not overwrite:
+        raise InputError(f"{out} exists; pass --overwrite to replace it")
+    sets = {name: TraceSet.load(path) for name, path in (("train", train), ("test", test), ("synthetic", synthetic))}
+    with console.status("evaluating") as status:
+        report = run_evaluate(sets["train"], sets["test"], sets["synthetic"], attacks=chosen, vf_bins=vf_bins,
+                              mia_per_trace_number=mia_per_trace_number, seed=seed,
+                              progress=lambda step: status.update(f"evaluating: {step}"))
+        with atomic_output(out, overwrite, directory=True) as tmp:
+            report.to_json(tmp / "metrics.json")
+            report.to_html(tmp / "report.html")
+    table = Table(title=f"{synthetic} against {test}")
+    for col in ("metric", "synthetic", "training", "uniform"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for key, row in report.metrics.items():
+        table.add_row(key, *(("-" if row[c] is None else f"{row[c]:.4f}") for c in ("synthetic", "training", "uniform")))
+    out_console.print(table)
+    out_console.print(f"wrote {out}/metrics.json and {out}/report.html", highlight=False)
+
+
+@app.command()
+@reports_errors
+def compare(
+    runs: list[Path] = typer.Argument(..., help="Evaluation directories (or metrics.json files) to compare."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for compare.csv, tradeoff.png and compare.html."),
+    utility: str = typer.Option("tp_tv", help="Utility metric on the y axis."),
+    privacy: str = typer.Option("reid_rate", help="Privacy metric on the x axis."),
+    overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
+):
+    """One table of several evaluations and a utility-versus-privacy plot (paper 001 Figure 7)."""
+    from .report import compare as build_table, compare_html, load_metrics, tradeoff_plot
+    from .traces import atomic_output
+
+    names = [p.stem if p.is_file() else p.name for p in runs]
+    if len(set(names)) != len(names):
+        names = [str(p) for p in runs]
+    table = build_table({name: load_metrics(p) for name, p in zip(names, runs)})
+    png = tradeoff_plot(table, utility=utility, privacy=privacy)
+    with atomic_output(out, overwrite, directory=True) as tmp:
+        table.to_csv(tmp / "compare.csv")
+        (tmp / "tradeoff.png").write_bytes(png)
+        (tmp / "compare.html").write_text(compare_html(table, png))
+    out_console.print(table.to_string(float_format=lambda v: f"{v:.4f}"), highlight=False)
+    out_console.print(f"wrote {out}/compare.csv, tradeoff.png and compare.html", highlight=False)
+
+
+@app.command()
+@reports_errors
 def demo(
     out: Path = typer.Option(Path("locsynth-demo"), "--out", "-o", help="Working directory of the demo."),
     users: int = typer.Option(2000, help="Simulated users."),

@@ -396,11 +396,12 @@ class atomic_output:
         parent.mkdir(parents=True, exist_ok=True)
         if self.directory:
             self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", dir=parent))
-            os.chmod(self.tmp, 0o755)
+            os.chmod(self.tmp, 0o777 & ~_umask())
         else:
             fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=parent)
             os.close(fd)
             self.tmp = Path(name)
+            os.chmod(self.tmp, 0o666 & ~_umask())
         return self.tmp
 
     def __exit__(self, exc_type, exc, tb):
@@ -411,6 +412,12 @@ class atomic_output:
             _remove(self.path)
         os.replace(self.tmp, self.path)
         return False
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _remove(p: Path) -> None:

@@ -1,0 +1,123 @@
+"""The average transition matrix and its distances (paper 001 §4.3 (b); paper 003 §5.5).
+
+The matrix counts, over all users, the transitions between events in consecutive instants and
+normalises each row; a row with no transition becomes a self-loop (as in the authors' code).
+Each row is a conditional distribution over the next location. TM-EMD-Y and TM-EMD-X project
+every row onto the y (latitude) and x (longitude) bins of the grid and take the 1-D earth
+mover's distance, averaged over all rows. TM-SWD takes the sliced 1-Wasserstein distance
+(Bonneel et al. 2015) in the plane, in kilometres, with POT.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import ot
+import scipy.sparse as sp
+
+from ..space import Grid, Space
+from ..traces import TraceSet
+
+KM_PER_DEGREE = 111.195
+
+
+def transition_counts(traces: TraceSet, consecutive_only: bool = True) -> sp.csr_array:
+    """Counts of transitions between locations, sparse of shape (n_locations, n_locations).
+
+    ``consecutive_only`` (the paper's definition) counts a pair of successive events of a trace
+    only when their instants are consecutive; otherwise every pair of successive events counts.
+    """
+    same = traces.user[1:] == traces.user[:-1]
+    if consecutive_only:
+        same &= traces.time.consecutive(traces.t[:-1], traces.t[1:])
+    src, dst = traces.loc[:-1][same], traces.loc[1:][same]
+    n = traces.space.n_locations
+    return sp.csr_array((np.ones(src.size), (src, dst)), shape=(n, n))
+
+
+def row_normalise(counts: sp.csr_array) -> sp.csr_array:
+    """Rows scaled to sum to one; an empty row becomes a self-loop."""
+    counts = sp.csr_array(counts, dtype=np.float64)
+    total = np.asarray(counts.sum(axis=1)).ravel()
+    empty = np.flatnonzero(total == 0)
+    scaled = sp.diags_array(np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)) @ counts
+    loops = sp.csr_array((np.ones(empty.size), (empty, empty)), shape=counts.shape)
+    return sp.csr_array(scaled + loops)
+
+
+def transition_matrix(traces: TraceSet, consecutive_only: bool = True) -> sp.csr_array:
+    """The average transition-probability matrix of ``traces`` (rows sum to one)."""
+    return row_normalise(transition_counts(traces, consecutive_only))
+
+
+def uniform_transitions(n_locations: int) -> np.ndarray:
+    """The transition matrix of uniformly random traces, dense."""
+    return np.full((n_locations, n_locations), 1.0 / n_locations)
+
+
+def axis_bins(space: Space, bins: int = 20) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(y bin, x bin, n_y, n_x) of every location: a grid's own rows and columns, or a
+    ``bins`` x ``bins`` grid over the bounding box of a POI set (as the authors do for Foursquare)."""
+    if isinstance(space, Grid):
+        return space.row, space.col, space.rows, space.cols
+    def cut(v):
+        lo, hi = v.min(), v.max()
+        if hi <= lo:
+            return np.zeros(v.size, np.int64)
+        return np.minimum(((v - lo) / (hi - lo) * bins).astype(np.int64), bins - 1)
+    return cut(space.lat), cut(space.lon), bins, bins
+
+
+def project_rows(matrix, bins_of_location: np.ndarray, n_bins: int) -> np.ndarray:
+    """Each row of a (sparse or dense) matrix over locations, summed into location bins."""
+    onehot = sp.csr_array((np.ones(bins_of_location.size), (np.arange(bins_of_location.size), bins_of_location)),
+                          shape=(bins_of_location.size, n_bins))
+    out = matrix @ onehot
+    return out.toarray() if sp.issparse(out) else np.asarray(out)
+
+
+def emd_1d_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Earth mover's distance between the rows of ``p`` and ``q`` on the support 0, 1, 2, ..."""
+    return np.abs(np.cumsum(p - q, axis=1)[:, :-1]).sum(axis=1)
+
+
+def tm_emd(reference, synthetic, space: Space, bins: int = 20) -> tuple[float, float]:
+    """(TM-EMD-Y, TM-EMD-X): the 1-D EMD of each row along latitude and longitude bins, averaged."""
+    ybin, xbin, ny, nx = axis_bins(space, bins)
+    emd_y = emd_1d_rows(project_rows(reference, ybin, ny), project_rows(synthetic, ybin, ny))
+    emd_x = emd_1d_rows(project_rows(reference, xbin, nx), project_rows(synthetic, xbin, nx))
+    return float(emd_y.mean()), float(emd_x.mean())
+
+
+def planar_km(space: Space) -> np.ndarray:
+    """Locations on a local plane (equirectangular around the centre), in kilometres, shape (n, 2)."""
+    lat0 = np.radians(0.5 * (space.lat.min() + space.lat.max()))
+    x = (space.lon - space.lon.min()) * np.cos(lat0) * KM_PER_DEGREE
+    y = (space.lat - space.lat.min()) * KM_PER_DEGREE
+    return np.column_stack([x, y])
+
+
+def tm_swd(reference, synthetic, space: Space, n_projections: int = 50, seed: int = 0,
+           chunk: int = 2048) -> float:
+    """TM-SWD: sliced 1-Wasserstein distance (km) between matching rows, averaged over rows.
+
+    .. math:: SW_1(p, q) = \\frac{1}{K} \\sum_{k=1}^{K} W_1(\\theta_k^\\top p, \\theta_k^\\top q)
+
+    The K directions are POT's seeded random projections (``ot.sliced.get_random_projections``),
+    the same for every row, so each row's value equals ``ot.sliced_wasserstein_distance(...,
+    p=1)`` with that seed; the 1-D distances are computed for all rows at once on the shared
+    support (W_1 = integral of |F_p - F_q| along the projected, sorted locations).
+    """
+    ref, syn = sp.csr_array(reference), sp.csr_array(synthetic)
+    theta = ot.sliced.get_random_projections(2, n_projections, seed=seed)      # (2, K)
+    proj = planar_km(space) @ theta                                             # (n, K)
+    order = np.argsort(proj, axis=0, kind="stable")
+    gaps = np.diff(np.take_along_axis(proj, order, axis=0), axis=0)             # (n - 1, K)
+    diff = sp.csr_array(ref - syn)
+    rows = np.flatnonzero(np.asarray(abs(diff).sum(axis=1)).ravel() > 1e-15)
+    total = 0.0
+    for lo in range(0, rows.size, chunk):
+        block = diff[rows[lo:lo + chunk]].toarray()
+        for k in range(n_projections):
+            cdf = np.cumsum(block[:, order[:, k]], axis=1)[:, :-1]
+            total += float((np.abs(cdf) @ gaps[:, k]).sum())
+    return total / n_projections / ref.shape[0]

@@ -1,0 +1,1 @@
+"""Privacy accounting: DP mechanisms, accountants, plausible-deniability tests, empirical bounds."""
