@@ -64,3 +64,23 @@ def test_clopper_pearson_and_epsilon():
     eps = epsilon_lower_bound([1000], [0], [0], [1000])
     assert eps == pytest.approx(np.log(beta.ppf(0.025, 1000, 1) / beta.ppf(0.975, 1, 1000)))
     assert epsilon_lower_bound([5], [5], [5], [5]) == 0.0          # no signal: no bound
+
+
+def test_sampled_attacks_are_seeded_and_bracket_the_exact_rate(pf_sets, pf_dir):
+    from locsynth.io import read_pf_synthetic
+
+    train, test = pf_sets["train"], pf_sets["test"]
+    syn = read_pf_synthetic(pf_dir / "PPMTF_TK_alp200_mnt100_mnv100" / "syntraces_Itr100.csv", train)
+    from locsynth.evaluate import as_synthetic
+
+    released = as_synthetic(train)                  # the training traces: almost all re-identified
+    exact = reidentify(train, released)
+    sample = reidentify(train, released, max_traces=200, seed=5)
+    assert exact.interval == (exact.rate, exact.rate) and sample.rows.size == 200
+    assert sample.interval[0] <= exact.rate <= sample.interval[1]
+    assert np.array_equal(sample.rows, reidentify(train, released, max_traces=200, seed=5).rows)
+    mia = membership_inference(train, test, syn, max_candidates=300, seed=1)
+    assert mia.scores.shape == (1, 300) and mia.is_member.sum() == 150
+    full = membership_inference(train, test, syn)
+    # a sampled candidate's score is the same number as in the full attack
+    assert np.allclose(full.scores[0, mia.candidates], mia.scores[0])

@@ -103,7 +103,8 @@ def check_compatible(reference: TraceSet, other: TraceSet, name: str) -> None:
 
 def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=ATTACKS, top: int = 50,
              vf_bins: int = 24, emd_bins: int = 20, swd_projections: int = 50, seed: int = 0,
-             mia_per_trace_number: bool = False, progress=None) -> Report:
+             mia_per_trace_number: bool = False, reid_max_traces: int | None = 20_000,
+             mia_max_candidates: int | None = 10_000, progress=None) -> Report:
     """Utility of ``synthetic`` against ``test`` and attacks against ``train`` (members) / ``test``.
 
     Parameters
@@ -114,6 +115,9 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
     emd_bins : y and x bins of TM-EMD for POI spaces (a grid uses its own rows and columns).
     mia_per_trace_number : decide membership once per trace number, as the authors' script does,
         instead of once over all synthetic traces, as the paper does.
+    reid_max_traces, mia_max_candidates : past these sizes the attacks run on a seeded sample
+        (of synthetic traces, of candidate users), which keeps their cost linear in users; the
+        sample sizes and the re-identification interval are in ``meta``. None: always exact.
     progress : callable(step: str) called before each step.
     """
     attacks = tuple(attacks)
@@ -182,22 +186,24 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
     if "reid" in attacks:
         step("re-identification")
         if "source" in synthetic.users and (synthetic.users["source"] >= 0).any():
-            reid = reidentify(train, synthetic)
-            reid_train = reidentify(train, as_synthetic(train))
+            reid = reidentify(train, synthetic, max_traces=reid_max_traces, seed=seed)
+            reid_train = reidentify(train, as_synthetic(train), max_traces=reid_max_traces, seed=seed)
             metrics["reid_rate"] = _row(reid.rate, reid_train.rate, 1.0 / train.n_traces)
-            details["reid"] = {"rate": reid.rate}
+            details["reid"] = {"rate": reid.rate, "interval": reid.interval, "traces": int(reid.rows.size)}
         else:
             metrics["reid_rate"] = _row(None, None, None)
         lap("reid")
     if "mia" in attacks:
         step("membership inference")
-        mia = membership_inference(train, test, synthetic, per_trace_number=mia_per_trace_number)
-        mia_train = membership_inference(train, test, as_synthetic(train))
+        mia = membership_inference(train, test, synthetic, per_trace_number=mia_per_trace_number,
+                                   max_candidates=mia_max_candidates, seed=seed)
+        mia_train = membership_inference(train, test, as_synthetic(train), max_candidates=mia_max_candidates,
+                                         seed=seed)
         metrics["mia_advantage"] = _row(mia.advantage, mia_train.advantage, 0.0)
         metrics["mia_accuracy"] = _row(mia.accuracy, mia_train.accuracy, 0.5)
         metrics["mia_epsilon_lower_bound"] = _row(mia.epsilon_lower_bound, mia_train.epsilon_lower_bound, 0.0)
         details["mia"] = {"tpr": mia.tpr, "fpr": mia.fpr, "advantage": mia.advantage,
-                          "threshold": mia.threshold}
+                          "threshold": mia.threshold, "candidates": int(mia.candidates.size)}
         lap("mia")
 
     meta = {
@@ -205,7 +211,10 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         "trace_numbers": len(sets),
         "options": {"attacks": list(attacks), "top": top, "vf_bins": vf_bins, "emd_bins": emd_bins,
                     "swd_projections": swd_projections, "seed": seed,
-                    "mia_per_trace_number": mia_per_trace_number},
+                    "mia_per_trace_number": mia_per_trace_number, "reid_max_traces": reid_max_traces,
+                    "mia_max_candidates": mia_max_candidates},
+        "attack_samples": {k: {kk: vv for kk, vv in v.items() if kk in ("traces", "interval", "candidates")}
+                           for k, v in details.items() if k in ("reid", "mia")},
         "seconds": timings,
         "baselines": {"training": "the training traces released as they are",
                       "uniform": "uniformly random traces (uniform population, uniform transitions; "

@@ -11,6 +11,10 @@ log(z_1 / z_0) >= psi for at least one synthetic trace. Membership advantage is 
 The paper decides over all synthetic traces at once (the default). The authors' script decides
 once per trace number (each of the 10 PF sets) and pools the decisions
 (``per_trace_number=True``).
+
+Scoring a candidate scans every synthetic trace sharing one of its transitions, so the exact
+attack grows as candidates x traces. Past ``max_candidates`` a seeded random sample of members
+and of non-members (half each, at most) is scored; W_0 still averages over every known user.
 """
 
 from __future__ import annotations
@@ -33,13 +37,15 @@ METHODS = ("likelihood-ratio",)
 
 @dataclass(frozen=True)
 class MembershipInference:
-    """scores : ndarray of shape (n_sets, n_members + n_non_members), the largest log-likelihood
-    ratio of each candidate over the synthetic traces of each set (members first).
+    """scores : ndarray of shape (n_sets, n_candidates), the largest log-likelihood ratio of each
+    scored candidate over the synthetic traces of each set. candidates : their rows among
+    members followed by non-members; is_member : whether each is a member.
     advantage, accuracy : their maxima over thresholds; threshold : where advantage peaks.
     epsilon_lower_bound : empirical epsilon at 95% confidence (users as independent trials)."""
 
     scores: np.ndarray
     is_member: np.ndarray
+    candidates: np.ndarray
     advantage: float
     accuracy: float
     threshold: float
@@ -50,7 +56,8 @@ class MembershipInference:
 
 def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: TraceSet,
                          method: str = "likelihood-ratio", per_trace_number: bool = False,
-                         consecutive_only: bool = True, chunk: int = 4096) -> MembershipInference:
+                         consecutive_only: bool = True, max_candidates: int | None = None, seed: int = 0,
+                         chunk: int = 4096) -> MembershipInference:
     """Run the attack of Appendix D with ``members`` (training) and ``non_members`` (test) as candidates."""
     if method not in METHODS:
         raise InputError(f"unknown membership-inference method {method!r}; expected one of {', '.join(METHODS)}")
@@ -65,7 +72,8 @@ def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: Tr
     n_cand = n_mem + non_members.n_traces
     index = PairIndex(members.space.n_locations, (src, dst))
     W = transition_probabilities(row, src, dst, index, n_cand)
-    base, corr = _llr_terms(W, n_cand)
+    candidates = _sample_candidates(n_mem, n_cand, max_candidates, seed)
+    base, corr = _llr_terms(W, n_cand, candidates)
 
     y_row, y_src, y_dst = transitions(synthetic, consecutive_only)
     known = np.isin(y_src * index.n_locations + y_dst, index.keys)
@@ -73,19 +81,30 @@ def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: Tr
     trace_base = T @ base
     sets = _trace_sets(synthetic, per_trace_number)
     scores = np.vstack([_max_llr(T[rows_], trace_base[rows_], corr, chunk) for rows_ in sets])
-    is_member = np.r_[np.ones(n_mem, bool), np.zeros(non_members.n_traces, bool)]
-    return _summarise(scores, is_member)
+    return _summarise(scores, candidates < n_mem, candidates)
 
 
-def _llr_terms(W: sp.csr_array, n_cand: int) -> tuple[np.ndarray, sp.csr_array]:
+def _sample_candidates(n_mem: int, n_cand: int, max_candidates: int | None, seed: int) -> np.ndarray:
+    """Rows of the candidates to score: all, or a seeded sample of at most half members, half non-members."""
+    if max_candidates is None or n_cand <= max_candidates:
+        return np.arange(n_cand)
+    rng = np.random.default_rng(seed)
+    half = max_candidates // 2
+    mem = rng.choice(n_mem, min(half, n_mem), replace=False)
+    non = n_mem + rng.choice(n_cand - n_mem, min(max_candidates - mem.size, n_cand - n_mem), replace=False)
+    return np.sort(np.r_[mem, non])
+
+
+def _llr_terms(W: sp.csr_array, n_cand: int, candidates: np.ndarray) -> tuple[np.ndarray, sp.csc_array]:
     """log(z_1 / z_0) per transition = base[p] + corr[n, p]: ``base`` is the term of a candidate
-    who never made transition p, ``corr`` (stored where W_n(p) > 0) the difference for one who did."""
+    who never made transition p, ``corr`` (stored where W_n(p) > 0) the difference for one who
+    did; columns of ``corr`` are the ``candidates``."""
     S = np.asarray(W.sum(axis=0)).ravel()
     base = np.log(PHI) - np.log(np.maximum(S / (n_cand - 1), PHI))
-    coo = W.tocoo()
+    coo = W[candidates].tocoo()
     w0 = np.maximum((S[coo.col] - coo.data) / (n_cand - 1), PHI)
     corr = np.log(np.maximum(coo.data, PHI)) - np.log(w0) - base[coo.col]
-    return base, sp.csr_array((corr, (coo.row, coo.col)), shape=W.shape).T.tocsc()
+    return base, sp.csr_array((corr, (coo.row, coo.col)), shape=(candidates.size, W.shape[1])).T.tocsc()
 
 
 def _trace_sets(synthetic: TraceSet, per_trace_number: bool) -> list[np.ndarray]:
@@ -135,7 +154,7 @@ def _column_max(indptr, indices, data, base, order, rank):
     return out
 
 
-def _summarise(scores: np.ndarray, is_member: np.ndarray) -> MembershipInference:
+def _summarise(scores: np.ndarray, is_member: np.ndarray, candidates: np.ndarray) -> MembershipInference:
     """Best advantage and accuracy over all thresholds ("member" when score >= psi)."""
     labels = np.tile(is_member, scores.shape[0])
     flat = scores.ravel()
@@ -153,10 +172,10 @@ def _summarise(scores: np.ndarray, is_member: np.ndarray) -> MembershipInference
     best = int(np.argmax(adv))
     eps = epsilon_lower_bound(tp, pos - tp, fp, neg - fp) if scores.shape[0] == 1 else \
         _epsilon_per_user(scores, is_member)
-    return MembershipInference(scores, is_member, float(adv[best]), float(acc.max()), float(thresholds[best]),
-                               tpr, fpr, eps)
+    return MembershipInference(scores, is_member, candidates, float(adv[best]), float(acc.max()),
+                               float(thresholds[best]), tpr, fpr, eps)
 
 
 def _epsilon_per_user(scores: np.ndarray, is_member: np.ndarray) -> float:
     """With several sets, users decide once each (the max over sets), so trials stay independent."""
-    return _summarise(scores.max(axis=0, keepdims=True), is_member).epsilon_lower_bound
+    return _summarise(scores.max(axis=0, keepdims=True), is_member, np.arange(is_member.size)).epsilon_lower_bound

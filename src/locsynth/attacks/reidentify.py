@@ -6,7 +6,10 @@ user of highest likelihood:
 
 .. math:: \\hat n(y) = \\arg\\max_n \\sum_{(i, j) \\in y} \\log \\max(W_n(i, j), \\varphi)
 
-The re-identification rate is the fraction of synthetic traces whose input user is named.
+The re-identification rate is the fraction of synthetic traces whose input user is named. Each
+trace costs a pass over the users who share one of its transitions, so the exact attack grows as
+traces x users; past ``max_traces`` the rate is estimated on a seeded random sample of traces and
+reported with its 95% Clopper-Pearson interval, which keeps the cost linear in users.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from ..privacy.empirical import clopper_pearson
 from ..traces import TraceSet
 from ._transitions import PairIndex, transition_counts, transition_probabilities, transitions
 
@@ -26,28 +30,49 @@ METHODS = ("bayes",)
 
 @dataclass(frozen=True)
 class Reidentification:
-    """predicted : ndarray of shape (n_synthetic_traces,), the known user's row named per trace.
-    rate : fraction of synthetic traces from a real user whose source was named."""
+    """rows : the synthetic trace rows attacked (all of them, or a sample).
+    predicted : ndarray of shape (rows.size,), the known user's row named for each.
+    rate : fraction of attacked traces from a real user whose source was named.
+    interval : 95% Clopper-Pearson interval of the rate (width 0 when every trace was attacked)."""
 
+    rows: np.ndarray
     predicted: np.ndarray
     rate: float
+    interval: tuple[float, float]
 
 
 def reidentify(knowledge: TraceSet, synthetic: TraceSet, method: str = "bayes",
-               consecutive_only: bool = True, chunk: int = 4096) -> Reidentification:
-    """Name the input user of every synthetic trace among the users of ``knowledge``.
+               consecutive_only: bool = True, max_traces: int | None = None, seed: int = 0,
+               chunk: int = 4096) -> Reidentification:
+    """Name the input user of synthetic traces among the users of ``knowledge``.
 
     ``synthetic.users['source']`` must index rows of ``knowledge`` (the training set the traces
-    were generated from).
+    were generated from). With more than ``max_traces`` traces from real users, a seeded random
+    sample of that many is attacked.
     """
     if method not in METHODS:
         raise InputError(f"unknown re-identification method {method!r}; expected one of {', '.join(METHODS)}")
     if not synthetic.synthetic:
         raise InputError("re-identification needs a synthetic TraceSet (with source and trace_no)")
-    return _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk)
+    source = synthetic.users["source"].to_numpy()
+    rows = np.flatnonzero(source >= 0)
+    if max_traces is not None and rows.size > max_traces:
+        rows = np.sort(np.random.default_rng(seed).choice(rows, max_traces, replace=False))
+    sample = synthetic.select_users(rows)
+    predicted = _reidentify_bayes(knowledge, sample, consecutive_only, chunk)
+    hits = int((predicted == source[rows]).sum())
+    if rows.size == 0:
+        return Reidentification(rows, predicted, float("nan"), (float("nan"), float("nan")))
+    rate = hits / rows.size
+    if rows.size == int((source >= 0).sum()):
+        interval = (rate, rate)
+    else:
+        low, high = clopper_pearson(np.array([hits]), np.array([rows.size]))
+        interval = (float(low[0]), float(high[0]))
+    return Reidentification(rows, predicted, rate, interval)
 
 
-def _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk) -> Reidentification:
+def _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk) -> np.ndarray:
     k_row, k_src, k_dst = transitions(knowledge, consecutive_only)
     s_row, s_src, s_dst = transitions(synthetic, consecutive_only)
     index = PairIndex(knowledge.space.n_locations, (k_src, k_dst))
@@ -61,7 +86,4 @@ def _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk) -> Reidenti
         scores = (T[lo:lo + chunk] @ D).tocsr()
         scores.sort_indices()
         predicted[lo:lo + chunk] = np.asarray(scores.argmax(axis=1)).ravel()
-    source = synthetic.users["source"].to_numpy()
-    real = source >= 0
-    rate = float((predicted[real] == source[real]).mean()) if real.any() else float("nan")
-    return Reidentification(predicted, rate)
+    return predicted
