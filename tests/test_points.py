@@ -41,3 +41,10 @@ def test_empty_and_missing_columns():
         validate_points(frame().iloc[:0], "p.csv")
     with pytest.raises(InputError, match=r"missing column\(s\) lon; required: user, time, lat, lon; found: user, time, lat"):
         validate_points(frame().drop(columns="lon"), "p.csv")
+
+
+def test_mixed_offsets_are_brought_to_utc_and_mixed_naive_is_an_error():
+    out = validate_points(frame(time=["2024-01-01T10:00:00+09:00", "2024-01-01T10:00:00-05:00"]), "p.csv")
+    assert out["time"].tolist() == [pd.Timestamp("2024-01-01T01:00Z"), pd.Timestamp("2024-01-01T15:00Z")]
+    with pytest.raises(InputError, match=r"'2024-01-01 11:00' in p.csv row 2 has no timezone while others"):
+        validate_points(frame(time=["2024-01-01T10:00:00+09:00", "2024-01-01 11:00"]), "p.csv")

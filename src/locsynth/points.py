@@ -81,10 +81,17 @@ def _validate_time(raw: pd.Series, source: str, timezone: str | None) -> pd.Seri
     if pd.api.types.is_datetime64_any_dtype(raw.dtype):
         times = raw
     else:
-        times = pd.to_datetime(raw, errors="coerce", utc=False, format="ISO8601") \
-            if raw.dtype == object else pd.to_datetime(raw, errors="coerce")
-        if times.dtype == object:  # mixed offsets: let pandas bring them to UTC
-            times = pd.to_datetime(raw, errors="coerce", utc=True, format="ISO8601")
+        text = raw.astype(object)
+        try:
+            times = pd.to_datetime(text, errors="coerce", format="ISO8601")
+        except (ValueError, TypeError):
+            # several UTC offsets, or offsets mixed with naive times: every one must carry an offset
+            naive = ~text.astype(str).str.contains(r"(?:Z|[+-]\d\d:?\d\d)\s*$", regex=True)
+            if naive.any():
+                i = _first_bad(naive.to_numpy())
+                raise InputError(f"timestamp {show(raw.iloc[i])} in {source} row {i + 1} has no timezone while "
+                                 "others have one; give every timestamp an offset") from None
+            times = pd.to_datetime(text, errors="coerce", utc=True, format="ISO8601")
     bad = times.isna().to_numpy()
     if bad.any():
         i = _first_bad(bad)
@@ -94,10 +101,7 @@ def _validate_time(raw: pd.Series, source: str, timezone: str | None) -> pd.Seri
             raise InputError(f"naive timestamp {str(raw.iloc[0])!r} in {source} row 1 has no timezone; "
                              "give --timezone (e.g. --timezone UTC)")
         check_timezone(timezone)
-        try:
-            times = times.dt.tz_localize(timezone, ambiguous="NaT", nonexistent="shift_forward")
-        except Exception as exc:  # pragma: no cover - pandas raises several types here
-            raise InputError(f"cannot place the timestamps of {source} in timezone {timezone}: {exc}") from None
+        times = times.dt.tz_localize(timezone, ambiguous="NaT", nonexistent="shift_forward")
         bad = times.isna().to_numpy()
         if bad.any():
             i = _first_bad(bad)

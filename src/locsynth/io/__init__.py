@@ -6,17 +6,31 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import InputError
+from .cabs import read_cabs
+from .foursquare import read_foursquare, read_foursquare_global, read_foursquare_mat
+from .generic import read_csv_points, read_parquet_points
+from .geolife import read_geolife
+from .gowalla import read_gowalla
 from .pf import PF_PRESET, read_pf, read_pf_synthetic
 
 #: format name -> reader(path, timezone=None, **options) -> points table;
 #: ``timezone`` is the zone of naive timestamps in the input
 READERS = {
     "pf": read_pf,
+    "foursquare": read_foursquare,
+    "foursquare-global": read_foursquare_global,
+    "foursquare-mat": read_foursquare_mat,
+    "gowalla": read_gowalla,
+    "geolife": read_geolife,
+    "cabs": read_cabs,
+    "csv": read_csv_points,
+    "parquet": read_parquet_points,
 }
 #: formats read straight into a TraceSet on another set's space and time axis (need ``like``)
 TRACE_READERS = {"pf-synthetic": read_pf_synthetic}
@@ -31,10 +45,24 @@ def read_points(format: str, path: str | Path, **options) -> pd.DataFrame:
     """Read ``path`` in ``format``; ``options`` are the reader's keyword arguments."""
     if format not in READERS:
         raise InputError(f"unknown format {format!r}; expected one of {', '.join(formats())}")
+    accepted = inspect.signature(READERS[format]).parameters
+    extra = sorted(set(options) - set(accepted))
+    if extra:
+        flags = ", ".join("--" + name.replace("_", "-") for name in extra)
+        raise InputError(f"{flags} does not apply to --format {format}")
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")
     return READERS[format](path, **options)
 
 
-__all__ = ["PRESETS", "READERS", "TRACE_READERS", "formats", "read_points", "read_pf", "read_pf_synthetic"]
+def read_friends(path: str | Path) -> pd.DataFrame:
+    """An undirected friendship edge list (columns user_a < user_b), e.g. Gowalla's social graph."""
+    from .gowalla import read_friends as _read
+
+    return _read(path)
+
+
+__all__ = ["PRESETS", "READERS", "TRACE_READERS", "formats", "read_cabs", "read_csv_points", "read_foursquare",
+           "read_foursquare_global", "read_foursquare_mat", "read_geolife", "read_gowalla", "read_parquet_points",
+           "read_friends", "read_pf", "read_pf_synthetic", "read_points"]

@@ -1,0 +1,97 @@
+"""The command line: real runs, and bad input as one line, a non-zero exit and nothing written."""
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from locsynth.cli import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_prepare_info_export_pf(pf_dir, tmp_path):
+    out = tmp_path / "pf"
+    res = run("prepare", pf_dir, "--format", "pf", "--out", out)
+    assert res.exit_code == 0, res.output
+    assert (out / "train" / "meta.json").is_file() and (out / "test" / "meta.json").is_file()
+    res = run("info", out / "train", "--json")
+    info = json.loads(res.stdout)
+    assert {k: info[k] for k in ("users", "events", "locations", "instants", "slots")} == \
+        {"users": 500, "events": 15000, "locations": 400, "instants": 30, "slots": 30}
+    res = run("export", out / "test", "--out", tmp_path / "test.csv")
+    assert res.exit_code == 0
+    csv = pd.read_csv(tmp_path / "test.csv")
+    assert len(csv) == 15000 and csv.columns.tolist() == ["user_id", "datetime", "lat", "lon", "location_id"]
+    # the same output again is refused, and replaced with --overwrite
+    assert run("prepare", pf_dir, "--format", "pf", "--out", out).exit_code == 2
+    assert run("prepare", pf_dir, "--format", "pf", "--out", out, "--overwrite").exit_code == 0
+
+
+def test_pf_synthetic_needs_like(pf_dir, tmp_path):
+    syn = pf_dir / "PPMTF_TK_alp200_mnt100_mnv100" / "syntraces_Itr100.csv"
+    res = run("prepare", syn, "--format", "pf-synthetic", "--out", tmp_path / "s")
+    assert res.exit_code == 2 and "needs --like" in res.output and not (tmp_path / "s").exists()
+
+
+def write_points(path, rows):
+    header = "uid,datetime,lat,lng\n"
+    path.write_text(header + "".join(f"{r}\n" for r in rows))
+    return path
+
+
+GOOD = ["u1,2024-01-01T10:00:00Z,35.0,139.0", "u1,2024-01-01T11:00:00Z,35.1,139.1",
+        "u2,2024-01-01T10:30:00Z,35.05,139.05"]
+
+
+@pytest.mark.parametrize("rows, extra, message", [
+    (["u1,2024-01-01T10:00:00Z,35.0,139.0", "u1,2024-01-01T11:00:00Z,91.5,139.1"], [],
+     "latitude 91.5 out of range [-90, 90] in {path} row 2"),
+    (["u1,2024-01-01T10:00:00Z,35.0,139.0", "u1,2024-01-01T11:00:00Z,nan,139.1"], [],
+     "latitude nan is not a finite number in {path} row 2"),
+    (["u1,2024-01-01 10:00:00,35.0,139.0"], [], "naive timestamp"),
+    ([], [], "{path}"),
+    (GOOD, ["--grid", "20by20"], "--grid '20by20' is not ROWSxCOLS"),
+    (GOOD, ["--split", "test=2"], "--split 'test=2'"),
+    (GOOD, ["--instant", "7min"], "does not divide"),
+    (GOOD, ["--duplicates", "most"], "unknown duplicate policy 'most'"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, rows, extra, message):
+    path = write_points(tmp_path / "points.csv", rows)
+    out = tmp_path / "out"
+    res = run("prepare", path, "--format", "csv", "--out", out, "--grid", "4x4", *extra) \
+        if "--grid" not in extra else run("prepare", path, "--format", "csv", "--out", out, *extra)
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in res.output
+    assert message.format(path=path) in " ".join(res.output.split())
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["points.csv"]
+
+
+def test_missing_columns_and_unknown_format(tmp_path):
+    path = tmp_path / "points.csv"
+    path.write_text("uid,datetime,lat\nu1,2024-01-01T10:00:00Z,35.0\n")
+    res = run("prepare", path, "--format", "csv", "--out", tmp_path / "o")
+    assert res.exit_code == 2 and "missing column" in res.output and "lng" in res.output
+    res = run("prepare", path, "--format", "shapefile", "--out", tmp_path / "o")
+    assert res.exit_code == 2 and "unknown format 'shapefile'" in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_csv_with_split_and_window(tmp_path):
+    rows = [f"u{u},2024-01-0{d}T{h:02d}:15:00Z,35.{u},139.{h}" for u in range(10) for d in (1, 2) for h in range(6, 20)]
+    path = write_points(tmp_path / "points.csv", rows)
+    out = tmp_path / "o"
+    res = run("prepare", path, "--format", "csv", "--out", out, "--grid", "5x5", "--window", "08:00-18:00",
+              "--split", "test=0.3", "--seed", "4")
+    assert res.exit_code == 0, res.output
+    train = json.loads(run("info", out / "train", "--json").stdout)
+    test = json.loads(run("info", out / "test", "--json").stdout)
+    assert (train["users"], test["users"]) == (7, 3)
+    assert train["events"] + test["events"] == 10 * 2 * 10      # 8:00-18:00 keeps 10 of 14 hours
+    assert train["instants"] == 10 and train["slots"] == 5
