@@ -76,14 +76,6 @@ def _json_default(value):
     return str(value)
 
 
-def trace_number_sets(synthetic: TraceSet) -> list[TraceSet]:
-    """One TraceSet per trace number (a single set when there is no trace number)."""
-    if "trace_no" not in synthetic.users:
-        return [synthetic]
-    numbers = synthetic.users["trace_no"].to_numpy()
-    return [synthetic.select_users(np.flatnonzero(numbers == k)) for k in np.unique(numbers)]
-
-
 def as_synthetic(traces: TraceSet) -> TraceSet:
     """The training traces released as they are: each trace is its own source (the 'training' baseline)."""
     from dataclasses import replace
@@ -104,7 +96,7 @@ def check_compatible(reference: TraceSet, other: TraceSet, name: str) -> None:
 def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=ATTACKS, top: int = 50,
              vf_bins: int = 24, emd_bins: int = 20, swd_projections: int = 50, seed: int = 0,
              mia_per_trace_number: bool = False, reid_max_traces: int | None = 20_000,
-             mia_max_candidates: int | None = 10_000, progress=None) -> Report:
+             mia_max_candidates: int | None = 10_000, sglt: bool = True, progress=None) -> Report:
     """Utility of ``synthetic`` against ``test`` and attacks against ``train`` (members) / ``test``.
 
     Parameters
@@ -118,6 +110,7 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
     reid_max_traces, mia_max_candidates : past these sizes the attacks run on a seeded sample
         (of synthetic traces, of candidate users), which keeps their cost linear in users; the
         sample sizes and the re-identification interval are in ``meta``. None: always exact.
+    sglt : also compute SGLT's utility features (paper 002 §VIII.C) as ``sglt_*`` keys.
     progress : callable(step: str) called before each step.
     """
     attacks = tuple(attacks)
@@ -138,7 +131,7 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         timings[name] = round(now - clock, 4)
         clock = now
 
-    sets = trace_number_sets(synthetic)
+    sets = synthetic.by_trace_number()
     n_loc, n_slots = test.space.n_locations, test.time.n_slots
 
     step("population")
@@ -171,6 +164,16 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
                             vf_tv(v_test, visit_fraction_counts(train, vf_bins)),
                             vf_tv(v_test, uniform_visit_fractions(n_loc, vf_bins)))
     lap("vf_tv")
+
+    if sglt:
+        step("SGLT features")
+        from .metrics.sglt import sglt_features
+
+        syn_f, train_f = sglt_features(test, synthetic), sglt_features(test, train)
+        for key, value in syn_f.items():
+            if np.isfinite(value):
+                metrics[f"sglt_{key}"] = _row(value, train_f.get(key), None)
+        lap("sglt")
 
     details = {
         "population": {"test": p_test, "synthetic": np.mean(p_syn, axis=0), "training": p_train},
@@ -239,7 +242,9 @@ def _emd_rows(m_test, m_syn, m_train, test, bins) -> dict:
         return {"y": emd_1d_rows(project_rows(m_test, ybin, ny), project_rows(m, ybin, ny)),
                 "x": emd_1d_rows(project_rows(m_test, xbin, nx), project_rows(m, xbin, nx))}
 
-    return {"synthetic": rows(m_syn[0]), "training": rows(m_train)}
+    per_set = [rows(m) for m in m_syn]       # averaged over trace numbers, as in the table
+    return {"synthetic": {ax: np.mean([r[ax] for r in per_set], axis=0) for ax in ("y", "x")},
+            "training": rows(m_train)}
 
 
 def _vf_profile(counts: np.ndarray) -> np.ndarray:

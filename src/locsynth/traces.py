@@ -203,6 +203,17 @@ class TraceSet:
         keep = np.isin(self.time.day(self.t), np.asarray(days))
         return replace(self, user=self.user[keep], t=self.t[keep], loc=self.loc[keep])
 
+    def by_trace_number(self) -> list["TraceSet"]:
+        """One TraceSet per trace number of a synthetic set (the set itself when it has none):
+        the papers evaluate each trace number as one set and average."""
+        if "trace_no" not in self.users:
+            return [self]
+        numbers = self.users["trace_no"].to_numpy()
+        uniq = np.unique(numbers)
+        if uniq.size <= 1:
+            return [self]
+        return [self.select_users(np.flatnonzero(numbers == k)) for k in uniq]
+
     def drop_empty(self) -> "TraceSet":
         """Without traces that have no events."""
         return self.select_users(np.flatnonzero(self.counts() > 0))

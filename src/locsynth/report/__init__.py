@@ -1,5 +1,6 @@
-"""The evaluation report: metrics.json and a self-contained report.html."""
+"""The evaluation report: metrics.json, a self-contained report.html, and comparisons of several runs."""
 
+from .compare import compare, compare_html, load_metrics, tradeoff_plot
 from .html import render_html
 
-__all__ = ["render_html"]
+__all__ = ["compare", "compare_html", "load_metrics", "render_html", "tradeoff_plot"]

@@ -1,0 +1,224 @@
+"""Compare several evaluations: one table row per synthetic set, a privacy-utility scatter, a page.
+
+Each evaluation is the ``metrics.json`` that :meth:`locsynth.evaluate.Report.to_json` writes:
+metric keys mapping to ``{"synthetic", "training", "uniform"}`` plus ``_meta``. The baselines
+(training traces released as they are, uniformly random traces) come from the first evaluation;
+they only make sense when every evaluation used the same training and test sets and options, and
+a warning says so when their baselines differ.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..errors import InputError
+from ..traces import atomic_output
+from . import plots
+from .labels import PRIVACY, UTILITY, format_value, metric_description, metric_label
+
+#: the rows that hold the baselines of the first evaluation
+BASELINE_ROWS = {"training": "Training", "uniform": "Uniform"}
+FIELDS = ("synthetic", "training", "uniform")
+
+
+def load_metrics(path: str | Path) -> dict:
+    """A metrics.json file, or the one in a directory, checked to hold metric entries.
+
+    Raises
+    ------
+    InputError
+        When the file is missing, is not JSON, or does not hold ``{"synthetic", "training",
+        "uniform"}`` entries.
+    """
+    path = Path(path)
+    file = path / "metrics.json" if path.is_dir() else path
+    if not file.is_file():
+        where = f"no metrics.json in the directory {path}" if path.is_dir() else f"{path} does not exist"
+        raise InputError(f"{where}; expected the metrics.json written by 'locsynth evaluate'")
+    try:
+        data = json.loads(file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{file} is damaged: not valid JSON ({exc})") from None
+    _check_metrics(data, str(file))
+    return data
+
+
+def _check_metrics(data, name: str) -> dict[str, dict]:
+    """The metric entries of a loaded metrics.json (everything but ``_meta``), or an InputError."""
+    if not isinstance(data, dict):
+        raise InputError(f"{name} is not a locsynth metrics.json: expected a JSON object, found "
+                         f"{type(data).__name__}")
+    entries = {k: v for k, v in data.items() if not k.startswith("_")}
+    bad = [k for k, v in entries.items() if not isinstance(v, dict) or not set(v) <= set(FIELDS)]
+    if bad or not entries:
+        found = f"entries {', '.join(map(repr, bad[:3]))} are not" if bad else "it has no metric entries,"
+        raise InputError(f"{name} is not a locsynth metrics.json: {found} metric entries of the form "
+                         f'{{"synthetic": x, "training": x, "uniform": x}}')
+    for key, entry in entries.items():
+        for field, value in entry.items():
+            if value is not None and not isinstance(value, (int, float)):
+                raise InputError(f"{name}: {key}.{field} is {value!r}; expected a number or null")
+    return entries
+
+
+def _float(value) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def compare(reports: dict[str, dict]) -> pd.DataFrame:
+    """One row per synthetic set, plus the Training and Uniform baselines of the first report.
+
+    Parameters
+    ----------
+    reports : dict of name -> loaded metrics.json (see :func:`load_metrics`)
+        A :class:`~locsynth.evaluate.Report` is accepted too (its ``metrics`` are used).
+
+    Returns
+    -------
+    DataFrame of shape (len(reports) + 2, n_metrics)
+        Index ``set``: the report names in the given order, then 'Training' and 'Uniform';
+        columns: the metric keys (utility first, then privacy, then any others); missing values
+        are NaN. Lower is better in every column.
+    """
+    if not reports:
+        raise InputError("compare needs at least one metrics.json")
+    entries = {}
+    for name, data in reports.items():
+        name = str(name)
+        if name in BASELINE_ROWS.values():
+            raise InputError(f"the name {name!r} is reserved for a baseline row; rename that set")
+        entries[name] = _check_metrics(getattr(data, "metrics", data), repr(name))
+    keys = []
+    for metrics in entries.values():
+        keys += [k for k in metrics if k not in keys]
+    ordered = [k for k in UTILITY if k in keys] + [k for k in PRIVACY if k in keys]
+    ordered += [k for k in keys if k not in ordered]
+    rows = {name: [_float((m.get(k) or {}).get("synthetic")) for k in ordered] for name, m in entries.items()}
+    first_name, first = next(iter(entries.items()))
+    for field, row_name in BASELINE_ROWS.items():
+        rows[row_name] = [_float((first.get(k) or {}).get(field)) for k in ordered]
+    _warn_on_different_baselines(first_name, first, entries)
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=ordered)
+    table.index.name = "set"
+    return table
+
+
+def _warn_on_different_baselines(first_name: str, first: dict, entries: dict) -> None:
+    for name, metrics in entries.items():
+        differ = []
+        for key, entry in metrics.items():
+            for field in ("training", "uniform"):
+                a, b = _float((first.get(key) or {}).get(field)), _float(entry.get(field))
+                if not (np.isnan(a) or np.isnan(b) or np.isclose(a, b, rtol=1e-9, atol=1e-12)):
+                    differ.append(f"{key} ({field})")
+        if differ:
+            warnings.warn(f"the baselines of {name!r} differ from those of {first_name!r} in "
+                          f"{', '.join(differ[:4])}{', ...' if len(differ) > 4 else ''}: they were evaluated "
+                          f"on other training/test sets or options, so their rows are not comparable",
+                          UserWarning, stacklevel=3)
+
+
+def tradeoff_plot(table: pd.DataFrame, utility: str = "tp_tv", privacy: str = "reid_rate",
+                  path: str | Path | None = None, overwrite: bool = True) -> bytes:
+    """Utility loss against privacy risk, one labelled point per row (paper 001, Figure 7).
+
+    x is the ``privacy`` column (e.g. the re-identification rate), y the ``utility`` column (e.g.
+    TP-TV); the Training and Uniform baselines are grey squares. Lower-left is better. Rows
+    missing either value are left out.
+
+    Returns
+    -------
+    bytes
+        The PNG, also written to ``path`` when given.
+    """
+    for column, what in ((utility, "utility"), (privacy, "privacy")):
+        if column not in table.columns:
+            raise InputError(f"no {what} metric {column!r} in the table; expected one of "
+                             f"{', '.join(map(str, table.columns))}")
+    points = [(str(name), float(row[privacy]), float(row[utility]), name in BASELINE_ROWS.values())
+              for name, row in table.iterrows()
+              if math.isfinite(float(row[privacy])) and math.isfinite(float(row[utility]))]
+    if not points:
+        raise InputError(f"no row has both {privacy} and {utility}; run the evaluations with the attacks")
+    png = plots.tradeoff_png(points, metric_label(privacy), metric_label(utility))
+    if path is not None:
+        with atomic_output(Path(path), overwrite, directory=False) as tmp:
+            tmp.write_bytes(png)
+    return png
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }}</title>
+<style>
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222; margin: 0;
+       background: #fafafa; }
+main { max-width: 1080px; margin: 0 auto; padding: 1.2em 1.5em 3em; background: #fff; }
+h1 { font-size: 1.5em; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
+th, td { padding: 0.3em 0.7em; border-bottom: 1px solid #e4e4e4; text-align: right;
+         font-variant-numeric: tabular-nums; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f3f3f3; }
+tr.baseline td { color: #777; }
+td.best { background: #dff0d8; font-weight: 600; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption, .note { color: #555; font-size: 0.9em; }
+</style>
+</head>
+<body>
+<main>
+<h1>{{ title }}</h1>
+<p class="note">Each row is one synthetic set evaluated against the same real test traces; Training and Uniform
+are the baselines (the training traces released as they are, uniformly random traces). Lower is better in
+every column; the best synthetic set in each column is highlighted.</p>
+<table>
+<tr><th>Set</th>{% for c in columns %}<th title="{{ c.description }}">{{ c.label }}</th>{% endfor %}</tr>
+{% for row in rows %}
+<tr{% if row.baseline %} class="baseline"{% endif %}><td>{{ row.name }}</td>
+{% for cell in row.cells %}<td{% if cell.best %} class="best"{% endif %}>{{ cell.text }}</td>{% endfor %}</tr>
+{% endfor %}
+</table>
+{% if uri %}
+<figure>
+<img src="{{ uri }}" alt="privacy-utility trade-off">
+<figcaption>Utility loss against privacy risk, one point per set; the baselines are grey squares.
+Lower-left is better: little utility lost and little learnt by the attacker.</figcaption>
+</figure>
+{% endif %}
+<p class="note">Generated by locsynth {{ version }}. This page needs no network: the plot is embedded.</p>
+</main>
+</body>
+</html>
+"""
+
+_PAGE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                           lstrip_blocks=True).from_string(PAGE)
+
+
+def compare_html(table: pd.DataFrame, png: bytes | None = None, title: str | None = None) -> str:
+    """A small self-contained page: the :func:`compare` table and the :func:`tradeoff_plot` PNG."""
+    baselines = set(BASELINE_ROWS.values())
+    synthetic = table.loc[[n for n in table.index if n not in baselines]]
+    best = synthetic.min(axis=0, skipna=True) if len(synthetic) else pd.Series(dtype=float)
+    rows = []
+    for name, row in table.iterrows():
+        baseline = name in baselines
+        cells = [{"text": format_value(row[c]),
+                  "best": (not baseline and len(synthetic) > 1 and math.isfinite(row[c]) and row[c] == best[c])}
+                 for c in table.columns]
+        rows.append({"name": str(name), "baseline": baseline, "cells": cells})
+    columns = [{"label": metric_label(str(c)), "description": metric_description(str(c))} for c in table.columns]
+    return _PAGE.render(title=title or "locsynth comparison", columns=columns, rows=rows,
+                        uri=plots.data_uri(png) if png else None, version=__version__)

@@ -1,0 +1,252 @@
+"""The report's figures, drawn with matplotlib's Agg canvas and returned as PNG bytes.
+
+Figures are built as :class:`matplotlib.figure.Figure` objects without pyplot, so nothing is
+registered in pyplot's global state, no window ever opens and each figure is freed with its last
+reference. The PNGs carry no software version or date, so the same report gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import PowerNorm
+from matplotlib.figure import Figure
+
+DPI = 100
+COLORS = {"test": "#222222", "synthetic": "#1f77b4", "training": "#ff7f0e", "uniform": "#9a9a9a"}
+NAMES = {"test": "test (real)", "synthetic": "synthetic", "training": "training (released as is)",
+         "uniform": "uniform"}
+#: the colour scale of the heatmaps: probabilities ** 0.5, so that sparse locations stay visible
+GAMMA = 0.5
+
+
+def new_figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def to_png(fig: Figure) -> bytes:
+    """PNG bytes of a figure (no metadata that would change between runs or versions)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    fig.clear()
+    return buffer.getvalue()
+
+
+def data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def evenly_spaced(n: int, k: int = 4) -> list[int]:
+    """``k`` indices spread evenly over ``range(n)``, first and last included (fewer when n < k)."""
+    if n <= 0:
+        return []
+    return sorted(set(np.linspace(0, n - 1, min(k, n)).round().astype(int).tolist()))
+
+
+def _geo_aspect(lat: np.ndarray) -> float:
+    """Axes aspect that makes a degree of longitude as long as it is on the ground."""
+    return 1.0 / max(np.cos(np.radians(0.5 * (np.nanmin(lat) + np.nanmax(lat)))), 1e-3)
+
+
+def _grid_image(p: np.ndarray, space: dict):
+    """(image, extent, origin) of a grid distribution; the image's row 0 is the grid's row 0."""
+    rows, cols = int(space["rows"]), int(space["cols"])
+    lat = np.asarray(space["lat"], float).reshape(rows, cols)[:, 0]
+    lon = np.asarray(space["lon"], float).reshape(rows, cols)[0, :]
+
+    def edges(centres):
+        step = abs(centres[-1] - centres[0]) / (centres.size - 1) if centres.size > 1 else 0.01
+        return min(centres[0], centres[-1]) - step / 2, max(centres[0], centres[-1]) + step / 2
+
+    (lat0, lat1), (lon0, lon1) = edges(lat), edges(lon)
+    # imshow's origin='lower' puts image row 0 at the bottom: the south when row 0 is the south
+    origin = "lower" if lat[0] <= lat[-1] else "upper"
+    image = np.asarray(p, float).reshape(rows, cols)
+    if lon[0] > lon[-1]:
+        image = image[:, ::-1]
+    return image, (lon0, lon1, lat0, lat1), origin
+
+
+def population_png(population: dict, slot_labels: list[str], space: dict, n_shown: int = 4) -> bytes:
+    """Heatmaps of the location distribution in a few slots: test (top row) and synthetic (bottom).
+
+    population : {'test', 'synthetic', ...} -> ndarray of shape (n_slots, n_locations).
+    space : {'kind', 'lat', 'lon', 'rows', 'cols'}; a grid is drawn as a rows x cols image with
+        the south at the bottom, POIs as a scatter coloured by probability.
+    """
+    shown = [k for k in ("test", "synthetic") if k in population]
+    n_slots = np.asarray(population[shown[0]]).shape[0]
+    slots = evenly_spaced(n_slots, n_shown)
+    panels = {k: np.asarray(population[k], float)[slots] for k in shown}
+    vmax = max(float(np.nanmax(v)) for v in panels.values()) or 1.0
+    norm = PowerNorm(GAMMA, vmin=0.0, vmax=vmax)
+    lat, lon = np.asarray(space["lat"], float), np.asarray(space["lon"], float)
+    grid = space.get("kind") == "grid" and space.get("rows") and space.get("cols")
+    fig = new_figure(2.3 * len(slots) + 1.0, 2.35 * len(shown) + 0.3)
+    axes = fig.subplots(len(shown), len(slots), squeeze=False, sharex=True, sharey=True)
+    mappable = None
+    for i, name in enumerate(shown):
+        for j, slot in enumerate(slots):
+            ax, p = axes[i, j], panels[name][j]
+            if grid:
+                image, extent, origin = _grid_image(p, space)
+                mappable = ax.imshow(image, origin=origin, extent=extent, norm=norm, cmap="viridis",
+                                     interpolation="nearest", aspect=_geo_aspect(lat))
+            else:
+                order = np.argsort(p, kind="stable")  # most probable drawn last, on top
+                mappable = ax.scatter(lon[order], lat[order], c=p[order], s=14, norm=norm, cmap="viridis",
+                                      linewidths=0)
+                ax.set_aspect(_geo_aspect(lat))
+                ax.set_facecolor("#f2f2f2")
+            label = slot_labels[slot] if slot < len(slot_labels) else f"slot {slot}"
+            ax.set_title(f"{NAMES[name]}, {label}", fontsize=9)
+            ax.tick_params(labelsize=7)
+            ax.locator_params(nbins=3)
+            if j == 0:
+                ax.set_ylabel("latitude (north up)", fontsize=8)
+            if i == len(shown) - 1:
+                ax.set_xlabel("longitude", fontsize=8)
+    bar = fig.colorbar(mappable, ax=axes.ravel().tolist(), shrink=0.85)
+    bar.set_label("probability of the location (square-root colour scale)", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
+    return to_png(fig)
+
+
+def emd_rows_png(emd_rows: dict, unit: str = "grid cells") -> bytes:
+    """Histograms of the per-row EMD of the transition matrix (y and x), synthetic vs training.
+
+    emd_rows : {'synthetic', 'training'} -> {'y', 'x'} -> ndarray of shape (n_locations,).
+    """
+    names = [k for k in ("synthetic", "training") if k in emd_rows]
+    fig = new_figure(8.0, 2.9)
+    axes = fig.subplots(1, 2, squeeze=False)[0]
+    for ax, axis, title in zip(axes, ("y", "x"), ("TM-EMD-Y: latitude (north-south)",
+                                                  "TM-EMD-X: longitude (east-west)")):
+        values = {k: np.asarray(emd_rows[k][axis], float) for k in names}
+        finite = np.concatenate([v[np.isfinite(v)] for v in values.values()] or [np.zeros(1)])
+        top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        bins = np.linspace(0.0, top, 31)
+        for k in names:
+            v = values[k][np.isfinite(values[k])]
+            ax.hist(v, bins=bins, histtype="step", linewidth=1.6, color=COLORS[k],
+                    label=f"{NAMES[k]} (mean {v.mean():.3g})" if v.size else NAMES[k])
+            if v.size:
+                ax.axvline(v.mean(), color=COLORS[k], linestyle="--", linewidth=1)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(f"EMD of a row against the test row ({unit})", fontsize=8)
+        ax.set_ylabel("locations (matrix rows)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7, frameon=False)
+    return to_png(fig)
+
+
+def visit_fractions_png(visit_fractions: dict) -> bytes:
+    """The distribution of visit fractions over bins: test vs synthetic vs training (log scale).
+
+    visit_fractions : {'test', 'synthetic', 'training'} -> ndarray of shape (bins,), summing to 1.
+    """
+    names = [k for k in ("test", "synthetic", "training") if k in visit_fractions]
+    n_bins = np.asarray(visit_fractions[names[0]]).size
+    centres = (np.arange(n_bins) + 0.5) / n_bins
+    fig = new_figure(6.0, 3.0)
+    ax = fig.subplots()
+    markers = {"test": "o", "synthetic": "s", "training": "^"}
+    for k in names:
+        share = np.asarray(visit_fractions[k], float)
+        shown = np.where(share > 0, share, np.nan)  # an empty bin has no place on a log axis
+        ax.plot(centres, shown, marker=markers[k], markersize=3.5, linewidth=1.3, color=COLORS[k],
+                label=NAMES[k])
+    ax.set_yscale("log")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("visit fraction: share of a trace's events at one location", fontsize=8)
+    ax.set_ylabel("share of (trace, location) pairs", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, which="major", linewidth=0.4, alpha=0.5)
+    ax.legend(fontsize=7, frameon=False)
+    return to_png(fig)
+
+
+def roc_png(mia: dict) -> bytes:
+    """ROC curve of the membership-inference attack, with the diagonal of a random guess.
+
+    mia : {'tpr', 'fpr', 'advantage', ...}; tpr and fpr are ndarrays of the same shape.
+    """
+    tpr, fpr = np.asarray(mia["tpr"], float), np.asarray(mia["fpr"], float)
+    fig = new_figure(3.9, 3.7)
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["uniform"], linewidth=1, label="random guess")
+    ax.plot(fpr, tpr, color=COLORS["synthetic"], linewidth=1.6, label="attack on the synthetic traces")
+    if tpr.size:
+        best = int(np.argmax(tpr - fpr))
+        ax.plot([fpr[best], fpr[best]], [fpr[best], tpr[best]], color="#d62728", linewidth=1.4,
+                label=f"advantage = {tpr[best] - fpr[best]:.3f}")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("false-positive rate (non-members flagged)", fontsize=8)
+    ax.set_ylabel("true-positive rate (members found)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    return to_png(fig)
+
+
+def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_label: str) -> bytes:
+    """Utility loss (y) against privacy risk (x), one labelled point per set; lower-left is better.
+
+    points : (name, x, y, is_baseline); baselines are drawn in grey.
+    """
+    fig = new_figure(5.2, 4.0)
+    ax = fig.subplots()
+    for name, x, y, baseline in points:
+        color = COLORS["uniform"] if baseline else COLORS["synthetic"]
+        ax.scatter([x], [y], s=36, color=color, marker="s" if baseline else "o", zorder=3)
+    xs = [p[1] for p in points]
+    ys = [p[2] for p in points]
+    if xs:
+        pad_x = 0.08 * ((max(xs) - min(xs)) or max(abs(max(xs)), 1e-3))
+        pad_y = 0.08 * ((max(ys) - min(ys)) or max(abs(max(ys)), 1e-3))
+        ax.set_xlim(min(min(xs), 0) - pad_x, max(xs) + 2.5 * pad_x)
+        ax.set_ylim(min(min(ys), 0) - pad_y, max(ys) + 2.0 * pad_y)
+    _label_points(ax, points)
+    ax.set_xlabel(f"{x_label} (privacy risk, lower is better)", fontsize=8)
+    ax.set_ylabel(f"{y_label} (utility loss, lower is better)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, linewidth=0.4, alpha=0.5)
+    ax.annotate("better", xy=(0.03, 0.03), xytext=(0.13, 0.13), xycoords="axes fraction",
+                textcoords="axes fraction", fontsize=8, color="#2ca02c",
+                arrowprops={"arrowstyle": "->", "color": "#2ca02c"})
+    return to_png(fig)
+
+
+#: where a point's label may go, in points from the point: right-above first, then the others
+_LABEL_OFFSETS = ((5, 4, "left"), (5, -11, "left"), (-5, 4, "right"), (-5, -11, "right"), (5, 14, "left"),
+                  (5, -21, "left"))
+
+
+def _label_points(ax, points) -> None:
+    """Label each point where its text overlaps the labels already placed the least (greedy)."""
+    placed: list[tuple[float, float, float, float]] = []
+    to_pixels = ax.transData.transform
+    scale = ax.figure.dpi / 72.0
+    for name, x, y, baseline in points:
+        px, py = to_pixels((x, y))
+        width, height = (6.0 * len(name) + 2) * scale, 10.0 * scale
+
+        def box(offset):
+            dx, dy, align = offset
+            left = px + dx * scale - (width if align == "right" else 0.0)
+            return left, py + dy * scale, left + width, py + dy * scale + height
+
+        def overlap(b):
+            return sum(max(0.0, min(b[2], o[2]) - max(b[0], o[0])) * max(0.0, min(b[3], o[3]) - max(b[1], o[1]))
+                       for o in placed)
+
+        best = min(_LABEL_OFFSETS, key=lambda o: overlap(box(o)))
+        placed.append(box(best))
+        ax.annotate(name, (x, y), xytext=best[:2], textcoords="offset points", fontsize=8,
+                    ha=best[2], color="#555555" if baseline else "#111111", parse_math=False)

@@ -1,0 +1,183 @@
+"""report.html on the PF evaluation, and the comparison of several metrics.json."""
+
+import base64
+import json
+import math
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from locsynth import InputError
+from locsynth.evaluate import evaluate
+from locsynth.io import read_pf_synthetic
+from locsynth.report import compare, compare_html, load_metrics, render_html, tradeoff_plot
+from locsynth.report.labels import format_value
+from locsynth.report.plots import _grid_image, roc_png
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "embed", "source", "track", "wbr"}
+
+
+class Page(HTMLParser):
+    """Collects tags and their attributes, and fails on a tag closed out of order."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.tags, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes <{self.stack[-1] if self.stack else None}>"
+        self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(html: str) -> Page:
+    page = Page()
+    page.feed(html)
+    page.close()
+    assert page.stack == [], f"unclosed tags {page.stack}"
+    return page
+
+
+@pytest.fixture(scope="module")
+def pf_synthetic(pf_sets, pf_dir):
+    return read_pf_synthetic(pf_dir / "PPMTF_TK_alp200_mnt100_mnv100" / "syntraces_Itr100.csv", pf_sets["train"])
+
+
+@pytest.fixture(scope="module")
+def pf_report(pf_sets, pf_synthetic):
+    return evaluate(pf_sets["train"], pf_sets["test"], pf_synthetic)
+
+
+@pytest.fixture(scope="module")
+def pf_html(pf_report):
+    return render_html(pf_report)
+
+
+def test_page_parses_and_shows_every_metric(pf_report, pf_html):
+    page = parse(pf_html)
+    text = " ".join(page.text)
+    assert [t for t, _ in page.tags].count("title") == 1
+    for label in ("TP-TV", "TP-TV-Top50", "TM-EMD-Y", "TM-EMD-X", "TM-SWD", "VF-TV", "Re-identification rate",
+                  "MIA advantage", "MIA accuracy", "Empirical epsilon"):
+        assert label in text
+    for key, entry in pf_report.metrics.items():
+        for field, value in entry.items():
+            assert format_value(value) in text, (key, field, value)
+    assert "0.4274" in text and "0.0160" in text  # TP-TV and re-identification rate of PPMTF on PF
+    assert "5,000 synthetic traces" in text and "500 real test traces" in text
+    # the better of synthetic and training is highlighted: training for TP-TV, synthetic for reid
+    cells = re.findall(r'<td class="num( best)?">([^<]*)</td>', pf_html)
+    assert ("", "0.4274") in cells and (" best", "0.3855") in cells and (" best", "0.0160") in cells
+    assert "Privacy: re-identification names the right training user for 1.6% of synthetic traces" in text
+
+
+def test_page_is_self_contained(pf_html):
+    page = parse(pf_html)
+    assert "http://" not in pf_html and "https://" not in pf_html and "//" not in re.sub(r"base64,[^\"]*", "", pf_html)
+    images = [attrs for tag, attrs in page.tags if tag == "img"]
+    assert len(images) == 4  # population, transition EMDs, visit fractions, ROC
+    for attrs in images:
+        assert attrs["src"].startswith("data:image/png;base64,")
+        assert base64.b64decode(attrs["src"].split(",", 1)[1]).startswith(PNG_SIGNATURE)
+        assert attrs["alt"]
+    for tag, attrs in page.tags:
+        assert tag not in ("link", "script", "iframe", "object")
+        for name in ("src", "href"):
+            assert attrs.get(name) is None or attrs[name].startswith("data:"), (tag, attrs)
+    assert len(pf_html) < 2_000_000
+
+
+def test_page_without_attacks_has_no_privacy_plot(pf_sets, pf_synthetic):
+    report = evaluate(pf_sets["train"], pf_sets["test"], pf_synthetic, attacks=())
+    html = render_html(report, title="No <attacks> & co")
+    page = parse(html)
+    images = [attrs["alt"] for tag, attrs in page.tags if tag == "img"]
+    assert len(images) == 3 and not any("ROC" in alt for alt in images)
+    assert "MIA advantage" not in html and "No attacks were run" in html
+    assert "<title>No &lt;attacks&gt; &amp; co</title>" in html
+
+
+def test_heatmap_keeps_the_south_at_the_bottom(pf_report):
+    space = pf_report.details["space"]
+    p = np.zeros(space["rows"] * space["cols"])
+    p[0] = 1.0  # row 0, column 0: the south-west cell
+    image, (lon0, lon1, lat0, lat1), origin = _grid_image(p, space)
+    assert origin == "lower" and image[0, 0] == 1.0  # imshow draws image row 0 at the bottom
+    assert lat0 < lat1 and lon0 < lon1
+    assert lat0 < space["lat"][0] < space["lat"][-1] < lat1
+
+
+def test_plots_are_deterministic(pf_report):
+    assert roc_png(pf_report.details["mia"]) == roc_png(pf_report.details["mia"])
+
+
+def test_format_value():
+    assert format_value(None) == "—" and format_value(float("nan")) == "—" and format_value(math.inf) == "∞"
+    assert format_value(0.42736) == "0.4274" and format_value(0) == "0.0000"
+
+
+def metrics(tp_tv, reid, training=(0.4, 0.99), uniform=(0.5, 0.002)):
+    return {"tp_tv": {"synthetic": tp_tv, "training": training[0], "uniform": uniform[0]},
+            "reid_rate": {"synthetic": reid, "training": training[1], "uniform": uniform[1]},
+            "_meta": {"train": {"users": 10}}}
+
+
+def test_compare_table():
+    table = compare({"PPMTF": metrics(0.43, 0.016), "SGLT": {**metrics(0.45, None), "extra": {"synthetic": 2.0}}})
+    assert list(table.index) == ["PPMTF", "SGLT", "Training", "Uniform"]
+    assert list(table.columns) == ["tp_tv", "reid_rate", "extra"]
+    assert table.index.name == "set"
+    expected = pd.DataFrame({"tp_tv": [0.43, 0.45, 0.4, 0.5], "reid_rate": [0.016, np.nan, 0.99, 0.002],
+                             "extra": [np.nan, 2.0, np.nan, np.nan]}, index=table.index)
+    pd.testing.assert_frame_equal(table, expected)
+
+
+def test_compare_refuses_bad_input_and_warns_on_other_baselines():
+    with pytest.raises(InputError, match="at least one"):
+        compare({})
+    with pytest.raises(InputError, match="'Training' is reserved"):
+        compare({"Training": metrics(0.4, 0.9)})
+    with pytest.raises(InputError, match="not a locsynth metrics.json"):
+        compare({"a": {"tp_tv": 0.4}})
+    with pytest.warns(UserWarning, match="baselines of 'b' differ from those of 'a' in tp_tv"):
+        compare({"a": metrics(0.4, 0.1), "b": metrics(0.4, 0.1, training=(0.3, 0.99))})
+
+
+def test_tradeoff_plot_and_page(tmp_path):
+    table = compare({"PPMTF <a=200>": metrics(0.43, 0.016), "SGLT": metrics(0.45, None)})
+    png = tradeoff_plot(table, path=tmp_path / "tradeoff.png")
+    assert png.startswith(PNG_SIGNATURE) and (tmp_path / "tradeoff.png").read_bytes() == png
+    with pytest.raises(InputError, match="no privacy metric 'mia_advantage'.*expected one of tp_tv, reid_rate"):
+        tradeoff_plot(table, privacy="mia_advantage")
+    html = compare_html(table, png)
+    page = parse(html)
+    assert "PPMTF &lt;a=200&gt;" in html and "http" not in html
+    assert [attrs["src"][:22] for tag, attrs in page.tags if tag == "img"] == ["data:image/png;base64,"]
+
+
+def test_load_metrics(pf_report, tmp_path):
+    pf_report.to_json(tmp_path / "run" / "metrics.json")
+    loaded = load_metrics(tmp_path / "run")
+    assert loaded["tp_tv"] == pf_report.metrics["tp_tv"] and "_meta" in loaded
+    assert load_metrics(tmp_path / "run" / "metrics.json") == loaded
+    with pytest.raises(InputError, match="no metrics.json in the directory"):
+        load_metrics(tmp_path)
+    with pytest.raises(InputError, match="missing.json does not exist"):
+        load_metrics(tmp_path / "missing.json")
+    (tmp_path / "damaged.json").write_text('{"tp_tv": {"synthetic": 0.4')
+    with pytest.raises(InputError, match="damaged.json is damaged: not valid JSON"):
+        load_metrics(tmp_path / "damaged.json")
+    (tmp_path / "other.json").write_text(json.dumps({"name": "x"}))
+    with pytest.raises(InputError, match="other.json is not a locsynth metrics.json"):
+        load_metrics(tmp_path / "other.json")
