@@ -18,7 +18,7 @@ import numpy as np
 from locsynth.evaluate import as_synthetic, evaluate
 from locsynth.simulate import simulate
 
-PHASES = ("population", "tm_emd", "tm_swd", "vf_tv", "reid", "mia")
+PHASES = ("population", "tm_emd", "tm_swd", "vf_tv", "sglt", "reid", "mia")
 
 
 def run(n_users: int, seed: int = 0) -> dict[str, float]:

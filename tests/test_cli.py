@@ -95,3 +95,29 @@ def test_csv_with_split_and_window(tmp_path):
     assert (train["users"], test["users"]) == (7, 3)
     assert train["events"] + test["events"] == 10 * 2 * 10      # 8:00-18:00 keeps 10 of 14 hours
     assert train["instants"] == 10 and train["slots"] == 5
+
+
+def test_evaluate_and_compare_on_pf(pf_dir, tmp_path):
+    pf = tmp_path / "pf"
+    assert run("prepare", pf_dir, "--format", "pf", "--out", pf).exit_code == 0
+    syn = tmp_path / "syn"
+    assert run("prepare", pf_dir / "PPMTF_TK_alp200_mnt100_mnv100" / "syntraces_Itr100.csv",
+               "--format", "pf-synthetic", "--like", pf / "train", "--out", syn).exit_code == 0
+    ev = tmp_path / "ev"
+    res = run("evaluate", "--train", pf / "train", "--test", pf / "test", "--synthetic", syn, "--out", ev,
+              "--attacks", "reid")
+    assert res.exit_code == 0, res.output
+    metrics = json.loads((ev / "metrics.json").read_text())
+    assert metrics["reid_rate"]["synthetic"] == pytest.approx(0.016)
+    assert "mia_advantage" not in metrics and (ev / "report.html").stat().st_size > 10_000
+    ev2 = tmp_path / "ev2"   # the training traces released as they are, for a second point
+    assert run("evaluate", "--train", pf / "train", "--test", pf / "test", "--synthetic", pf / "train",
+               "--out", ev2, "--attacks", "none").exit_code == 0
+    res = run("compare", ev, ev2, "--out", tmp_path / "cmp", "--privacy", "tp_tv_top50")
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(tmp_path / "cmp" / "compare.csv", index_col=0)
+    assert {"ev", "ev2", "Training", "Uniform"} <= set(table.index)
+    assert (tmp_path / "cmp" / "tradeoff.png").read_bytes()[:4] == b"\x89PNG"
+    # an existing output is refused
+    res = run("evaluate", "--train", pf / "train", "--test", pf / "test", "--synthetic", syn, "--out", ev)
+    assert res.exit_code == 2 and "exists" in res.output
