@@ -1,0 +1,110 @@
+"""The (k, eta)-plausible-deniability test (paper 001 §3.5, Privacy Test 1; Bindschaedler et al. 2017).
+
+A synthetic trace y generated from user n has the bucket i with
+
+.. math:: e^{-(i+1)\\eta} < p(y = \\mathcal{M}(n)) \\le e^{-i\\eta}, \\quad i = \\lfloor -\\log p(y = \\mathcal{M}(n)) / \\eta \\rfloor
+
+(eq. 6). Its count k' starts at 1 for n and adds every candidate user m != n of a random subset
+U* of the training users whose p(y = M(m)) falls in the same bucket (eq. 7). y passes when
+k' >= k. U* is drawn once (seeded) and shared by all traces, so each candidate's model is built
+once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class PDResult:
+    """counts : ndarray (n_traces,), k' of each trace; passed : counts >= k; candidates : U*."""
+
+    counts: np.ndarray
+    passed: np.ndarray
+    loglik: np.ndarray
+    candidates: np.ndarray
+    k: int
+    eta: float
+
+    @property
+    def pass_rate(self) -> float:
+        return float(self.passed.mean()) if self.passed.size else float("nan")
+
+
+#: above this size of the traces x candidates log-likelihood matrix, each user's model is built
+#: twice (once for its own traces, once as a candidate) instead of keeping the matrix
+MATRIX_BYTES = 200e6
+
+
+def _one_pass(model, steps, source, cand, eta, progress):
+    """Every user's model built once: all traces' log-likelihoods under the candidates are kept."""
+    users = np.union1d(np.unique(source), cand)
+    col = {int(m): q for q, m in enumerate(cand)}
+    ll = np.empty((source.size, cand.size))
+    own = np.empty(source.size)
+    for q, m in enumerate(users):
+        values = model.logliks(int(m), steps)
+        mine = source == m
+        own[mine] = values[mine]
+        if int(m) in col:
+            ll[:, col[int(m)]] = values
+        if progress is not None:
+            progress(q + 1, users.size)
+    same = buckets(ll, eta) == buckets(own, eta)[:, None]
+    same &= source[:, None] != cand[None, :]
+    return own, same.sum(axis=1)
+
+
+def _two_passes(model, steps, source, cand, eta, progress):
+    """Memory bounded by one user: own log-likelihoods first, then one candidate at a time."""
+    own = np.empty(source.size)
+    for n in np.unique(source):
+        rows = np.flatnonzero(source == n)
+        own[rows] = model.logliks(int(n), steps, rows)
+    own_bucket = buckets(own, eta)
+    hits = np.zeros(source.size, np.int64)
+    for q, m in enumerate(cand):
+        hits += (buckets(model.logliks(int(m), steps), eta) == own_bucket) & (source != m)
+        if progress is not None:
+            progress(q + 1, cand.size)
+    return own, hits
+
+
+def buckets(loglik: np.ndarray, eta: float) -> np.ndarray:
+    """i of eq. (6): floor(-log p / eta)."""
+    return np.floor(-np.asarray(loglik) / eta).astype(np.int64)
+
+
+def pd_test(model, locs: np.ndarray, slots: np.ndarray, source: np.ndarray, k: int = 10, eta: float = 1.0,
+            candidates: int | None = None, seed: int = 0, progress=None) -> PDResult:
+    """Privacy Test 1 for traces ``locs`` (n_traces, T) generated from training rows ``source``.
+
+    ``model`` provides ``n_users``, ``steps(locs, slots)`` (an index of the traces' steps, built
+    once) and ``logliks(m, steps, rows=None) -> ndarray``: log p(y = M(m)) for every trace (or
+    the ``rows``). ``candidates`` is |U*| (None: every training user).
+    """
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    if eta <= 0:
+        raise InputError(f"eta must be positive, got {eta}")
+    n_users = model.n_users
+    if candidates is not None and candidates < 1:
+        raise InputError(f"the number of candidates must be at least 1, got {candidates}")
+    if k > n_users:
+        raise InputError(f"k = {k} is larger than the {n_users} training users")
+    if (source < 0).any():
+        raise InputError("the PD test needs traces generated from training users (source >= 0)")
+    rng = np.random.default_rng(seed)
+    pool = np.arange(n_users)
+    cand = pool if candidates is None or candidates >= n_users else np.sort(rng.choice(pool, candidates, replace=False))
+    steps = model.steps(locs, slots)
+    if source.size * cand.size * 8 <= MATRIX_BYTES:
+        own, hits = _one_pass(model, steps, source, cand, eta, progress)
+    else:
+        own, hits = _two_passes(model, steps, source, cand, eta, progress)
+    counts = hits + 1
+    return PDResult(counts, counts >= k, own, cand, k, eta)

@@ -1,0 +1,1 @@
+"""Synthesizers: one module (or package) per method, all following the protocol of base.py."""

@@ -1,0 +1,151 @@
+"""Trace generation via Metropolis-Hastings (paper 001 §3.4) and trace likelihoods (§3.5).
+
+For user n: R^I_n = (B * a_n) C^T and R^II_n = (B * a_n) D^T by eq. (2), entries below
+phi = 1e-8 raised to phi. Q*_n is R^I_n with rows normalised; pi_{n,l} is column l of R^II_n
+normalised. The MH matrix of slot l (eq. 5) is, for a != b,
+
+.. math:: Q_{n,l}(b|a) = Q^*_n(b|a) \\min\\left(1, \\frac{\\pi_{n,l}(b) Q^*_n(a|b)}{\\pi_{n,l}(a) Q^*_n(b|a)}\\right)
+          = \\min\\left(Q^*_n(b|a), \\frac{\\pi_{n,l}(b) Q^*_n(a|b)}{\\pi_{n,l}(a)}\\right)
+
+and Q_{n,l}(a|a) takes the remaining mass, so pi_{n,l} is stationary for Q_{n,l}. A trace starts
+from pi of its first instant's slot and moves with Q of each instant's slot. MH rows are computed
+only where a trace is, so nothing of size users x locations x locations is kept.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+PHI = 1e-8
+
+
+class UserModel(NamedTuple):
+    """Q*_n (``Q``: Q[a, b] = Q*(b|a)), its transpose ``QT`` (QT[a, b] = Q*(a|b)) and
+    ``piT`` (n_slots, n_locations): pi_{n,l} as rows. All C-contiguous."""
+
+    Q: np.ndarray
+    QT: np.ndarray
+    piT: np.ndarray
+
+
+def reconstruct(a: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, phi: float = PHI) -> UserModel:
+    """The generative model of the user with factor row ``a`` (eq. 2, values below phi raised)."""
+    Ba = B * a
+    G = np.maximum(Ba @ C.T, phi)                 # G[i, j] = r^I_{n,i,j}
+    GT = np.maximum(C @ Ba.T, phi)                # its transpose, computed rather than copied
+    Z = G.sum(axis=1)
+    V = np.maximum(D @ Ba.T, phi)                 # (n_slots, n_locations)
+    return UserModel(G / Z[:, None], GT / Z[None, :], V / V.sum(axis=1, keepdims=True))
+
+
+def mh_matrix(m: UserModel, l: int) -> np.ndarray:
+    """The full MH matrix Q_{n,l} (eq. 5), for tests and small spaces."""
+    p = m.piT[l]
+    out = np.minimum(m.Q, p[None, :] * m.QT / p[:, None])
+    np.fill_diagonal(out, 0.0)
+    out[np.diag_indices_from(out)] = 1.0 - out.sum(axis=1)
+    return out
+
+
+@njit(cache=True, fastmath=True)
+def _mh_row(Q, QT, p, a, out):
+    """Row ``a`` of Q_{n,l} (pi_{n,l} = ``p``) into ``out``."""
+    inv = 1.0 / p[a]
+    total = 0.0
+    for b in range(Q.shape[0]):
+        f, r = Q[a, b], p[b] * QT[a, b] * inv
+        v = f if f < r else r
+        out[b] = v
+        total += v
+    total -= out[a]
+    out[a] = 1.0 - total
+
+
+@njit(cache=True)
+def _draw(p, u):
+    """Index drawn from probabilities ``p`` with the uniform ``u`` (inverse CDF)."""
+    target = u * p.sum()
+    acc = 0.0
+    for k in range(p.size):
+        acc += p[k]
+        if target < acc:
+            return k
+    for k in range(p.size - 1, -1, -1):  # rounding slack: the last location with mass
+        if p[k] > 0:
+            return k
+    return p.size - 1
+
+
+@njit(cache=True)
+def generate_traces(Q, QT, piT, slots, uniforms, out, loglik):
+    """Traces of one user from ``uniforms`` (n_traces, n_instants): locations into ``out`` and
+    each trace's log p(y = M(n)) into ``loglik`` (paper 001 §3.5)."""
+    n_traces, T = uniforms.shape
+    row = np.empty(Q.shape[0])
+    for k in range(n_traces):
+        p0 = piT[slots[0]]
+        a = _draw(p0, uniforms[k, 0])
+        out[k, 0] = a
+        ll = np.log(p0[a])
+        for t in range(1, T):
+            _mh_row(Q, QT, piT[slots[t]], a, row)
+            b = _draw(row, uniforms[k, t])
+            ll += np.log(row[b])
+            a = b
+            out[k, t] = a
+        loglik[k] = ll
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def move_logprobs(Q, QT, piT, slot, a, b):
+    """log Q_{n,l}(b|a) of each step (l, a, b): O(1) for a move, O(L) for a stay (a == b)."""
+    out = np.empty(slot.size)
+    L = Q.shape[0]
+    for q in prange(slot.size):
+        l, i, j = slot[q], a[q], b[q]
+        p = piT[l]
+        inv = 1.0 / p[i]
+        if i != j:
+            f, r = Q[i, j], p[j] * QT[i, j] * inv
+            out[q] = np.log(f if f < r else r)
+        else:
+            total = 0.0
+            for k in range(L):
+                f, r = Q[i, k], p[k] * QT[i, k] * inv
+                total += f if f < r else r
+            total -= Q[i, i]          # min(Q(i,i), p_i Q(i,i) / p_i) = Q(i,i): not a move
+            out[q] = np.log(max(1.0 - total, 1e-300))
+    return out
+
+
+class StepIndex:
+    """The distinct steps of many equally long traces, so that the log-likelihoods of all of them
+    under one user are two sparse products: ``first`` (slot, location) pairs and ``moves``
+    (slot, from, to) triples, with their counts per trace."""
+
+    def __init__(self, locs: np.ndarray, slots: np.ndarray, n_locations: int):
+        n, T = locs.shape
+        locs = locs.astype(np.int64)
+        slots = np.asarray(slots, np.int64)
+        first, col = np.unique(slots[0] * n_locations + locs[:, 0], return_inverse=True)
+        self.first_slot, self.first_loc = first // n_locations, first % n_locations
+        self.M0 = sp.csr_array((np.ones(n), (np.arange(n), col.ravel())), shape=(n, first.size))
+        key = ((slots[1:][None, :] * n_locations + locs[:, :-1]) * n_locations + locs[:, 1:]).ravel()
+        moves, col = np.unique(key, return_inverse=True)
+        rows = np.repeat(np.arange(n), max(T - 1, 0))
+        self.M = sp.csr_array((np.ones(rows.size), (rows, col.ravel())), shape=(n, moves.size))
+        self.M.sum_duplicates()
+        self.move_slot = moves // (n_locations * n_locations)
+        self.move_from = (moves // n_locations) % n_locations
+        self.move_to = moves % n_locations
+
+    def logliks(self, m: UserModel, rows: np.ndarray | None = None) -> np.ndarray:
+        """log p(y = M(n)) of every trace (or of ``rows``) under the user model ``m``."""
+        lp = move_logprobs(m.Q, m.QT, m.piT, self.move_slot, self.move_from, self.move_to)
+        lf = np.log(m.piT[self.first_slot, self.first_loc])
+        M, M0 = (self.M, self.M0) if rows is None else (self.M[rows], self.M0[rows])
+        return M @ lp + M0 @ lf

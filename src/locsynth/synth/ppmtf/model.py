@@ -1,0 +1,289 @@
+"""PPMTF and PPMTF+ (paper 001 §3; paper 003 Appendices A and D).
+
+    model = PPMTF(alpha=200, rank=16, iterations=100, seed=0).fit(train)
+    synthetic = model.sample(traces_per_user=10, seed=1)
+    result = model.pd_test(synthetic, k=10, eta=1.0)
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ...errors import InputError
+from ...privacy.plausible_deniability import PDResult, pd_test
+from ...traces import TraceSet
+from ..base import Synthesizer, user_uniforms
+from .generate import PHI, StepIndex, UserModel, generate_traces, reconstruct
+from .gibbs import FACTORS, GibbsState, Prior, designs, gibbs_step, init_state, rmse
+from .tensors import build_tensors
+
+log = logging.getLogger(__name__)
+HYPER = ("bpmf", "authors")
+
+
+class PPMTF(Synthesizer):
+    """Privacy-preserving multiple tensor factorization (paper 001).
+
+    Parameters
+    ----------
+    alpha : float
+        Precision of the counts around the reconstruction (eq. 3); paper: 200 for PF.
+    rank : int
+        Number of factors z (16).
+    iterations : int
+        Gibbs sweeps; the last sample is used (100).
+    lam, r_max, rho : int
+        Positive cells kept per user and tensor (lambda = 100), count cap (10), zero cells per
+        user and tensor (1000) (§3.2-3.3).
+    hyper : {'bpmf', 'authors'}
+        Hyperparameter conditional: BPMF's centered sample covariance (default) or the authors'
+        uncentered second moment X^T X / N (REFERENCE.md).
+    seed : int
+        Seed of trimming, zero cells, initialisation and Gibbs sampling.
+    """
+
+    name = "ppmtf"
+
+    def __init__(self, alpha: float = 200.0, rank: int = 16, iterations: int = 100, lam: int = 100,
+                 r_max: int = 10, rho: int = 1000, hyper: str = "bpmf", seed: int = 0):
+        self.alpha = alpha
+        self.rank = rank
+        self.iterations = iterations
+        self.lam = lam
+        self.r_max = r_max
+        self.rho = rho
+        self.hyper = hyper
+        self.seed = seed
+
+    def _validate(self) -> None:
+        if self.hyper not in HYPER:
+            raise InputError(f"unknown hyper {self.hyper!r}; expected one of {', '.join(HYPER)}")
+        for name in ("rank", "iterations", "lam", "r_max"):
+            if int(getattr(self, name)) < 1:
+                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.rho < 0 or self.alpha <= 0:
+            raise InputError(f"rho must be >= 0 and alpha > 0, got rho={self.rho}, alpha={self.alpha}")
+
+    def fit(self, train: TraceSet, progress=None) -> "PPMTF":
+        """Build the tensors of ``train`` and run the Gibbs sampler (§3.2-3.3).
+
+        ``progress(iteration, iterations, rmse)`` is called after each sweep.
+        """
+        self._validate()
+        self._remember_frame(train)
+        seeds = np.random.SeedSequence(self.seed).spawn(2)
+        tensors = build_tensors(train, self.lam, self.r_max, self.rho, seed=int(seeds[0].generate_state(1)[0]))
+        des = designs(tensors)
+        rng = np.random.default_rng(seeds[1])
+        prior = Prior.default(self.rank)
+        state = init_state(tensors, self.rank, rng)
+        self.rmse_ = []
+        with threadpool_limits(1, user_api="blas"):
+            for _ in range(self.iterations):
+                state = gibbs_step(state, des, self.alpha, prior, rng, centered=self.hyper == "bpmf")
+                self.rmse_.append(rmse(tensors, state.factors))
+                log.info("Gibbs iteration %d/%d: training RMSE %.5f", state.iteration, self.iterations,
+                         self.rmse_[-1])
+                if progress is not None:
+                    progress(state.iteration, self.iterations, self.rmse_[-1])
+        self._set_state(state)
+        self.n_cells_ = {"transitions": tensors.transitions.size, "visits": tensors.visits.size}
+        return self
+
+    def _set_state(self, state: GibbsState) -> None:
+        self.factors_ = state.factors
+        self.mu_ = state.mu
+        self.Lambda_ = state.Lambda
+        self.n_iter_ = state.iteration
+
+    # -- the generative model of one user ------------------------------------------------------
+    def user_model(self, n: int, a: np.ndarray | None = None) -> UserModel:
+        """(Q*_n, its transpose, pi_n) of training user ``n`` (or of feature row ``a``)."""
+        self.check_is_fitted()
+        f = self.factors_
+        return reconstruct(f["A"][n] if a is None else a, f["B"], f["C"], f["D"], PHI)
+
+    def _generate(self, rows: np.ndarray, traces_per_user: int, days: int, seed: int, stream: int,
+                  feature=None, visits_hook=None) -> tuple[np.ndarray, np.ndarray]:
+        T = days * self.time_.instants_per_day
+        slots = self.time_.slot(np.arange(T)).astype(np.int64)
+        locs = np.empty((rows.size * traces_per_user, T), np.int64)
+        loglik = np.empty(rows.size * traces_per_user)
+        with threadpool_limits(1, user_api="blas"):
+            for q, n in enumerate(rows):
+                m = self.user_model(int(n), None if feature is None else feature[q])
+                if visits_hook is not None:
+                    m = visits_hook(q, m)
+                sl = slice(q * traces_per_user, (q + 1) * traces_per_user)
+                out, ll = locs[sl], loglik[sl]
+                generate_traces(m.Q, m.QT, m.piT, slots, user_uniforms(seed, int(n), (traces_per_user, T), stream),
+                                out, ll)
+        return locs, loglik
+
+    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0) -> TraceSet:
+        """Synthetic traces of the training users (§3.4): ``traces_per_user`` traces of ``days``
+        days each, one location per instant of the training set's time axis.
+
+        ``users`` restricts generation to these training rows. The trace of user n is a function
+        of (seed, n) only, whatever the set of users generated with it.
+        """
+        self.check_is_fitted()
+        _check_counts(traces_per_user=traces_per_user, days=days)
+        rows = np.arange(self.n_users) if users is None else np.asarray(users, np.int64)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_users):
+            raise InputError(f"user rows must be in 0..{self.n_users - 1}")
+        locs, loglik = self._generate(rows, traces_per_user, days, seed, stream=0)
+        source = np.repeat(rows, traces_per_user)
+        trace_no = np.tile(np.arange(traces_per_user), rows.size)
+        return self._synthetic(source, trace_no, locs, days, {"loglik": loglik})
+
+    # -- privacy -------------------------------------------------------------------------------
+    def steps(self, locs: np.ndarray, slots: np.ndarray) -> StepIndex:
+        return StepIndex(locs, slots, self.space_.n_locations)
+
+    def logliks(self, m: int, steps: StepIndex, rows=None) -> np.ndarray:
+        """log p(y = M(m)) of the indexed traces (§3.5)."""
+        return steps.logliks(self.user_model(m), rows)
+
+    def pd_test(self, synthetic: TraceSet, k: int = 10, eta: float = 1.0, candidates: int | None = None,
+                seed: int = 0, progress=None) -> PDResult:
+        """Privacy Test 1 (§3.5) of every trace of ``synthetic`` (generated by this model)."""
+        self.check_is_fitted()
+        locs, slots, source = _trace_matrix(synthetic)
+        if (source >= self.n_users).any():
+            raise InputError("the synthetic set names source users this model was not trained on")
+        with threadpool_limits(1, user_api="blas"):
+            return pd_test(self, locs, slots, source, k=k, eta=eta, candidates=candidates, seed=seed,
+                           progress=progress)
+
+    def epsilon(self, kappa: float = 0.0) -> dict[str, float]:
+        """epsilon of DP for the factors (Appendix F, Proposition 1), for neighbouring sets that
+        differ in one trace (eq. 9) and in one location; exact posterior sampling assumed, so
+        these are what PPMTF would give at best."""
+        lam, rho, r = self.lam, self.rho, self.r_max
+        trace = self.alpha * 2 * min(3 * lam, lam + rho) * (r + kappa) ** 2
+        location = self.alpha * (4 * r + 8 * r + 12 * kappa - 6)
+        return {"trace": float(trace), "location": float(location), "kappa": float(kappa)}
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _arrays(self) -> dict[str, np.ndarray]:
+        out = {name: self.factors_[name] for name in FACTORS}
+        out.update({f"mu_{n}": self.mu_[n] for n in FACTORS})
+        out.update({f"Lambda_{n}": self.Lambda_[n] for n in FACTORS})
+        out["rmse"] = np.asarray(self.rmse_)
+        return out
+
+    def _restore(self, arrays: dict[str, np.ndarray], fitted: dict) -> None:
+        self.factors_ = {n: arrays[n] for n in FACTORS}
+        self.mu_ = {n: arrays[f"mu_{n}"] for n in FACTORS}
+        self.Lambda_ = {n: arrays[f"Lambda_{n}"] for n in FACTORS}
+        self.rmse_ = arrays["rmse"].tolist()
+        self.n_iter_ = int(fitted.get("n_iter", len(self.rmse_)))
+        self.n_cells_ = fitted.get("n_cells", {})
+
+    def _fitted_scalars(self) -> dict:
+        return {"n_iter": self.n_iter_, "n_cells": getattr(self, "n_cells_", {}), "epsilon": self.epsilon()}
+
+    @classmethod
+    def from_factors(cls, train: TraceSet, factors: dict[str, np.ndarray], mu=None, Lambda=None,
+                     **params) -> "PPMTF":
+        """A model with given factors (e.g. the authors' published A, B, C, D) on ``train``'s frame."""
+        model = cls(**params)
+        model._remember_frame(train)
+        z = factors["A"].shape[1]
+        model._set_state(GibbsState({n: np.asarray(factors[n], np.float64) for n in FACTORS},
+                                    mu or {n: np.zeros(z) for n in FACTORS},
+                                    Lambda or {n: np.eye(z) for n in FACTORS}, 0))
+        model.rmse_ = []
+        return model
+
+
+class PPMTFPlus(PPMTF):
+    """PPMTF+ (paper 003 Appendix A): virtual users whose feature vectors are drawn from the
+    trained N(mu_A, Lambda_A^-1), so no synthetic trace belongs to a training user.
+
+    With ``home_regions`` (Appendix D) each virtual user gets a home drawn from the training
+    population of the first slot, and its reconstructed visit count there is raised by
+    ``home_boost`` in the first and last slots, so it is home in the morning and evening.
+    """
+
+    name = "ppmtf-plus"
+
+    def fit(self, train: TraceSet, progress=None) -> "PPMTFPlus":
+        super().fit(train, progress)
+        from ...metrics.population import population_by_slot
+
+        self.home_population_ = population_by_slot(train)[0]
+        return self
+
+    def sample(self, n_users: int | None = None, traces_per_user: int = 1, days: int = 1, seed: int = 0,
+               home_regions: bool = False, home_boost: float = 20.0, users=None) -> TraceSet:
+        """``n_users`` virtual users (default: as many as training users), eq. (4) of paper 003."""
+        self.check_is_fitted()
+        if users is not None:
+            raise InputError("PPMTF+ generates virtual users: give n_users, not users")
+        m = self.n_users if n_users is None else int(n_users)
+        _check_counts(n_users=m, traces_per_user=traces_per_user, days=days)
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+        cov = np.linalg.inv(self.Lambda_["A"])
+        feature = rng.multivariate_normal(self.mu_["A"], (cov + cov.T) / 2, size=m, method="cholesky")
+        hook, homes = None, None
+        if home_regions:
+            homes = rng.choice(self.space_.n_locations, size=m, p=self.home_population_)
+            hook = _home_hook(self, feature, homes, home_boost)
+        rows = np.arange(m)
+        locs, loglik = self._generate(rows, traces_per_user, days, seed, stream=1, feature=feature,
+                                      visits_hook=hook)
+        source = np.full(m * traces_per_user, -1)
+        trace_no = np.tile(np.arange(traces_per_user), m)
+        extra = {"loglik": loglik}
+        if homes is not None:
+            extra["home"] = np.repeat(homes, traces_per_user).astype(np.int32)
+        return self._synthetic(source, trace_no, locs, days, extra,
+                               user_id=np.repeat([f"v{q}" for q in rows], traces_per_user))
+
+    def _arrays(self) -> dict[str, np.ndarray]:
+        out = super()._arrays()
+        out["home_population"] = self.home_population_
+        return out
+
+    def _restore(self, arrays, fitted) -> None:
+        super()._restore(arrays, fitted)
+        self.home_population_ = arrays["home_population"]
+
+
+def _home_hook(model: PPMTF, feature: np.ndarray, homes: np.ndarray, boost: float):
+    """Raise the reconstructed visit count at the home in the first and last slots (paper 003 App. D)."""
+    f = model.factors_
+    last = model.time_.n_slots - 1
+
+    def hook(q: int, m: UserModel) -> UserModel:
+        V = np.maximum(f["D"] @ (f["B"] * feature[q]).T, PHI)
+        V[[0, last], homes[q]] += boost
+        return UserModel(m.Q, m.QT, V / V.sum(axis=1, keepdims=True))
+
+    return hook
+
+
+def _trace_matrix(synthetic: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(locations (n_traces, T), slots (T,), source rows) of equally long traces on instants 0..T-1."""
+    if "source" not in synthetic.users:
+        raise InputError("the PD test needs a synthetic TraceSet (with source and trace_no)")
+    counts = synthetic.counts()
+    T = int(counts[0]) if counts.size else 0
+    if T == 0 or (counts != T).any():
+        raise InputError("the PD test needs traces of equal length, one event per instant")
+    t = synthetic.t.reshape(-1, T)
+    if (t != t[0]).any() or (np.diff(t[0]) != 1).any():
+        raise InputError("the PD test needs every trace on the same consecutive instants")
+    return (synthetic.loc.reshape(-1, T).astype(np.int64), synthetic.time.slot(t[0]).astype(np.int64),
+            synthetic.users["source"].to_numpy().astype(np.int64))
+
+
+def _check_counts(**values) -> None:
+    for name, value in values.items():
+        if int(value) < 1:
+            raise InputError(f"{name.replace('_', ' ')} must be at least 1, got {value}")
