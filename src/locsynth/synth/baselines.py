@@ -1,0 +1,205 @@
+"""Baselines with PPMTF's protocol: Uniform, SGD and Training (paper 001 §4.2 and Appendix C)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from ..errors import InputError
+from ..traces import TraceSet
+from .base import Synthesizer, user_uniforms
+
+
+class Uniform(Synthesizer):
+    """Every event at a location drawn uniformly at random."""
+
+    name = "uniform"
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+
+    def fit(self, train: TraceSet) -> "Uniform":
+        self._remember_frame(train)
+        return self
+
+    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0) -> TraceSet:
+        self.check_is_fitted()
+        rows = _rows(self, users)
+        T = days * self.time_.instants_per_day
+        L = self.space_.n_locations
+        locs = np.vstack([np.minimum((user_uniforms(seed, int(n), (traces_per_user, T)) * L).astype(np.int64), L - 1)
+                          for n in rows]) if rows.size else np.zeros((0, T), np.int64)
+        return self._synthetic(np.repeat(rows, traces_per_user), np.tile(np.arange(traces_per_user), rows.size),
+                               locs, days)
+
+
+class Training(Synthesizer):
+    """The training traces released as they are (the upper end of utility, and of risk)."""
+
+    name = "training"
+
+    def __init__(self):
+        pass
+
+    def fit(self, train: TraceSet) -> "Training":
+        self._remember_frame(train)
+        self.events_ = (train.user.copy(), train.t.copy(), train.loc.copy())
+        return self
+
+    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0) -> TraceSet:
+        """The training traces themselves (``traces_per_user`` copies; ``days`` and ``seed`` unused)."""
+        self.check_is_fitted()
+        rows = _rows(self, users)
+        user, t, loc = self.events_
+        train = TraceSet(user, t, loc, self.users_, self.space_, self.time_).select_users(
+            np.repeat(rows, traces_per_user))
+        from dataclasses import replace
+
+        users_table = train.users.assign(source=np.repeat(rows, traces_per_user).astype(np.int32),
+                                         trace_no=np.tile(np.arange(traces_per_user), rows.size).astype(np.int32))
+        return replace(train, users=users_table, info={"source": self.name, "synthesizer": self.name})
+
+    def _arrays(self):
+        return dict(zip(("user", "t", "loc"), self.events_))
+
+    def _restore(self, arrays, fitted):
+        self.events_ = (arrays["user"], arrays["t"], arrays["loc"])
+
+
+class SGD(Synthesizer):
+    """SGD for location traces (Bindschaedler et al. 2017, as applied in paper 001 Appendix C).
+
+    One transition matrix per time slot and the distribution of the first instant, by maximum
+    likelihood over the training traces, common to all users. A synthetic trace copies the first
+    ``xi`` events of its input user's trace and draws the rest from the matrices. A row never
+    observed in a slot falls back to the row pooled over slots, and then to a uniform row (the
+    paper leaves this open).
+    """
+
+    name = "sgd"
+
+    def __init__(self, xi: int = 0, seed: int = 0):
+        self.xi = xi
+        self.seed = seed
+
+    def fit(self, train: TraceSet) -> "SGD":
+        if self.xi < 0:
+            raise InputError(f"xi must be >= 0, got {self.xi}")
+        self._remember_frame(train)
+        L, S = self.space_.n_locations, self.time_.n_slots
+        same = (train.user[1:] == train.user[:-1]) & train.time.consecutive(train.t[:-1], train.t[1:])
+        slot = train.time.slot(train.t[1:][same]).astype(np.int64)
+        src, dst = train.loc[:-1][same].astype(np.int64), train.loc[1:][same].astype(np.int64)
+        self.counts_ = sp.csr_array((np.ones(src.size), (slot * L + src, dst)), shape=(S * L, L))
+        self.counts_.sum_duplicates()
+        first_instant = train.t % train.time.instants_per_day == 0
+        first = np.bincount(train.loc[first_instant], minlength=L).astype(np.float64)
+        if first.sum() == 0:
+            first = np.bincount(train.loc, minlength=L).astype(np.float64)
+        self.first_ = first / first.sum()
+        self.events_ = (train.user.copy(), train.t.copy(), train.loc.copy())
+        return self
+
+    def transition_rows(self) -> sp.csr_array:
+        """Row-stochastic (slot * L + from, to) matrix with the fallbacks of the class docstring."""
+        L, S = self.space_.n_locations, self.time_.n_slots
+        counts = sp.csr_array(self.counts_)
+        pooled = sum(counts[s * L:(s + 1) * L] for s in range(S))
+        pooled_total = np.asarray(pooled.sum(axis=1)).ravel()
+        total = np.asarray(counts.sum(axis=1)).ravel()
+        empty = np.flatnonzero(total == 0)
+        fill_from = empty % L
+        use_pooled = pooled_total[fill_from] > 0
+        blocks = [counts]
+        if use_pooled.any():
+            sel = sp.csr_array(pooled[fill_from[use_pooled]])
+            rows = np.repeat(empty[use_pooled], np.diff(sel.indptr))
+            blocks.append(sp.csr_array((sel.data, (rows, sel.indices)), shape=counts.shape))
+        uniform_rows = empty[~use_pooled]
+        if uniform_rows.size:
+            blocks.append(sp.csr_array((np.ones(uniform_rows.size * L), (np.repeat(uniform_rows, L),
+                                                                         np.tile(np.arange(L), uniform_rows.size))),
+                                       shape=counts.shape))
+        full = sp.csr_array(sum(blocks))
+        full.sum_duplicates()
+        full.sort_indices()
+        scale = 1.0 / np.asarray(full.sum(axis=1)).ravel()
+        return sp.csr_array(sp.diags_array(scale) @ full)
+
+    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0) -> TraceSet:
+        self.check_is_fitted()
+        rows = _rows(self, users)
+        T = days * self.time_.instants_per_day
+        L = self.space_.n_locations
+        P = self.transition_rows()
+        cdf = np.empty_like(P.data)
+        _row_cdf(P.indptr, P.data, cdf)
+        slots = self.time_.slot(np.arange(T)).astype(np.int64)
+        first_cdf = np.cumsum(self.first_)
+        user, t, loc = self.events_
+        locs = np.empty((rows.size * traces_per_user, T), np.int64)
+        for q, n in enumerate(rows):
+            prefix = np.full(T, -1, np.int64)
+            if self.xi:
+                lo, hi = np.searchsorted(user, [n, n + 1])
+                keep = t[lo:hi] < min(self.xi, T)
+                prefix[t[lo:hi][keep]] = loc[lo:hi][keep]
+            u = user_uniforms(seed, int(n), (traces_per_user, T))
+            _walk(P.indptr, P.indices, cdf, first_cdf, slots, L, prefix, u,
+                  locs[q * traces_per_user:(q + 1) * traces_per_user])
+        return self._synthetic(np.repeat(rows, traces_per_user), np.tile(np.arange(traces_per_user), rows.size),
+                               locs, days)
+
+    def _arrays(self):
+        c = self.counts_.tocoo()
+        user, t, loc = self.events_
+        return {"row": c.row, "col": c.col, "val": c.data, "first": self.first_, "user": user, "t": t, "loc": loc}
+
+    def _restore(self, arrays, fitted):
+        L, S = self.space_.n_locations, self.time_.n_slots
+        self.counts_ = sp.csr_array((arrays["val"], (arrays["row"], arrays["col"])), shape=(S * L, L))
+        self.first_ = arrays["first"]
+        self.events_ = (arrays["user"], arrays["t"], arrays["loc"])
+
+
+@njit(cache=True)
+def _row_cdf(indptr, data, out):
+    for r in range(indptr.size - 1):
+        acc = 0.0
+        for k in range(indptr[r], indptr[r + 1]):
+            acc += data[k]
+            out[k] = acc
+
+
+@njit(cache=True)
+def _pick(cdf, lo, hi, u):
+    k = lo + np.searchsorted(cdf[lo:hi], u * cdf[hi - 1], side="right")
+    return min(k, hi - 1)
+
+
+@njit(cache=True)
+def _walk(indptr, indices, cdf, first_cdf, slots, L, prefix, uniforms, out):
+    """Markov walks: the first instant from ``first_cdf``, then the row of (slot, location);
+    ``prefix`` >= 0 copies the input user's event at that instant (SGD's xi)."""
+    n, T = uniforms.shape
+    for k in range(n):
+        a = prefix[0]
+        if a < 0:
+            a = np.searchsorted(first_cdf, uniforms[k, 0] * first_cdf[-1], side="right")
+            a = min(a, L - 1)
+        out[k, 0] = a
+        for t in range(1, T):
+            b = prefix[t]
+            if b < 0:
+                r = slots[t] * L + a
+                b = indices[_pick(cdf, indptr[r], indptr[r + 1], uniforms[k, t])]
+            out[k, t] = b
+            a = b
+
+
+def _rows(model: Synthesizer, users) -> np.ndarray:
+    rows = np.arange(model.n_users) if users is None else np.asarray(users, np.int64)
+    if rows.size and (rows.min() < 0 or rows.max() >= model.n_users):
+        raise InputError(f"user rows must be in 0..{model.n_users - 1}")
+    return rows
