@@ -1,0 +1,241 @@
+"""PPMTF (paper 001 §3): worked examples, properties, the authors' PF factors, end to end on PF."""
+
+from datetime import date
+
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+
+from locsynth import Grid, InputError, TimeAxis, TraceSet
+from locsynth.metrics.population import population_by_slot, tp_tv
+from locsynth.privacy.plausible_deniability import buckets, pd_test
+from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
+from locsynth.synth.ppmtf.generate import mh_matrix, reconstruct
+from locsynth.synth.ppmtf.gibbs import Design, Prior, sample_hyperparameters, sample_rows
+from locsynth.synth.ppmtf.tensors import build_tensors, transition_counts, trim, visit_counts, zero_cells
+
+AUTHORS = "PPMTF_TK_alp200_mnt100_mnv100"
+
+
+def figure1():
+    """s_1 of paper 001 Figure 1: (x2,1) (x3,2) (x4,3) (x3,5) (x4,6) (x5,7) (x5,9); slots of 3 instants."""
+    axis = TimeAxis.build(date(2024, 1, 1), "UTC", "1h", "3h", ("00:00", "09:00"))
+    grid = Grid(1, 5, (0.0, 0.01, 0.0, 0.05))
+    instants = [1, 2, 3, 5, 6, 7, 9]
+    locations = [2, 3, 4, 3, 4, 5, 5]
+    return TraceSet.from_events([0] * 7, [t - 1 for t in instants], [x - 1 for x in locations],
+                                pd.DataFrame({"user_id": [1]}), grid, axis)
+
+
+def test_figure1_gives_the_tensors_of_figure3():
+    ts = figure1()
+    u, i, j, c = transition_counts(ts)
+    r1 = {(int(a), int(b)): int(n) for a, b, n in zip(i, j, c)}
+    assert r1 == {(1, 2): 1, (2, 3): 2, (3, 4): 1}        # r^I_{1,3,4} = 2 (1-based in the paper)
+    u, i, l, c = visit_counts(ts)
+    r2 = {(int(a), int(b)): int(n) for a, b, n in zip(i, l, c)}
+    assert r2 == {(1, 0): 1, (2, 0): 1, (3, 0): 1, (2, 1): 1, (3, 1): 1, (4, 2): 2}   # r^II_{1,5,3} = 2
+
+
+def test_tensors_match_the_authors_pf_files(pf_sets, pf_dir):
+    t = build_tensors(pf_sets["train"], seed=0)
+    theirs = pd.read_csv(pf_dir / "traintranstensor_TK_mnt100.csv")
+    pos = t.transitions.r > 0
+    mine = pd.DataFrame({"u": t.transitions.user[pos], "i": t.transitions.i[pos], "j": t.transitions.j[pos],
+                         "r": t.transitions.r[pos]}).sort_values(["u", "i", "j"]).to_numpy()
+    theirs = theirs.sort_values(["user_index", "poi_index_from", "poi_index_to"])
+    # their file holds the counts before the r_max = 10 cap, which paper 001 §3.2 applies
+    want = np.column_stack([theirs[["user_index", "poi_index_from", "poi_index_to"]].to_numpy(),
+                            np.minimum(theirs["count"].to_numpy(), 10)])
+    assert np.array_equal(mine, want)
+
+
+def test_trimming_and_zero_cells_bounds():
+    rng = np.random.default_rng(0)
+    user = np.repeat(np.arange(4), [3, 50, 120, 7])
+    count = rng.integers(1, 30, user.size)
+    keep = trim(user, count, lam=40, r_max=10, rng=rng)
+    kept = np.bincount(user[keep], minlength=4)
+    assert kept.tolist() == [3, 40, 40, 7]
+    cell = np.concatenate([rng.choice(200, k, replace=False) for k in (3, 50, 120, 7)])
+    zu, zc = zero_cells(user, cell, 4, 200, rho=90, rng=rng)
+    z = np.bincount(zu, minlength=4)
+    assert z.tolist() == [90, 90, 200 - 120, 90]            # all 80 zero cells when fewer than rho
+    for n in range(4):
+        mine = zc[zu == n]
+        assert np.unique(mine).size == mine.size and not np.isin(mine, cell[user == n]).any()
+
+
+def test_build_tensors_caps_counts_and_is_seeded(pf_sets):
+    a, b = build_tensors(pf_sets["train"], lam=10, r_max=3, rho=50, seed=4), \
+        build_tensors(pf_sets["train"], lam=10, r_max=3, rho=50, seed=4)
+    for cells in (a.transitions, a.visits):
+        assert cells.r.max() <= 3
+        pos = np.bincount(cells.user[cells.r > 0], minlength=500)
+        zero = np.bincount(cells.user[cells.r == 0], minlength=500)
+        assert pos.max() <= 10 and (zero == 50).all()
+    assert np.array_equal(a.transitions.i, b.transitions.i) and np.array_equal(a.visits.j, b.visits.j)
+
+
+@pytest.fixture(scope="module")
+def authors_factors(pf_dir):
+    d = pf_dir / AUTHORS
+    return {k: np.loadtxt(d / f"modelparameter_Itr100_{k}.csv", delimiter=",") for k in "ABCD"}
+
+
+def test_mh_rows_sum_to_one_and_pi_is_stationary(authors_factors):
+    f = authors_factors
+    for n in (0, 123, 499):
+        m = reconstruct(f["A"][n], f["B"], f["C"], f["D"])
+        assert np.allclose(m.Q.sum(axis=1), 1, atol=1e-12) and np.allclose(m.piT.sum(axis=1), 1, atol=1e-12)
+        for l in (0, 17, 29):
+            Q = mh_matrix(m, l)
+            assert (Q >= 0).all() and np.abs(Q.sum(axis=1) - 1).max() < 1e-9
+            assert np.abs(m.piT[l] @ Q - m.piT[l]).max() < 1e-9
+
+
+def test_authors_log_likelihoods_are_reproduced(pf_sets, pf_dir, authors_factors):
+    model = PPMTF.from_factors(pf_sets["train"], authors_factors)
+    syn = pd.read_csv(pf_dir / AUTHORS / "syntraces_Itr100.csv").sort_values(["user", "trace_no", "time_slot"])
+    locs = syn["poi_index"].to_numpy().reshape(-1, 30)[:40]
+    steps = model.steps(locs, np.arange(30))
+    ll = np.concatenate([model.logliks(int(n), steps, np.arange(q * 10, q * 10 + 10)) for q, n in enumerate(range(4))])
+    assert np.allclose(ll, syn["loglikeli"].to_numpy()[29::30][:40], atol=1e-5)
+
+
+def test_traces_from_the_authors_factors_match_their_traces(pf_sets, pf_dir, authors_factors):
+    from locsynth.io import read_pf_synthetic
+
+    model = PPMTF.from_factors(pf_sets["train"], authors_factors)
+    ours = model.sample(traces_per_user=10, seed=3)
+    theirs = read_pf_synthetic(pf_dir / AUTHORS / "syntraces_Itr100.csv", pf_sets["train"])
+    between = tp_tv(population_by_slot(theirs), population_by_slot(ours))
+    train_vs_test = tp_tv(population_by_slot(pf_sets["test"]), population_by_slot(pf_sets["train"]))
+    assert between < train_vs_test            # 5000 traces each: much closer than two real halves
+    assert between < 0.25
+
+
+def test_gibbs_rows_match_the_gaussian_conditional():
+    rng = np.random.default_rng(1)
+    z, n_rows = 4, 3
+    X1, X2 = rng.random((5, z)), rng.random((6, z))
+    offsets = np.array([0, 4, 4, 9])
+    idx1, idx2 = rng.integers(0, 5, 9), rng.integers(0, 6, 9)
+    r = rng.integers(0, 4, 9).astype(float)
+    mu, Lam = rng.random(z), np.eye(z) * 2 + 0.1
+    out = sample_rows(Design(offsets, idx1, idx2, r), X1, X2, 3.0, mu, Lam, np.random.default_rng(7))
+    eps = np.random.default_rng(7).standard_normal((n_rows, z))
+    for row in range(n_rows):
+        F = X1[idx1[offsets[row]:offsets[row + 1]]] * X2[idx2[offsets[row]:offsets[row + 1]]]
+        P = Lam + 3.0 * F.T @ F
+        mean = np.linalg.solve(P, Lam @ mu + 3.0 * F.T @ r[offsets[row]:offsets[row + 1]])
+        L = np.linalg.cholesky(P)
+        assert np.allclose(out[row], mean + np.linalg.solve(L.T, eps[row]), atol=1e-10)
+
+
+def test_hyperparameters_follow_the_normal_wishart_posterior():
+    rng = np.random.default_rng(2)
+    X = rng.normal([1.0, -2.0], [0.5, 2.0], size=(400, 2))
+    prior = Prior.default(2)
+    draws = [sample_hyperparameters(X, prior, rng) for _ in range(400)]
+    n, xbar = 400, X.mean(axis=0)
+    S = np.cov(X.T, bias=True)
+    d = (prior.mu0 - xbar)[:, None]
+    W = np.linalg.inv(np.linalg.inv(prior.W0) + n * S + prior.beta0 * n / (prior.beta0 + n) * d @ d.T)
+    mean_lambda = np.mean([lam for _, lam in draws], axis=0)
+    assert np.allclose(mean_lambda, (prior.nu0 + n) * W, rtol=0.05, atol=0.01)       # E[Wishart] = nu W
+    assert np.allclose(np.mean([mu for mu, _ in draws], axis=0), n * xbar / (n + prior.beta0), atol=0.02)
+
+
+class TableModel:
+    """A model whose log-likelihoods are a given table (trace x user)."""
+
+    def __init__(self, table):
+        self.table, self.n_users = np.asarray(table), np.asarray(table).shape[1]
+
+    def steps(self, locs, slots):
+        return None
+
+    def logliks(self, m, steps, rows=None):
+        col = self.table[:, m]
+        return col if rows is None else col[rows]
+
+
+def test_pd_test_counts_by_hand():
+    # eta = 1: buckets floor(-ll). Trace 0 from user 0 (ll -2.5 -> bucket 2): users 1 and 3 share it.
+    table = [[-2.5, -2.1, -3.0, -2.9, -7.0],
+             [-9.0, -1.2, -1.9, -0.5, -1.0]]        # trace 1 from user 1 (bucket 1): user 2 (-1.9), user 4 (-1.0)
+    source = np.array([0, 1])
+    res = pd_test(TableModel(table), np.zeros((2, 1)), np.zeros(1), source, k=3, eta=1.0)
+    assert res.counts.tolist() == [3, 3] and res.passed.tolist() == [True, True]
+    assert buckets(np.array([-1.0, -0.999]), 1.0).tolist() == [1, 0]   # e^-(i+1) < p <= e^-i
+    res = pd_test(TableModel(table), np.zeros((2, 1)), np.zeros(1), source, k=4, eta=1.0)
+    assert res.pass_rate == 0.0
+    with pytest.raises(InputError, match="k = 9 is larger than the 5 training users"):
+        pd_test(TableModel(table), np.zeros((2, 1)), np.zeros(1), source, k=9)
+
+
+def test_epsilon_of_appendix_f():
+    eps = PPMTF(alpha=0.4).epsilon()
+    assert eps["location"] == pytest.approx(45.6)                   # paper 001 App. F.3
+    assert PPMTF(alpha=1.0, lam=100, rho=1000, r_max=10).epsilon()["trace"] == 2 * 300 * 100
+
+
+@pytest.fixture(scope="module")
+def pf_fit(pf_sets):
+    return PPMTF(seed=0).fit(pf_sets["train"])
+
+
+def test_end_to_end_on_pf(pf_fit, pf_sets):
+    from locsynth.evaluate import evaluate
+
+    syn = pf_fit.sample(traces_per_user=10, seed=1)
+    m = evaluate(pf_sets["train"], pf_sets["test"], syn, sglt=False).metrics
+    assert m["tp_tv"]["synthetic"] <= 0.44 and m["tp_tv_top50"]["synthetic"] <= 0.14
+    assert m["reid_rate"]["synthetic"] <= 0.03 and m["mia_advantage"]["synthetic"] <= 0.06
+    assert m["tp_tv"]["synthetic"] < m["tp_tv"]["uniform"]
+    pd_result = pf_fit.pd_test(syn, k=10, eta=1.0)
+    assert 0.1 <= pd_result.pass_rate <= 0.3            # about a fifth, as the authors' C++ (0.206)
+    assert pf_fit.rmse_[-1] < pf_fit.rmse_[0]
+
+
+def test_same_seed_same_output_whatever_the_threads(pf_sets):
+    small = pf_sets["train"].select_users(np.arange(60))
+    first = PPMTF(iterations=3, seed=5).fit(small)
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        second = PPMTF(iterations=3, seed=5).fit(small)
+    finally:
+        numba.set_num_threads(before)
+    for k in "ABCD":
+        assert np.array_equal(first.factors_[k], second.factors_[k])
+    a, b = first.sample(traces_per_user=2, seed=9), second.sample(traces_per_user=2, seed=9)
+    assert np.array_equal(a.loc, b.loc)
+    # a user's traces do not depend on which other users were generated with it
+    assert np.array_equal(first.sample(users=[7], seed=9).loc, a.select_users([14]).loc)
+
+
+def test_save_load_round_trip(pf_fit, tmp_path):
+    pf_fit.save(tmp_path / "m")
+    back = PPMTF.load(tmp_path / "m")
+    for k in "ABCD":
+        assert np.array_equal(back.factors_[k], pf_fit.factors_[k])
+    assert np.array_equal(back.sample(users=[3, 4], seed=2).loc, pf_fit.sample(users=[3, 4], seed=2).loc)
+    assert back.get_params() == pf_fit.get_params()
+
+
+def test_ppmtf_plus_virtual_users_and_homes(pf_sets):
+    model = PPMTFPlus(iterations=5, seed=1).fit(pf_sets["train"])
+    syn = model.sample(n_users=50, days=2, seed=0, home_regions=True)
+    assert syn.n_users == 50 and (syn.users["source"] == -1).all() and syn.n_events == 50 * 60
+    locs = syn.loc.reshape(50, 60)
+    home = syn.users["home"].to_numpy()
+    at_home = (locs[:, [0, 30]] == home[:, None]).mean()
+    plain = model.sample(n_users=50, days=2, seed=0).loc.reshape(50, 60)
+    by_chance = (plain[:, [0, 30]] == home[:, None]).mean()
+    # the home's visit count is raised by 20 in the first slot: far above the same users' chance
+    assert at_home > 0.2 and at_home > 10 * max(by_chance, 0.01)
+    with pytest.raises(InputError, match="virtual users"):
+        model.sample(users=[1])
