@@ -239,3 +239,14 @@ def test_ppmtf_plus_virtual_users_and_homes(pf_sets):
     assert at_home > 0.2 and at_home > 10 * max(by_chance, 0.01)
     with pytest.raises(InputError, match="virtual users"):
         model.sample(users=[1])
+
+
+def test_sample_length_in_instants_and_cluster_metric(pf_fit, pf_sets):
+    from locsynth.evaluate import evaluate
+
+    syn = pf_fit.sample(instants=45, users=[0, 1], seed=0)
+    assert (syn.counts() == 45).all() and syn.t.max() == 44          # a day and a half of PF instants
+    full = pf_fit.sample(traces_per_user=10, seed=1)
+    m = evaluate(pf_sets["train"], pf_sets["test"], full, attacks=(), sglt=False,
+                 user_factors=pf_fit.factors_["A"]).metrics
+    assert m["cluster_tv"]["synthetic"] < m["cluster_tv"]["uniform"]

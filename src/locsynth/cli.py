@@ -209,12 +209,13 @@ def sample(
     traces_per_user: int = typer.Option(1, help="Traces per input (or virtual) user."),
     users: Optional[int] = typer.Option(None, help="PPMTF+: number of virtual users (default: as many as trained on)."),
     days: int = typer.Option(1, help="Days per trace."),
+    instants: Optional[int] = typer.Option(None, help="PPMTF: instants per trace instead of whole days."),
     home_regions: bool = typer.Option(False, help="PPMTF+: give every virtual user a home (paper 003 App. D)."),
     seed: int = typer.Option(0, help="Random seed."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Generate synthetic traces from a fitted model."""
-    from .synth import PPMTFPlus, load_model
+    from .synth import PPMTF, PPMTFPlus, load_model
 
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass --overwrite to replace it")
@@ -222,11 +223,14 @@ def sample(
     with console.status(f"sampling from {model.name}"):
         if isinstance(model, PPMTFPlus):
             syn = model.sample(n_users=users, traces_per_user=traces_per_user, days=days, seed=seed,
-                               home_regions=home_regions)
+                               home_regions=home_regions, instants=instants)
         else:
             if users is not None:
                 raise InputError("--users (virtual users) applies to ppmtf-plus only")
-            syn = model.sample(traces_per_user=traces_per_user, days=days, seed=seed)
+            extra = {} if instants is None else {"instants": instants}
+            if extra and not isinstance(model, PPMTF):
+                raise InputError("--instants applies to ppmtf and ppmtf-plus")
+            syn = model.sample(traces_per_user=traces_per_user, days=days, seed=seed, **extra)
         syn.save(out, overwrite=overwrite)
     out_console.print(f"wrote {out}: {syn.n_traces} traces of {syn.n_users} users, {syn.n_events} events",
                       highlight=False)

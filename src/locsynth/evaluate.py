@@ -96,7 +96,8 @@ def check_compatible(reference: TraceSet, other: TraceSet, name: str) -> None:
 def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=ATTACKS, top: int = 50,
              vf_bins: int = 24, emd_bins: int = 20, swd_projections: int = 50, seed: int = 0,
              mia_per_trace_number: bool = False, reid_max_traces: int | None = 20_000,
-             mia_max_candidates: int | None = 10_000, sglt: bool = True, progress=None) -> Report:
+             mia_max_candidates: int | None = 10_000, sglt: bool = True, user_factors=None,
+             progress=None) -> Report:
     """Utility of ``synthetic`` against ``test`` and attacks against ``train`` (members) / ``test``.
 
     Parameters
@@ -111,6 +112,10 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         (of synthetic traces, of candidate users), which keeps their cost linear in users; the
         sample sizes and the re-identification interval are in ``meta``. None: always exact.
     sglt : also compute SGLT's utility features (paper 002 §VIII.C) as ``sglt_*`` keys.
+    user_factors : ndarray of shape (n_training_users, z), optional
+        A user-factor matrix (PPMTF's A): adds ``cluster_tv``, the mean over its columns' top-10%
+        clusters of the TV between the cluster's training and synthetic populations (paper 001
+        §4.3 (d)); the uniform baseline is the TV to the uniform distribution.
     progress : callable(step: str) called before each step.
     """
     attacks = tuple(attacks)
@@ -174,6 +179,16 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
             if np.isfinite(value):
                 metrics[f"sglt_{key}"] = _row(value, train_f.get(key), None)
         lap("sglt")
+
+    if user_factors is not None:
+        step("cluster-specific populations")
+        from .metrics.clusters import cluster_population, cluster_population_tv, clusters_from_factors
+
+        clusters = clusters_from_factors(np.asarray(user_factors))
+        tv = cluster_population_tv(train, synthetic, clusters)
+        uniform = [0.5 * np.abs(cluster_population(train, c) - 1.0 / n_loc).sum() for c in clusters]
+        metrics["cluster_tv"] = _row(np.nanmean(tv), None, np.mean(uniform))
+        lap("clusters")
 
     details = {
         "population": {"test": p_test, "synthetic": np.mean(p_syn, axis=0), "training": p_train},

@@ -51,7 +51,7 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
     say("plausible-deniability test")
     pd = model.pd_test(synthetic, k=min(k, model.n_users), eta=eta, candidates=32_000, seed=seed)
     say("evaluating utility and privacy")
-    report = evaluate(train, test, synthetic, seed=seed)
+    report = evaluate(train, test, synthetic, seed=seed, user_factors=model.factors_["A"])
     report.meta["pd_test"] = {"k": k, "eta": eta, "pass_rate": pd.pass_rate, "candidates": int(pd.candidates.size)}
     summary = {
         "source": source,

@@ -78,7 +78,7 @@ class Synthesizer:
         for key, value in (extra or {}).items():
             users[key] = value
         info = {"source": self.name, "synthesizer": self.name, "params": _jsonable(self.get_params()),
-                "days": days}
+                "days": days, "instants": T}
         return TraceSet(np.repeat(np.arange(n, dtype=np.int32), T), np.tile(np.arange(T, dtype=np.int64), n),
                         locs.ravel().astype(np.int32), users, self.space_, self.time_, info)
 

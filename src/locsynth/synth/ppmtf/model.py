@@ -106,9 +106,8 @@ class PPMTF(Synthesizer):
         f = self.factors_
         return reconstruct(f["A"][n] if a is None else a, f["B"], f["C"], f["D"], PHI)
 
-    def _generate(self, rows: np.ndarray, traces_per_user: int, days: int, seed: int, stream: int,
+    def _generate(self, rows: np.ndarray, traces_per_user: int, T: int, seed: int, stream: int,
                   feature=None, visits_hook=None) -> tuple[np.ndarray, np.ndarray]:
-        T = days * self.time_.instants_per_day
         slots = self.time_.slot(np.arange(T)).astype(np.int64)
         locs = np.empty((rows.size * traces_per_user, T), np.int64)
         loglik = np.empty(rows.size * traces_per_user)
@@ -123,9 +122,11 @@ class PPMTF(Synthesizer):
                                 out, ll)
         return locs, loglik
 
-    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0) -> TraceSet:
+    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0,
+               instants: int | None = None) -> TraceSet:
         """Synthetic traces of the training users (§3.4): ``traces_per_user`` traces of ``days``
-        days each, one location per instant of the training set's time axis.
+        days each (or of ``instants`` instants), one location per instant of the training set's
+        time axis, whose slots fix how many instants each slot has.
 
         ``users`` restricts generation to these training rows. The trace of user n is a function
         of (seed, n) only, whatever the set of users generated with it.
@@ -135,7 +136,8 @@ class PPMTF(Synthesizer):
         rows = np.arange(self.n_users) if users is None else np.asarray(users, np.int64)
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_users):
             raise InputError(f"user rows must be in 0..{self.n_users - 1}")
-        locs, loglik = self._generate(rows, traces_per_user, days, seed, stream=0)
+        T = _length(self, days, instants)
+        locs, loglik = self._generate(rows, traces_per_user, T, seed, stream=0)
         source = np.repeat(rows, traces_per_user)
         trace_no = np.tile(np.arange(traces_per_user), rows.size)
         return self._synthetic(source, trace_no, locs, days, {"loglik": loglik})
@@ -220,7 +222,8 @@ class PPMTFPlus(PPMTF):
         return self
 
     def sample(self, n_users: int | None = None, traces_per_user: int = 1, days: int = 1, seed: int = 0,
-               home_regions: bool = False, home_boost: float = 20.0, users=None) -> TraceSet:
+               home_regions: bool = False, home_boost: float = 20.0, users=None,
+               instants: int | None = None) -> TraceSet:
         """``n_users`` virtual users (default: as many as training users), eq. (4) of paper 003."""
         self.check_is_fitted()
         if users is not None:
@@ -235,8 +238,8 @@ class PPMTFPlus(PPMTF):
             homes = rng.choice(self.space_.n_locations, size=m, p=self.home_population_)
             hook = _home_hook(self, feature, homes, home_boost)
         rows = np.arange(m)
-        locs, loglik = self._generate(rows, traces_per_user, days, seed, stream=1, feature=feature,
-                                      visits_hook=hook)
+        locs, loglik = self._generate(rows, traces_per_user, _length(self, days, instants), seed, stream=1,
+                                      feature=feature, visits_hook=hook)
         source = np.full(m * traces_per_user, -1)
         trace_no = np.tile(np.arange(traces_per_user), m)
         extra = {"loglik": loglik}
@@ -281,6 +284,14 @@ def _trace_matrix(synthetic: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarr
         raise InputError("the PD test needs every trace on the same consecutive instants")
     return (synthetic.loc.reshape(-1, T).astype(np.int64), synthetic.time.slot(t[0]).astype(np.int64),
             synthetic.users["source"].to_numpy().astype(np.int64))
+
+
+def _length(model: PPMTF, days: int, instants: int | None) -> int:
+    """Instants per trace: ``instants`` when given, else ``days`` whole days."""
+    if instants is not None:
+        _check_counts(instants=instants)
+        return int(instants)
+    return int(days) * model.time_.instants_per_day
 
 
 def _check_counts(**values) -> None:
