@@ -2,7 +2,8 @@
 (k = 10, eta = 1, every other training user a candidate), each as a ratio to its compute floor
 and to the authors' single-threaded C++ on this kind of machine (92 s, 1.2 s, 13.5 s).
 
-The floor of a phase is its flop count over this machine's measured dense matrix-multiply rate.
+The floor of a phase is its flop count over this machine's measured dense matrix-multiply rate
+(float32 for the fit, whose Gram sums are float32; float64 for the rest).
     python benchmarks/bench_ppmtf.py [--data ../shared/data/ppmtf-pf-tokyo]
 """
 
@@ -23,9 +24,10 @@ from locsynth.synth.ppmtf.tensors import build_tensors
 AUTHORS_SECONDS = {"fit": 92.0, "sample": 1.2, "pd_test": 13.5}
 
 
-def gemm_rate(n: int = 1500, repeat: int = 3) -> float:
-    """Flops per second of a dense float64 matrix product on this machine (all cores)."""
-    a, b = np.random.default_rng(0).random((n, n)), np.random.default_rng(1).random((n, n))
+def gemm_rate(n: int = 1500, repeat: int = 3, dtype=np.float64) -> float:
+    """Flops per second of a dense matrix product on this machine (all cores)."""
+    a = np.random.default_rng(0).random((n, n)).astype(dtype)
+    b = np.random.default_rng(1).random((n, n)).astype(dtype)
     a @ b
     t0 = time.perf_counter()
     for _ in range(repeat):
@@ -34,11 +36,10 @@ def gemm_rate(n: int = 1500, repeat: int = 3) -> float:
 
 
 def fit_flops(tensors, z: int, iterations: int) -> float:
-    """Per sweep: each cell enters the precision of A and B (both tensors) and of C or D once:
-    z products for its feature, 2 z^2 for the rank-one update; each row a Cholesky (z^3 / 3)."""
-    cells = 2 * (tensors.transitions.size + tensors.visits.size) + tensors.transitions.size + tensors.visits.size
+    """Per sweep: each cell enters the precision of A, of B and of C or D once: z products for
+    its feature, 2 z^2 for the rank-one update; each row a Cholesky (z^3 / 3)."""
     rows = tensors.n_users + 2 * tensors.n_locations + tensors.n_slots
-    return iterations * (cells * (z + 2 * z * z) + rows * z ** 3 / 3)
+    return iterations * (3 * tensors.n_cells * (z + 2 * z * z) + rows * z ** 3 / 3)
 
 
 def main() -> None:
@@ -49,7 +50,7 @@ def main() -> None:
         sets = prepare(args.data, "pf", Path(tmp) / "pf")
     train = sets["train"]
     PPMTF(iterations=1).fit(train.select_users(np.arange(20))).sample()   # compile / load numba caches
-    rate = gemm_rate()
+    rate, rate32 = gemm_rate(), gemm_rate(dtype=np.float32)
     model = PPMTF(seed=0)
     t0 = time.perf_counter()
     model.fit(train)
@@ -64,7 +65,7 @@ def main() -> None:
     z, L, S, U = model.rank, train.space.n_locations, train.time.n_slots, train.n_users
     tensors = build_tensors(train, seed=0)
     floors = {
-        "fit": fit_flops(tensors, z, model.iterations) / rate,
+        "fit": fit_flops(tensors, z, model.iterations) / rate32,       # float32 Gram sums
         # per user: R^I_n and its transpose (2 L^2 z), R^II_n (L S z); per step an MH row (3 L)
         "sample": (U * (2 * L * L * z + L * S * z) + syn.n_events * 3 * L) / rate,
     }
@@ -73,7 +74,7 @@ def main() -> None:
     n_models = U          # every user's model once (candidates = all users)
     floors["pd_test"] = (n_models * (2 * L * L * z + L * S * z + stays * 4 * L + steps.M.nnz * 2)) / rate
     seconds = {"fit": t_fit, "sample": t_sample, "pd_test": t_pd}
-    print(f"matrix-multiply rate: {rate / 1e9:.1f} GFlop/s; PD pass rate {pd.pass_rate:.3f}; "
+    print(f"matrix-multiply rate: {rate / 1e9:.1f} GFlop/s float64, {rate32 / 1e9:.1f} float32; PD pass rate {pd.pass_rate:.3f}; "
           f"RMSE {model.rmse_[-1]:.4f}")
     print(f"{'phase':<9} {'seconds':>8} {'floor s':>8} {'x floor':>8} {'C++ s':>7} {'C++ / ours':>10}")
     for phase, sec in seconds.items():

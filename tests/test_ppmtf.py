@@ -12,8 +12,8 @@ from locsynth.metrics.population import population_by_slot, tp_tv
 from locsynth.privacy.plausible_deniability import buckets, pd_test
 from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
 from locsynth.synth.ppmtf.generate import mh_matrix, reconstruct
-from locsynth.synth.ppmtf.gibbs import Design, Prior, sample_hyperparameters, sample_rows
-from locsynth.synth.ppmtf.tensors import build_tensors, transition_counts, trim, visit_counts, zero_cells
+from locsynth.synth.ppmtf.gibbs import Prior, draw_rows, gibbs_step, gram_sums, init_state, rmse, sample_hyperparameters, user_grams
+from locsynth.synth.ppmtf.tensors import build_tensors, select_cells, transition_counts, visit_counts
 
 AUTHORS = "PPMTF_TK_alp200_mnt100_mnv100"
 
@@ -53,18 +53,24 @@ def test_tensors_match_the_authors_pf_files(pf_sets, pf_dir):
 
 def test_trimming_and_zero_cells_bounds():
     rng = np.random.default_rng(0)
-    user = np.repeat(np.arange(4), [3, 50, 120, 7])
+    sizes = [3, 50, 120, 7]
+    user = np.repeat(np.arange(4), sizes)
+    cell = np.concatenate([np.sort(rng.choice(200, k, replace=False)) for k in sizes])
     count = rng.integers(1, 30, user.size)
-    keep = trim(user, count, lam=40, r_max=10, rng=rng)
-    kept = np.bincount(user[keep], minlength=4)
-    assert kept.tolist() == [3, 40, 40, 7]
-    cell = np.concatenate([rng.choice(200, k, replace=False) for k in (3, 50, 120, 7)])
-    zu, zc = zero_cells(user, cell, 4, 200, rho=90, rng=rng)
-    z = np.bincount(zu, minlength=4)
-    assert z.tolist() == [90, 90, 200 - 120, 90]            # all 80 zero cells when fewer than rho
+    cells = select_cells(user, cell // 20, cell % 20, count, 4, 10, 20, lam=40, r_max=10, rho=90, seed=0, stream=0)
+    got_user, got_cell = cells.user, cells.i.astype(int) * 20 + cells.j
+    pos = cells.r > 0
+    assert np.bincount(got_user[pos], minlength=4).tolist() == [3, 40, 40, 7]
+    assert np.bincount(got_user[~pos], minlength=4).tolist() == [90, 90, 200 - 120, 90]   # all 80 zero cells
+    assert cells.r.max() == 10
     for n in range(4):
-        mine = zc[zu == n]
-        assert np.unique(mine).size == mine.size and not np.isin(mine, cell[user == n]).any()
+        mine, theirs = got_cell[got_user == n], cell[user == n]
+        assert np.unique(mine).size == mine.size
+        assert np.isin(mine[pos[got_user == n]], theirs).all() and not np.isin(mine[~pos[got_user == n]], theirs).any()
+    # user 1's cells depend on the seed and on user 1 only
+    again = select_cells(user[3:53] - 1, cell[3:53] // 20, cell[3:53] % 20, count[3:53], 1, 10, 20, lam=40,
+                         r_max=10, rho=90, seed=0, stream=0)
+    assert not np.array_equal(again.i, cells.i[cells.offsets[0]:cells.offsets[1]])   # user 0 of `again` draws as user 0
 
 
 def test_build_tensors_caps_counts_and_is_seeded(pf_sets):
@@ -116,22 +122,43 @@ def test_traces_from_the_authors_factors_match_their_traces(pf_sets, pf_dir, aut
     assert between < 0.25
 
 
-def test_gibbs_rows_match_the_gaussian_conditional():
-    rng = np.random.default_rng(1)
-    z, n_rows = 4, 3
-    X1, X2 = rng.random((5, z)), rng.random((6, z))
-    offsets = np.array([0, 4, 4, 9])
-    idx1, idx2 = rng.integers(0, 5, 9), rng.integers(0, 6, 9)
-    r = rng.integers(0, 4, 9).astype(float)
-    mu, Lam = rng.random(z), np.eye(z) * 2 + 0.1
-    out = sample_rows(Design(offsets, idx1, idx2, r), X1, X2, 3.0, mu, Lam, np.random.default_rng(7))
-    eps = np.random.default_rng(7).standard_normal((n_rows, z))
-    for row in range(n_rows):
-        F = X1[idx1[offsets[row]:offsets[row + 1]]] * X2[idx2[offsets[row]:offsets[row + 1]]]
-        P = Lam + 3.0 * F.T @ F
-        mean = np.linalg.solve(P, Lam @ mu + 3.0 * F.T @ r[offsets[row]:offsets[row + 1]])
-        L = np.linalg.cholesky(P)
-        assert np.allclose(out[row], mean + np.linalg.solve(L.T, eps[row]), atol=1e-10)
+def test_gibbs_rows_match_the_gaussian_conditional(pf_sets):
+    """The float32 Gram sums of every factor equal a float64 computation of the conditional's
+    precision and mean (module docstring of gibbs), and the RMSE from them equals a direct pass."""
+    t = build_tensors(pf_sets["train"].select_users(np.arange(30)), lam=20, rho=40, seed=1)
+    f = init_state(t, 4, np.random.default_rng(0)).factors
+    R1, R2 = t.transitions, t.visits
+    n1, n2 = R1.user, R2.user
+    F1 = {"A": f["B"][R1.i] * f["C"][R1.j], "B": f["A"][n1] * f["C"][R1.j], "C": f["A"][n1] * f["B"][R1.i]}
+    F2 = {"A": f["B"][R2.i] * f["D"][R2.j], "B": f["A"][n2] * f["D"][R2.j], "D": f["A"][n2] * f["B"][R2.i]}
+    rows1 = {"A": n1, "B": R1.i, "C": R1.j}
+    rows2 = {"A": n2, "B": R2.i, "D": R2.j}
+    got = {"A": user_grams(t, f),
+           "B": tuple(x + y for x, y in zip(gram_sums(R1, R1.i, R1.j, t.n_locations, f["A"], f["C"]),
+                                            gram_sums(R2, R2.i, R2.j, t.n_locations, f["A"], f["D"]))),
+           "C": gram_sums(R1, R1.j, R1.i, t.n_locations, f["A"], f["B"]),
+           "D": gram_sums(R2, R2.j, R2.i, t.n_slots, f["A"], f["B"])}
+    for name, (P, b) in got.items():
+        for row in range(b.shape[0]):
+            want_P, want_b = np.zeros((4, 4)), np.zeros(4)
+            for F, rows, r in ((F1, rows1, R1.r), (F2, rows2, R2.r)):
+                if name in F:
+                    sel = rows[name] == row
+                    want_P += F[name][sel].T @ F[name][sel]
+                    want_b += F[name][sel].T @ r[sel].astype(float)
+            assert np.allclose(P[row], want_P, rtol=1e-5, atol=1e-5) and np.allclose(b[row], want_b, rtol=1e-5)
+    # a draw is mean + L^-T eps of the precision Lambda + alpha P
+    P, b = got["C"]
+    mu, Lam = np.full(4, 0.1), np.eye(4) * 2
+    out = draw_rows(P, b, 3.0, mu, Lam, np.random.default_rng(7))
+    eps = np.random.default_rng(7).standard_normal(b.shape)
+    for row in range(3):
+        prec = Lam + 3.0 * P[row]
+        mean = np.linalg.solve(prec, Lam @ mu + 3.0 * b[row])
+        assert np.allclose(out[row], mean + np.linalg.solve(np.linalg.cholesky(prec).T, eps[row]), atol=1e-8)
+    state, error = gibbs_step(init_state(t, 4, np.random.default_rng(0)), t, 200.0, Prior.default(4),
+                              np.random.default_rng(3))
+    assert error == pytest.approx(rmse(t, state.factors), rel=1e-5)
 
 
 def test_hyperparameters_follow_the_normal_wishart_posterior():

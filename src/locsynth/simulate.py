@@ -44,6 +44,9 @@ import pandas as pd
 from numba import njit, prange
 
 from .errors import InputError
+from .rng import USER_BLOCK, user_words
+from .rng import next_u64 as _next_u64
+from .rng import uniform as _uniform
 from .space import Grid, POISpace, Space
 from .timeaxis import TimeAxis
 from .traces import TraceSet, TraceSetWriter
@@ -81,18 +84,12 @@ HOME_BACKGROUND, WORK_BACKGROUND = 0.10, 0.05
 CHECKIN_CONCENTRATION = 5.0
 
 #: users per SeedSequence child; part of the reproducibility contract (changing it changes output)
-USER_BLOCK = 4096
 DEFAULT_CHUNK_USERS = 100_000
 #: a chunk also holds at most this many events' worth of users (about 50 bytes per event at peak)
 MAX_CHUNK_EVENTS = 8_000_000
 
 HOME, WORK, FREE = 0, 1, 2
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
-_TWO_M53 = 1.0 / 9007199254740992.0
 
 
 # -- the city ---------------------------------------------------------------------------------
@@ -291,21 +288,6 @@ def _anchor_cdf(space: Space, city: City, kind: str, label: str) -> np.ndarray:
 
 
 # -- random numbers (SplitMix64, one stream per user) -----------------------------------------
-@njit(cache=True)
-def _next_u64(state):
-    z = state[0] + _GOLDEN
-    state[0] = z
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    return z ^ (z >> _S31)
-
-
-@njit(cache=True)
-def _uniform(state):
-    """Uniform in (0, 1), never 0 or 1."""
-    return (np.float64(_next_u64(state) >> _S11) + 0.5) * _TWO_M53
-
-
 @njit(cache=True)
 def _truncated_power(state, lo, hi, exponent):
     """Draw from p(x) ~ x^(-1-exponent) on [lo, hi] by inverting the CDF."""
@@ -576,12 +558,7 @@ class _Setup:
 
 def user_keys(seed: int, lo: int, hi: int) -> np.ndarray:
     """(hi - lo, 2) uint64 words seeding users ``lo .. hi - 1`` (see the module docstring)."""
-    first, last = lo // USER_BLOCK, (hi - 1) // USER_BLOCK
-    words = np.concatenate([
-        np.random.SeedSequence(seed, spawn_key=(1, b)).generate_state(2 * USER_BLOCK, np.uint64)
-        for b in range(first, last + 1)]).reshape(-1, 2)
-    start = lo - first * USER_BLOCK
-    return np.ascontiguousarray(words[start:start + hi - lo])
+    return user_words(seed, 1, lo, hi, words=2)
 
 
 def _simulate_range(setup: _Setup, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]:

@@ -13,6 +13,13 @@ a feature f_c (the elementwise product of the other two factors' rows) and a cou
 
 A uses the cells of both tensors (features b_i * c_j and b_i * d_l), B both (a_n * c_j and
 a_n * d_l), C only R^I (a_n * b_i), D only R^II (a_n * b_i).
+
+Scale (issue #5): the cells are stored once, grouped by user (tensors.Cells). Rows of A sum their
+own cells; the rows of B, C and D are summed in a pass over the users in which each block of
+cells is counting-sorted by target row. Features, and Gram sums over at most FLUSH cells, are
+float32; totals, Cholesky factors and draws are float64 (tests check the conditional against a
+float64 computation). The training RMSE of the finished sweep comes from the Gram sums of C and D,
+which between them cover every cell once, so it needs no pass of its own.
 """
 
 from __future__ import annotations
@@ -23,9 +30,13 @@ import numpy as np
 from numba import njit, prange
 from scipy.stats import wishart
 
-from .tensors import Tensors
+from .tensors import Cells, Tensors
 
 FACTORS = ("A", "B", "C", "D")
+#: cells summed in float32 before they are added to a float64 total
+FLUSH = 4096
+#: cells of one block of users counting-sorted by target row in the pass for B, C and D
+BLOCK_CELLS = 1 << 20
 
 
 class Prior(NamedTuple):
@@ -51,47 +62,6 @@ class GibbsState(NamedTuple):
     iteration: int
 
 
-class Design(NamedTuple):
-    """The observed cells that condition the rows of one factor, grouped by row (CSR):
-    cells ``offsets[r]:offsets[r+1]`` of row r have feature X1[idx1] * X2[idx2] and count r."""
-
-    offsets: np.ndarray
-    idx1: np.ndarray
-    idx2: np.ndarray
-    r: np.ndarray
-
-
-def designs(t: Tensors) -> dict[str, Design]:
-    """For each factor, its cells grouped by row, with the rows of the other two factors.
-
-    The second factor of A and B is C and D stacked (D's rows after C's), so that one kernel
-    serves both tensors.
-    """
-    R1, R2, L = t.transitions, t.visits, t.n_locations
-
-    def group(target, n_rows, idx1, idx2, r):
-        order = np.argsort(target, kind="stable")
-        offsets = np.searchsorted(target[order], np.arange(n_rows + 1)).astype(np.int64)
-        return Design(offsets, idx1[order].astype(np.int64), idx2[order].astype(np.int64), r[order])
-
-    both_r = np.r_[R1.r, R2.r]
-    return {
-        "A": group(np.r_[R1.user, R2.user], t.n_users, np.r_[R1.i, R2.i], np.r_[R1.j, R2.j + L], both_r),
-        "B": group(np.r_[R1.i, R2.i], L, np.r_[R1.user, R2.user], np.r_[R1.j, R2.j + L], both_r),
-        "C": group(R1.j, L, R1.user, R1.i, R1.r),
-        "D": group(R2.j, t.n_slots, R2.user, R2.i, R2.r),
-    }
-
-
-def others(name: str, f: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(X1, X2) whose row products are the features of factor ``name``'s cells."""
-    if name == "A":
-        return f["B"], np.vstack([f["C"], f["D"]])
-    if name == "B":
-        return f["A"], np.vstack([f["C"], f["D"]])
-    return f["A"], f["B"]
-
-
 def sample_hyperparameters(X: np.ndarray, prior: Prior, rng: np.random.Generator,
                            centered: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(mu, Lambda) from the normal-Wishart posterior given the rows of X (BPMF eq. 14).
@@ -115,70 +85,156 @@ def sample_hyperparameters(X: np.ndarray, prior: Prior, rng: np.random.Generator
     return mu, Lam
 
 
-def sample_rows(design: Design, X1: np.ndarray, X2: np.ndarray, alpha: float, mu: np.ndarray,
-                Lam: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """All rows of one factor from their Gaussian conditionals (the formula of the module)."""
-    n_rows, z = design.offsets.size - 1, mu.size
-    eps = rng.standard_normal((n_rows, z))
-    out = np.empty((n_rows, z))
-    _sample_rows(design.offsets, design.idx1, design.idx2, design.r, np.ascontiguousarray(X1),
-                 np.ascontiguousarray(X2), float(alpha), np.ascontiguousarray(Lam), Lam @ mu, eps, out)
-    return out
+# -- Gram sums ---------------------------------------------------------------------------------
+@njit(cache=True, fastmath=True)
+def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, F):
+    """P += sum f f^T and b += sum r f over cells lo..hi, f = X1[idx1] * X2[idx2] (float32);
+    four cells per pass over P, so that each load and store of P serves four multiply-adds."""
+    z = P.shape[0]
+    c = lo
+    while c + 4 <= hi:
+        for u in range(4):
+            a1, a2 = idx1[c + u], idx2[c + u]
+            for k in range(z):
+                F[u, k] = X1[a1, k] * X2[a2, k]
+            ru = np.float64(r[c + u])
+            if ru != 0.0:
+                for k in range(z):
+                    b[k] += ru * F[u, k]
+        for k in range(z):
+            f0, f1, f2, f3 = F[0, k], F[1, k], F[2, k], F[3, k]
+            for m in range(z):
+                P[k, m] += f0 * F[0, m] + f1 * F[1, m] + f2 * F[2, m] + f3 * F[3, m]
+        c += 4
+    while c < hi:
+        a1, a2 = idx1[c], idx2[c]
+        for k in range(z):
+            F[0, k] = X1[a1, k] * X2[a2, k]
+        ru = np.float64(r[c])
+        for k in range(z):
+            fk = F[0, k]
+            b[k] += ru * fk
+            for m in range(z):
+                P[k, m] += fk * F[0, m]
+        c += 1
 
 
 @njit(parallel=True, cache=True, fastmath=True)
-def _sample_rows(offsets, idx1, idx2, r, X1, X2, alpha, Lam, Lam_mu, eps, out):
-    n_rows, z = out.shape
-    order = _balanced_order(offsets)
-    for q in prange(n_rows):
-        row = order[q]
-        P = Lam.copy()
-        b = Lam_mu.copy()
-        F = np.empty((4, z))
-        lo, hi = offsets[row], offsets[row + 1]
-        c = lo
-        # four cells per update of P: four multiply-adds per load and store of P
-        while c + 4 <= hi:
-            for u in range(4):
-                a1, a2 = idx1[c + u], idx2[c + u]
-                for k in range(z):
-                    F[u, k] = X1[a1, k] * X2[a2, k]
-                ru = alpha * r[c + u]
-                for k in range(z):
-                    b[k] += ru * F[u, k]
-            for k in range(z):
-                f0, f1, f2, f3 = alpha * F[0, k], alpha * F[1, k], alpha * F[2, k], alpha * F[3, k]
-                for m in range(z):
-                    P[k, m] += f0 * F[0, m] + f1 * F[1, m] + f2 * F[2, m] + f3 * F[3, m]
-            c += 4
-        while c < hi:
-            a1, a2 = idx1[c], idx2[c]
-            for k in range(z):
-                F[0, k] = X1[a1, k] * X2[a2, k]
-            rc = alpha * r[c]
-            for k in range(z):
-                fk = alpha * F[0, k]
-                b[k] += rc * F[0, k]
-                for m in range(z):
-                    P[k, m] += fk * F[0, m]
-            c += 1
-        L = _cholesky(P)
-        # mean = P^-1 b = L^-T L^-1 b ; sample = mean + L^-T eps
-        y = _forward(L, b)
-        out[row] = _backward(L, y + eps[row])
+def _user_grams(off1, i1, j1, r1, off2, i2, j2, r2, B, C, D, P_out, b_out):
+    """Gram sums of the rows of A: user n's cells of R^I (features b_i * c_j) and R^II (b_i * d_l)."""
+    n_users, z = b_out.shape
+    for n in prange(n_users):
+        P32 = np.zeros((z, z), np.float32)
+        b = np.zeros(z)
+        F = np.empty((4, z), np.float32)
+        _accumulate(P32, b, B, i1, C, j1, r1, off1[n], off1[n + 1], F)
+        _accumulate(P32, b, B, i2, D, j2, r2, off2[n], off2[n + 1], F)
+        for k in range(z):
+            b_out[n, k] = b[k]
+            for m in range(z):
+                P_out[n, k, m] = P32[k, m]
 
 
-@njit(cache=True)
-def _balanced_order(offsets):
-    """Rows by decreasing size, dealt alternately to the two halves of the range so that a
-    static split between threads gets similar work."""
-    n = offsets.size - 1
-    by_size = np.argsort(-(offsets[1:] - offsets[:-1]))
-    order = np.empty(n, np.int64)
-    half = (n + 1) // 2
-    for q in range(n):
-        order[q // 2 if q % 2 == 0 else half + q // 2] = by_size[q]
-    return order
+@njit(parallel=True, cache=True, fastmath=True)
+def _scatter(bounds, off, tgt, oth, r, XN, XO, P_acc, b_acc, block_cells):
+    """Gram sums of the rows of a location or slot factor: cell c of user n adds f = XN[n] * XO[oth[c]]
+    to row tgt[c]. Chunk q of users (bounds[q]..bounds[q+1]) counting-sorts about block_cells
+    cells at a time by target row, sums each row's run in float32 and adds it into P_acc[q]."""
+    n_rows, z = P_acc.shape[1], P_acc.shape[2]
+    for q in prange(bounds.size - 1):
+        P32 = np.empty((z, z), np.float32)
+        bb = np.empty(z)
+        F = np.empty((4, z), np.float32)
+        start = np.empty(n_rows + 1, np.int64)
+        fill = np.empty(n_rows, np.int64)
+        u, end = bounds[q], bounds[q + 1]
+        cap = block_cells
+        for n in range(u, end):
+            cap = max(cap, off[n + 1] - off[n])
+        bn = np.empty(cap, np.int32)
+        bo = np.empty(cap, oth.dtype)
+        br = np.empty(cap, r.dtype)
+        while u < end:
+            v = u + 1
+            while v < end and off[v + 1] - off[u] <= cap:
+                v += 1
+            start[:] = 0
+            for c in range(off[u], off[v]):
+                start[tgt[c] + 1] += 1
+            for row in range(n_rows):
+                start[row + 1] += start[row]
+                fill[row] = start[row]
+            for n in range(u, v):
+                for c in range(off[n], off[n + 1]):
+                    p = fill[tgt[c]]
+                    fill[tgt[c]] = p + 1
+                    bn[p], bo[p], br[p] = n, oth[c], r[c]
+            for row in range(n_rows):
+                s = start[row]
+                while s < start[row + 1]:
+                    e = min(start[row + 1], s + FLUSH)
+                    P32[:] = 0
+                    bb[:] = 0
+                    _accumulate(P32, bb, XN, bn, XO, bo, br, s, e, F)
+                    for k in range(z):
+                        b_acc[q, row, k] += bb[k]
+                        for m in range(z):
+                            P_acc[q, row, k, m] += P32[k, m]
+                    s = e
+            u = v
+
+
+def _chunks(offsets: np.ndarray) -> np.ndarray:
+    """User bounds of chunks with about equal numbers of cells: 8 to 64 of them, by the data's
+    size only, so that sums (and draws) do not depend on the number of threads."""
+    n = int(np.clip(-(-int(offsets[-1]) // (8 * BLOCK_CELLS)), 8, 64))
+    bounds = np.searchsorted(offsets, np.linspace(0, offsets[-1], n + 1), side="left")
+    bounds[0], bounds[-1] = 0, offsets.size - 1
+    return np.unique(bounds).astype(np.int64)
+
+
+def _f32(X: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(X, dtype=np.float32)
+
+
+def user_grams(t: Tensors, f: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(sum f f^T, sum r f) of every row of A (users x z x z, users x z)."""
+    R1, R2 = t.transitions, t.visits
+    z = f["B"].shape[1]
+    P, b = np.empty((t.n_users, z, z)), np.empty((t.n_users, z))
+    _user_grams(R1.offsets, R1.i, R1.j, R1.r, R2.offsets, R2.i, R2.j, R2.r, _f32(f["B"]), _f32(f["C"]),
+                _f32(f["D"]), P, b)
+    return P, b
+
+
+def gram_sums(cells: Cells, tgt: np.ndarray, oth: np.ndarray, n_rows: int, XN: np.ndarray,
+              XO: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sum f f^T, sum r f) per target row ``tgt`` over ``cells``, f = XN[user] * XO[oth]."""
+    z = XN.shape[1]
+    bounds = _chunks(cells.offsets)
+    P_acc = np.zeros((bounds.size - 1, n_rows, z, z))
+    b_acc = np.zeros((bounds.size - 1, n_rows, z))
+    _scatter(bounds, cells.offsets, tgt, oth, cells.r, _f32(XN), _f32(XO), P_acc, b_acc, BLOCK_CELLS)
+    return P_acc.sum(axis=0), b_acc.sum(axis=0)
+
+
+# -- Gaussian draws ----------------------------------------------------------------------------
+@njit(parallel=True, cache=True, fastmath=True)
+def _draw_rows(P_sum, b_sum, alpha, Lam, Lam_mu, eps, out):
+    """Row x ~ N(P^-1 b, P^-1), P = Lam + alpha P_sum, b = Lam mu + alpha b_sum, as
+    P^-1 b + L^-T eps with P = L L^T."""
+    for row in prange(out.shape[0]):
+        L = _cholesky(Lam + alpha * P_sum[row])
+        out[row] = _backward(L, _forward(L, Lam_mu + alpha * b_sum[row]) + eps[row])
+
+
+def draw_rows(P_sum: np.ndarray, b_sum: np.ndarray, alpha: float, mu: np.ndarray, Lam: np.ndarray,
+              rng: np.random.Generator) -> np.ndarray:
+    """Every row of a factor from its Gaussian conditional (the formula of the module)."""
+    eps = rng.standard_normal(b_sum.shape)
+    out = np.empty(b_sum.shape)
+    _draw_rows(P_sum, b_sum, float(alpha), np.ascontiguousarray(Lam), Lam @ mu, eps, out)
+    return out
 
 
 @njit(cache=True, fastmath=True)
@@ -223,6 +279,7 @@ def _backward(L, y):
     return x
 
 
+# -- one sweep ---------------------------------------------------------------------------------
 def init_state(t: Tensors, rank: int, rng: np.random.Generator) -> GibbsState:
     """Every factor element uniform in [0, 1] (paper 001 §3.3); hyperparameters at the prior."""
     shapes = {"A": t.n_users, "B": t.n_locations, "C": t.n_locations, "D": t.n_slots}
@@ -230,34 +287,55 @@ def init_state(t: Tensors, rank: int, rng: np.random.Generator) -> GibbsState:
     return GibbsState(factors, {n: np.zeros(rank) for n in FACTORS}, {n: np.eye(rank) for n in FACTORS}, 0)
 
 
-def gibbs_step(state: GibbsState, des: dict[str, Design], alpha: float, prior: Prior,
-               rng: np.random.Generator, centered: bool = True) -> GibbsState:
-    """One sweep: hyperparameters of every factor, then the rows of A, B, C, D in turn."""
+def gibbs_step(state: GibbsState, t: Tensors, alpha: float, prior: Prior, rng: np.random.Generator,
+               centered: bool = True) -> tuple[GibbsState, float]:
+    """One sweep: hyperparameters of every factor, then the rows of A, B, C, D in turn.
+    Returns the new state and its training RMSE over all observed cells."""
     f = dict(state.factors)
     mu, Lam = {}, {}
     for name in FACTORS:
         mu[name], Lam[name] = sample_hyperparameters(f[name], prior, rng, centered)
-    for name in FACTORS:
-        X1, X2 = others(name, f)
-        f[name] = sample_rows(des[name], X1, X2, alpha, mu[name], Lam[name], rng)
-    return GibbsState(f, mu, Lam, state.iteration + 1)
+    R1, R2, L, S = t.transitions, t.visits, t.n_locations, t.n_slots
+
+    P, b = user_grams(t, f)
+    f["A"] = draw_rows(P, b, alpha, mu["A"], Lam["A"], rng)
+    del P, b
+
+    P1, b1 = gram_sums(R1, R1.i, R1.j, L, f["A"], f["C"])
+    P2, b2 = gram_sums(R2, R2.i, R2.j, L, f["A"], f["D"])
+    f["B"] = draw_rows(P1 + P2, b1 + b2, alpha, mu["B"], Lam["B"], rng)
+
+    PC, bC = gram_sums(R1, R1.j, R1.i, L, f["A"], f["B"])
+    f["C"] = draw_rows(PC, bC, alpha, mu["C"], Lam["C"], rng)
+    PD, bD = gram_sums(R2, R2.j, R2.i, S, f["A"], f["B"])
+    f["D"] = draw_rows(PD, bD, alpha, mu["D"], Lam["D"], rng)
+
+    rss = _rss(PC, bC, f["C"], R1.sum_r2) + _rss(PD, bD, f["D"], R2.sum_r2)
+    return GibbsState(f, mu, Lam, state.iteration + 1), float(np.sqrt(max(rss, 0.0) / max(t.n_cells, 1)))
+
+
+def _rss(P: np.ndarray, b: np.ndarray, X: np.ndarray, r2: float) -> float:
+    """sum_c (r_c - x . f_c)^2 = sum r^2 - 2 x.b + x^T P x, over the rows x of X."""
+    return float(r2 - 2 * np.einsum("rk,rk->", X, b) + np.einsum("rk,rkm,rm->", X, P, X))
 
 
 def rmse(t: Tensors, f: dict[str, np.ndarray]) -> float:
-    """Root mean squared error of the reconstruction (eq. 2) over all observed cells."""
+    """Root mean squared error of the reconstruction (eq. 2) over all observed cells (a direct
+    pass; gibbs_step gets the same number from its Gram sums)."""
     R1, R2 = t.transitions, t.visits
-    e1 = _residuals(R1.user, R1.i, R1.j, R1.r, f["A"], f["B"], f["C"])
-    e2 = _residuals(R2.user, R2.i, R2.j, R2.r, f["A"], f["B"], f["D"])
-    return float(np.sqrt((e1 + e2) / max(R1.size + R2.size, 1)))
+    e1 = _residuals(R1.offsets, R1.i, R1.j, R1.r, f["A"], f["B"], f["C"])
+    e2 = _residuals(R2.offsets, R2.i, R2.j, R2.r, f["A"], f["B"], f["D"])
+    return float(np.sqrt((e1 + e2) / max(t.n_cells, 1)))
 
 
 @njit(parallel=True, cache=True)
-def _residuals(n, i, j, r, A, B, C):
+def _residuals(off, i, j, r, A, B, C):
     total = 0.0
     z = A.shape[1]
-    for c in prange(n.size):
-        s = 0.0
-        for k in range(z):
-            s += A[n[c], k] * B[i[c], k] * C[j[c], k]
-        total += (r[c] - s) ** 2
+    for n in prange(off.size - 1):
+        for c in range(off[n], off[n + 1]):
+            s = 0.0
+            for k in range(z):
+                s += A[n, k] * B[i[c], k] * C[j[c], k]
+            total += (r[c] - s) ** 2
     return total

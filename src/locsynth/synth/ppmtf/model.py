@@ -17,7 +17,7 @@ from ...privacy.plausible_deniability import PDResult, pd_test
 from ...traces import TraceSet
 from ..base import Synthesizer, user_uniforms
 from .generate import PHI, StepIndex, UserModel, generate_traces, reconstruct
-from .gibbs import FACTORS, GibbsState, Prior, designs, gibbs_step, init_state, rmse
+from .gibbs import FACTORS, GibbsState, Prior, gibbs_step, init_state
 from .tensors import build_tensors
 
 log = logging.getLogger(__name__)
@@ -76,15 +76,14 @@ class PPMTF(Synthesizer):
         self._remember_frame(train)
         seeds = np.random.SeedSequence(self.seed).spawn(2)
         tensors = build_tensors(train, self.lam, self.r_max, self.rho, seed=int(seeds[0].generate_state(1)[0]))
-        des = designs(tensors)
         rng = np.random.default_rng(seeds[1])
         prior = Prior.default(self.rank)
         state = init_state(tensors, self.rank, rng)
         self.rmse_ = []
         with threadpool_limits(1, user_api="blas"):
             for _ in range(self.iterations):
-                state = gibbs_step(state, des, self.alpha, prior, rng, centered=self.hyper == "bpmf")
-                self.rmse_.append(rmse(tensors, state.factors))
+                state, error = gibbs_step(state, tensors, self.alpha, prior, rng, centered=self.hyper == "bpmf")
+                self.rmse_.append(error)
                 log.info("Gibbs iteration %d/%d: training RMSE %.5f", state.iteration, self.iterations,
                          self.rmse_[-1])
                 if progress is not None:
