@@ -277,3 +277,19 @@ def test_sample_length_in_instants_and_cluster_metric(pf_fit, pf_sets):
     m = evaluate(pf_sets["train"], pf_sets["test"], full, attacks=(), sglt=False,
                  user_factors=pf_fit.factors_["A"]).metrics
     assert m["cluster_tv"]["synthetic"] < m["cluster_tv"]["uniform"]
+
+
+def test_scalable_generation_equals_the_full_matrix_reference(pf_fit):
+    """sample_users (MH rows along the path, float32 normalisers) gives the traces of the
+    full-matrix reference (mh_matrix / generate_traces) and their log-likelihoods to 1e-6."""
+    from locsynth.synth.base import user_uniforms
+    from locsynth.synth.ppmtf.generate import generate_traces
+
+    syn = pf_fit.sample(traces_per_user=3, users=[5, 17], seed=9)
+    slots = np.arange(30)
+    for q, n in enumerate([5, 17]):
+        m = pf_fit.user_model(n)
+        out, ll = np.empty((3, 30), np.int64), np.empty(3)
+        generate_traces(m.Q, m.QT, m.piT, slots, user_uniforms(9, n, (3, 30), 0), out, ll)
+        assert np.array_equal(syn.loc.reshape(-1, 30)[3 * q:3 * q + 3], out)
+        assert np.allclose(syn.users["loglik"].to_numpy()[3 * q:3 * q + 3], ll, atol=1e-6)

@@ -149,3 +149,100 @@ class StepIndex:
         lf = np.log(m.piT[self.first_slot, self.first_loc])
         M, M0 = (self.M, self.M0) if rows is None else (self.M[rows], self.M0[rows])
         return M @ lp + M0 @ lf
+
+
+# -- at scale: one user's tables on the fly, MH rows only along the path (issue #5) ------------
+#: rows of R^I_n computed per block when summing its clamped rows
+ROW_BLOCK = 256
+
+
+@njit(cache=True, fastmath=True)
+def clamped_row_sums(Ba32, CT32, phi, out):
+    """out[i] = sum_j max((B * a) C^T [i, j], phi): the normalisers of Q*_n (eq. 2 and §3.4), the one
+    part of a user's model that needs all L^2 entries; float32 products, float64 sums."""
+    L = Ba32.shape[0]
+    for i0 in range(0, L, ROW_BLOCK):
+        i1 = min(L, i0 + ROW_BLOCK)
+        G = np.dot(Ba32[i0:i1], CT32)
+        for i in range(i1 - i0):
+            s = 0.0
+            for j in range(G.shape[1]):
+                g = G[i, j]
+                s += g if g > phi else phi
+            out[i0 + i] = s
+
+
+@njit(cache=True, fastmath=True)
+def visit_distributions(Ba, D, phi, home, boost, out):
+    """pi_{n,l} for every slot l into ``out`` (n_slots, L); with ``home >= 0`` the home's count is
+    raised by ``boost`` in the first and last slots before normalising (paper 003 App. D)."""
+    S, L = out.shape
+    z = Ba.shape[1]
+    for l in range(S):
+        for i in range(L):
+            s = 0.0
+            for k in range(z):
+                s += D[l, k] * Ba[i, k]
+            out[l, i] = s if s > phi else phi
+    if home >= 0:
+        out[0, home] += boost
+        out[S - 1, home] += boost
+    for l in range(S):
+        out[l] /= out[l].sum()
+
+
+@njit(cache=True, fastmath=True)
+def mh_row_lazy(BaT, CT, Z, p, a, phi, g_ab, g_ba, out):
+    """Row ``a`` of Q_{n,l} (eq. 5) from the factors (transposed, z x L): Q*(b|a) =
+    max(G[a,b], phi) / Z[a] and Q*(a|b) = max(G[b,a], phi) / Z[b], G = (B * a_n) C^T, without
+    forming G: row a and column a of G as 2 z axpys of length L."""
+    z, L = BaT.shape
+    g_ab[:] = 0.0
+    g_ba[:] = 0.0
+    for k in range(z):
+        x, y = BaT[k, a], CT[k, a]
+        for b in range(L):
+            g_ab[b] += x * CT[k, b]
+            g_ba[b] += y * BaT[k, b]
+    inv = 1.0 / p[a]
+    za = 1.0 / Z[a]
+    total = 0.0
+    for b in range(L):
+        f = max(g_ab[b], phi) * za
+        r = p[b] * max(g_ba[b], phi) / Z[b] * inv
+        v = min(f, r)
+        out[b] = v
+        total += v
+    total -= out[a]
+    out[a] = 1.0 - total
+
+
+@njit(parallel=True, cache=True)
+def sample_users(feature, B, CT, D, CT32, slots, uniforms, homes, boost, phi, out, loglik):
+    """Traces of every row of ``feature`` (a user's a_n): uniforms (n, traces, T) -> locations
+    ``out`` (n * traces, T) and log-likelihoods (§3.4-3.5); memory per thread O(L z + S L)."""
+    n, n_tr, T = uniforms.shape
+    L, z = B.shape
+    S = D.shape[0]
+    for q in prange(n):
+        Ba = B * feature[q]
+        Ba32 = Ba.astype(np.float32)
+        Z = np.empty(L)
+        clamped_row_sums(Ba32, CT32, phi, Z)
+        piT = np.empty((S, L))
+        visit_distributions(Ba, D, phi, homes[q], boost, piT)
+        BaT = np.ascontiguousarray(Ba.T)
+        row, g_ab, g_ba = np.empty(L), np.empty(L), np.empty(L)
+        for k in range(n_tr):
+            w = q * n_tr + k
+            p0 = piT[slots[0]]
+            a = _draw(p0, uniforms[q, k, 0])
+            out[w, 0] = a
+            ll = np.log(p0[a])
+            for t in range(1, T):
+                mh_row_lazy(BaT, CT, Z, piT[slots[t]], a, phi, g_ab, g_ba, row)
+                b = _draw(row, uniforms[q, k, t])
+                ll += np.log(row[b])
+                a = b
+                out[w, t] = a
+            loglik[w] = ll

@@ -16,12 +16,14 @@ from ...errors import InputError
 from ...privacy.plausible_deniability import PDResult, pd_test
 from ...traces import TraceSet
 from ..base import Synthesizer, user_uniforms
-from .generate import PHI, StepIndex, UserModel, generate_traces, reconstruct
+from .generate import PHI, StepIndex, UserModel, reconstruct, sample_users
 from .gibbs import FACTORS, GibbsState, Prior, gibbs_step, init_state
 from .tensors import build_tensors
 
 log = logging.getLogger(__name__)
 HYPER = ("bpmf", "authors")
+#: users per block of generation (memory of the uniforms)
+GENERATE_BLOCK = 4096
 
 
 class PPMTF(Synthesizer):
@@ -106,19 +108,26 @@ class PPMTF(Synthesizer):
         return reconstruct(f["A"][n] if a is None else a, f["B"], f["C"], f["D"], PHI)
 
     def _generate(self, rows: np.ndarray, traces_per_user: int, T: int, seed: int, stream: int,
-                  feature=None, visits_hook=None) -> tuple[np.ndarray, np.ndarray]:
+                  feature: np.ndarray | None = None, homes: np.ndarray | None = None, boost: float = 0.0,
+                  progress=None) -> tuple[np.ndarray, np.ndarray]:
+        """Traces of training rows ``rows`` (or of the rows of ``feature``), users in blocks; the
+        uniforms of user n come from (seed, stream, n) only."""
+        f = self.factors_
         slots = self.time_.slot(np.arange(T)).astype(np.int64)
-        locs = np.empty((rows.size * traces_per_user, T), np.int64)
+        CT = np.ascontiguousarray(f["C"].T)
+        locs = np.empty((rows.size * traces_per_user, T), np.int32)
         loglik = np.empty(rows.size * traces_per_user)
+        homes = np.full(rows.size, -1, np.int64) if homes is None else np.asarray(homes, np.int64)
         with threadpool_limits(1, user_api="blas"):
-            for q, n in enumerate(rows):
-                m = self.user_model(int(n), None if feature is None else feature[q])
-                if visits_hook is not None:
-                    m = visits_hook(q, m)
-                sl = slice(q * traces_per_user, (q + 1) * traces_per_user)
-                out, ll = locs[sl], loglik[sl]
-                generate_traces(m.Q, m.QT, m.piT, slots, user_uniforms(seed, int(n), (traces_per_user, T), stream),
-                                out, ll)
+            for lo in range(0, rows.size, GENERATE_BLOCK):
+                block = rows[lo:lo + GENERATE_BLOCK]
+                feat = f["A"][block] if feature is None else feature[lo:lo + GENERATE_BLOCK]
+                u = np.stack([user_uniforms(seed, int(n), (traces_per_user, T), stream) for n in block])
+                sl = slice(lo * traces_per_user, (lo + block.size) * traces_per_user)
+                sample_users(np.ascontiguousarray(feat), f["B"], CT, f["D"], CT.astype(np.float32), slots, u,
+                             homes[lo:lo + GENERATE_BLOCK], float(boost), PHI, locs[sl], loglik[sl])
+                if progress is not None:
+                    progress(lo + block.size, rows.size)
         return locs, loglik
 
     def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0,
@@ -232,13 +241,10 @@ class PPMTFPlus(PPMTF):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         cov = np.linalg.inv(self.Lambda_["A"])
         feature = rng.multivariate_normal(self.mu_["A"], (cov + cov.T) / 2, size=m, method="cholesky")
-        hook, homes = None, None
-        if home_regions:
-            homes = rng.choice(self.space_.n_locations, size=m, p=self.home_population_)
-            hook = _home_hook(self, feature, homes, home_boost)
+        homes = rng.choice(self.space_.n_locations, size=m, p=self.home_population_) if home_regions else None
         rows = np.arange(m)
         locs, loglik = self._generate(rows, traces_per_user, _length(self, days, instants), seed, stream=1,
-                                      feature=feature, visits_hook=hook)
+                                      feature=feature, homes=homes, boost=home_boost)
         source = np.full(m * traces_per_user, -1)
         trace_no = np.tile(np.arange(traces_per_user), m)
         extra = {"loglik": loglik}
@@ -255,19 +261,6 @@ class PPMTFPlus(PPMTF):
     def _restore(self, arrays, fitted) -> None:
         super()._restore(arrays, fitted)
         self.home_population_ = arrays["home_population"]
-
-
-def _home_hook(model: PPMTF, feature: np.ndarray, homes: np.ndarray, boost: float):
-    """Raise the reconstructed visit count at the home in the first and last slots (paper 003 App. D)."""
-    f = model.factors_
-    last = model.time_.n_slots - 1
-
-    def hook(q: int, m: UserModel) -> UserModel:
-        V = np.maximum(f["D"] @ (f["B"] * feature[q]).T, PHI)
-        V[[0, last], homes[q]] += boost
-        return UserModel(m.Q, m.QT, V / V.sum(axis=1, keepdims=True))
-
-    return hook
 
 
 def _trace_matrix(synthetic: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
