@@ -79,6 +79,26 @@ def buckets(loglik: np.ndarray, eta: float) -> np.ndarray:
     return np.floor(-np.asarray(loglik) / eta).astype(np.int64)
 
 
+def choose_candidates(n_users: int, candidates: int | None, seed: int, k: int, eta: float,
+                      source: np.ndarray) -> np.ndarray:
+    """U*: ``candidates`` training rows drawn without replacement with ``seed`` (all when None or
+    at least n_users), sorted; checks the test's parameters."""
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    if eta <= 0:
+        raise InputError(f"eta must be positive, got {eta}")
+    if candidates is not None and candidates < 1:
+        raise InputError(f"the number of candidates must be at least 1, got {candidates}")
+    if k > n_users:
+        raise InputError(f"k = {k} is larger than the {n_users} training users")
+    if (source < 0).any():
+        raise InputError("the PD test needs traces generated from training users (source >= 0)")
+    pool = np.arange(n_users)
+    if candidates is None or candidates >= n_users:
+        return pool
+    return np.sort(np.random.default_rng(seed).choice(pool, candidates, replace=False))
+
+
 def pd_test(model, locs: np.ndarray, slots: np.ndarray, source: np.ndarray, k: int = 10, eta: float = 1.0,
             candidates: int | None = None, seed: int = 0, progress=None) -> PDResult:
     """Privacy Test 1 for traces ``locs`` (n_traces, T) generated from training rows ``source``.
@@ -87,20 +107,7 @@ def pd_test(model, locs: np.ndarray, slots: np.ndarray, source: np.ndarray, k: i
     once) and ``logliks(m, steps, rows=None) -> ndarray``: log p(y = M(m)) for every trace (or
     the ``rows``). ``candidates`` is |U*| (None: every training user).
     """
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if eta <= 0:
-        raise InputError(f"eta must be positive, got {eta}")
-    n_users = model.n_users
-    if candidates is not None and candidates < 1:
-        raise InputError(f"the number of candidates must be at least 1, got {candidates}")
-    if k > n_users:
-        raise InputError(f"k = {k} is larger than the {n_users} training users")
-    if (source < 0).any():
-        raise InputError("the PD test needs traces generated from training users (source >= 0)")
-    rng = np.random.default_rng(seed)
-    pool = np.arange(n_users)
-    cand = pool if candidates is None or candidates >= n_users else np.sort(rng.choice(pool, candidates, replace=False))
+    cand = choose_candidates(model.n_users, candidates, seed, k, eta, source)
     steps = model.steps(locs, slots)
     if source.size * cand.size * 8 <= MATRIX_BYTES:
         own, hits = _one_pass(model, steps, source, cand, eta, progress)

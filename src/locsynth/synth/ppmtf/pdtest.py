@@ -1,0 +1,197 @@
+"""The plausible-deniability test of PPMTF at scale (paper 001 §3.5, Privacy Test 1).
+
+The test needs log p(y = M(m)) for every synthetic trace y and every candidate m of U*: about
+traces x candidates x T steps (220,000 x 32,000 x 24 for an Istanbul-sized job). Candidates are
+taken in blocks of CANDIDATE_BLOCK. For a block, each candidate's normalisers Z_m (the clamped row
+sums of R^I_m), visit distributions pi_{m,l} and stay probabilities Q_{m,l}(a|a) are built once;
+then every still-undecided trace is walked once, with each move's probability computed for the
+whole block at once (a small matrix-vector product with the block's rows of A), so that the
+inner loops run along the candidates and stream memory. A trace leaves once its count reaches k
+(early stop). Probabilities are multiplied in float64 and logged every LOG_EVERY steps; the
+normalisers come from float32 products (see generate.clamped_row_sums).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ...privacy.plausible_deniability import PDResult, buckets, choose_candidates
+from .generate import PHI, clamped_row_sums
+
+CANDIDATE_BLOCK = 64
+LOG_EVERY = 16
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, stayT):
+    """For candidates q of the block: invZT[a, q] = 1 / Z_q[a]; piT[l, a, q] = pi_{q,l}(a),
+    WT[l, b, q] = pi_{q,l}(b) / Z_q[b], invPiT[l, a, q] = 1 / pi_{q,l}(a), and
+    stayT[l, a, q] = Q_{q,l}(a|a) where need_stay[l, a] (eq. 5)."""
+    n_c, z = A_blk.shape
+    L, S = B.shape[0], D.shape[0]
+    C32 = np.ascontiguousarray(CT32.T)
+    for q in prange(n_c):
+        Ba = B * A_blk[q]
+        Ba32 = Ba.astype(np.float32)
+        BaT32 = np.ascontiguousarray(Ba32.T)
+        Z = np.empty(L)
+        clamped_row_sums(Ba32, CT32, phi, Z)
+        V = np.dot(D, np.ascontiguousarray(Ba.T))          # (S, L) visit counts
+        pi = np.empty((S, L))
+        w = np.empty((S, L))
+        for l in range(S):
+            s = 0.0
+            for i in range(L):
+                v = max(V[l, i], phi)
+                pi[l, i] = v
+                s += v
+            for i in range(L):
+                pi[l, i] /= s
+                w[l, i] = pi[l, i] / Z[i]
+        for a in range(L):
+            invZT[a, q] = 1.0 / Z[a]
+            for l in range(S):
+                piT[l, a, q] = pi[l, a]
+                WT[l, a, q] = w[l, a]
+                invPiT[l, a, q] = 1.0 / pi[l, a]
+        u = np.empty(L)
+        v = np.empty(L)
+        for a0 in range(0, L, 64):
+            a1 = min(L, a0 + 64)
+            G = np.dot(Ba32[a0:a1], CT32)           # G[a, b]
+            GT = np.dot(C32[a0:a1], BaT32)           # G[b, a]
+            for a in range(a0, a1):
+                za = 1.0 / Z[a]
+                ready = False
+                for l in range(S):
+                    if not need_stay[l, a]:
+                        continue
+                    if not ready:
+                        for b in range(L):
+                            u[b] = max(np.float64(G[a - a0, b]), phi) * za
+                            v[b] = max(np.float64(GT[a - a0, b]), phi)
+                        ready = True
+                    inv = 1.0 / pi[l, a]
+                    total = 0.0
+                    for b in range(L):
+                        total += min(u[b], v[b] * w[l, b] * inv)
+                    # the b = a term of the sum is Q*(a|a) on both sides of the min
+                    stayT[l, a, q] = max(1.0 - (total - u[a]), 1e-300)
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def _block_logliks(locs, slots, rows, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every, out):
+    """out[r, q] = log p(locs[rows[r]] = M(q)) for the block's candidates q; the loops over q
+    run along contiguous memory. A move's R^I entries G[a, b] and G[b, a] are float32 dot
+    products (relative error ~1e-7, far below the buckets' width eta)."""
+    z, n_c = A_blkT.shape
+    T = locs.shape[1]
+    for r in prange(rows.size):
+        y = locs[rows[r]]
+        acc = np.empty(n_c)
+        ll = np.zeros(n_c)
+        g1 = np.empty(n_c, np.float32)
+        g2 = np.empty(n_c, np.float32)
+        a = y[0]
+        for q in range(n_c):
+            acc[q] = piT[slots[0], a, q]
+        for t in range(1, T):
+            b, l = y[t], slots[t]
+            if a == b:
+                for q in range(n_c):
+                    acc[q] *= stayT[l, a, q]
+            else:
+                g1[:] = 0.0
+                g2[:] = 0.0
+                for k in range(z):
+                    x1, x2 = np.float32(B[a, k] * C[b, k]), np.float32(B[b, k] * C[a, k])
+                    for q in range(n_c):
+                        g1[q] += x1 * A_blkT[k, q]
+                        g2[q] += x2 * A_blkT[k, q]
+                for q in range(n_c):
+                    fw = max(np.float64(g1[q]), phi) * invZT[a, q]
+                    bw = max(np.float64(g2[q]), phi) * WT[l, b, q] * invPiT[l, a, q]
+                    acc[q] *= min(fw, bw)
+            a = b
+            if t % log_every == 0:
+                for q in range(n_c):
+                    ll[q] += np.log(acc[q])
+                    acc[q] = 1.0
+        for q in range(n_c):
+            out[r, q] = ll[q] + np.log(acc[q])
+
+
+def _needed_stays(locs: np.ndarray, slots: np.ndarray, n_slots: int, n_locations: int) -> np.ndarray:
+    stay = locs[:, 1:] == locs[:, :-1]
+    need = np.zeros((n_slots, n_locations), bool)
+    need[np.broadcast_to(slots[1:], stay.shape)[stay], locs[:, 1:][stay]] = True
+    return need
+
+
+def block_logliks(factors: dict, candidates: np.ndarray, locs: np.ndarray, slots: np.ndarray,
+                  rows: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """log p(y = M(m)) of traces ``locs[rows]`` under the candidates (one block), (rows, candidates)."""
+    A_blk = np.ascontiguousarray(factors["A"][candidates])
+    B, C, D = factors["B"], factors["C"], factors["D"]
+    L, S, n_c = B.shape[0], D.shape[0], candidates.size
+    CT32 = np.ascontiguousarray(C.T, dtype=np.float32)
+    invZT = np.empty((L, n_c))
+    piT, WT, invPiT, stayT = (np.empty((S, L, n_c)) for _ in range(4))
+    stayT[:] = 1.0
+    _block_tables(A_blk, B, CT32, D, need, PHI, invZT, piT, WT, invPiT, stayT)
+    out = np.empty((rows.size, n_c))
+    _block_logliks(locs, slots, rows, np.ascontiguousarray(A_blk.T, dtype=np.float32), B, C, invZT, piT, WT, invPiT, stayT, PHI,
+                   LOG_EVERY, out)
+    return out
+
+
+def own_logliks(factors: dict, locs: np.ndarray, slots: np.ndarray, source: np.ndarray,
+                need: np.ndarray) -> np.ndarray:
+    """log p(y = M(source)) of every trace, source users taken a block at a time."""
+    users = np.unique(source)
+    own = np.empty(source.size)
+    order = np.argsort(source, kind="stable")
+    sorted_src = source[order]
+    for lo in range(0, users.size, CANDIDATE_BLOCK):
+        blk = users[lo:lo + CANDIDATE_BLOCK]
+        a, b = np.searchsorted(sorted_src, [blk[0], blk[-1] + 1])
+        rows = order[a:b]
+        ll = block_logliks(factors, blk, locs, slots, rows, need)
+        own[rows] = ll[np.arange(rows.size), np.searchsorted(blk, source[rows])]
+    return own
+
+
+def pd_test_factors(factors: dict, locs: np.ndarray, slots: np.ndarray, source: np.ndarray, n_slots: int,
+                    k: int = 10, eta: float = 1.0, candidates: int | None = None, seed: int = 0,
+                    own: np.ndarray | None = None, early_stop: bool = True, progress=None) -> PDResult:
+    """Privacy Test 1 of traces ``locs`` (n_traces, T) generated from training rows ``source``,
+    against the candidates U* (``candidates`` of them, drawn with ``seed``; None: all users).
+
+    ``own``: log p(y = M(source)) when known (the log-likelihoods written at generation), else
+    computed. With ``early_stop`` a trace stops counting once it reaches k, so the counts of
+    passing traces are lower bounds (pass/fail is exact); without it every count is exact.
+    """
+    locs = np.ascontiguousarray(locs, dtype=np.int64)
+    slots = np.ascontiguousarray(slots, dtype=np.int64)
+    n_users = factors["A"].shape[0]
+    cand = choose_candidates(n_users, candidates, seed, k, eta, source)
+    need = _needed_stays(locs, slots, n_slots, factors["B"].shape[0])
+    if own is None:
+        own = own_logliks(factors, locs, slots, source, need)
+    own_bucket = buckets(own, eta)
+    hits = np.zeros(source.size, np.int64)
+    active = np.arange(source.size)
+    for lo in range(0, cand.size, CANDIDATE_BLOCK):
+        blk = cand[lo:lo + CANDIDATE_BLOCK]
+        ll = block_logliks(factors, blk, locs, slots, active, need)
+        same = (buckets(ll, eta) == own_bucket[active, None]) & (source[active, None] != blk[None, :])
+        hits[active] += same.sum(axis=1)
+        if early_stop:
+            active = active[hits[active] + 1 < k]
+        if progress is not None:
+            progress(min(lo + CANDIDATE_BLOCK, cand.size), cand.size)
+        if active.size == 0:
+            break
+    counts = hits + 1
+    return PDResult(counts, counts >= k, own, cand, k, eta)
