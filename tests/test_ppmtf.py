@@ -293,3 +293,21 @@ def test_scalable_generation_equals_the_full_matrix_reference(pf_fit):
         generate_traces(m.Q, m.QT, m.piT, slots, user_uniforms(9, n, (3, 30), 0), out, ll)
         assert np.array_equal(syn.loc.reshape(-1, 30)[3 * q:3 * q + 3], out)
         assert np.allclose(syn.users["loglik"].to_numpy()[3 * q:3 * q + 3], ll, atol=1e-6)
+
+
+def test_checkpoint_resumes_to_the_uninterrupted_result(pf_sets, tmp_path):
+    small = pf_sets["train"].select_users(np.arange(40))
+    straight = PPMTF(iterations=4, rho=50, seed=2).fit(small)
+    PPMTF(iterations=2, rho=50, seed=2).fit(small, checkpoint=tmp_path / "ck")       # "interrupted" after 2
+    seen = []
+    resumed = PPMTF(iterations=4, rho=50, seed=2).fit(small, checkpoint=tmp_path / "ck",
+                                                     progress=lambda it, total, err: seen.append(it))
+    assert seen == [2, 3, 4]                                    # sweeps 1-2 were not run again
+    for k in "ABCD":
+        assert np.array_equal(straight.factors_[k], resumed.factors_[k])
+    assert resumed.rmse_ == straight.rmse_
+    with pytest.raises(InputError, match="other training data or hyperparameters"):
+        PPMTF(iterations=4, rho=60, seed=2).fit(small, checkpoint=tmp_path / "ck")
+    (tmp_path / "ck" / "state.npz").write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="damaged"):
+        PPMTF(iterations=4, rho=50, seed=2).fit(small, checkpoint=tmp_path / "ck")

@@ -170,6 +170,7 @@ def fit(
     rho: int = typer.Option(1000, help="PPMTF: zero cells per user and tensor."),
     hyper: str = typer.Option("bpmf", help="PPMTF: hyperparameter update, bpmf or authors."),
     xi: int = typer.Option(0, help="SGD: events copied from the input user."),
+    checkpoint: Optional[Path] = typer.Option(None, help="PPMTF: save each sweep here and resume from it."),
     seed: int = typer.Option(0, help="Random seed."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
@@ -188,7 +189,7 @@ def fit(
                      seed=seed)
         with progress_bar() as bar:
             task = bar.add_task("Gibbs sampling", total=iterations)
-            model.fit(ts, progress=lambda it, total, err: bar.update(
+            model.fit(ts, checkpoint=checkpoint, progress=lambda it, total, err: bar.update(
                 task, completed=it, description=f"Gibbs sampling (RMSE {err:.4f})"))
         eps = model.epsilon()
         out_console.print(f"fitted {method}: {iterations} iterations, training RMSE {model.rmse_[-1]:.4f}; "
@@ -220,18 +221,22 @@ def sample(
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass --overwrite to replace it")
     model = load_model(model_dir)
-    with console.status(f"sampling from {model.name}"):
+    with progress_bar() as bar:
+        task = bar.add_task(f"sampling from {model.name} (users)", total=None)
+        if isinstance(model, PPMTF):
+            extra = {"instants": instants, "progress": lambda done, total: bar.update(task, completed=done, total=total)}
+        elif instants is not None:
+            raise InputError("--instants applies to ppmtf and ppmtf-plus")
+        else:
+            extra = {}
         if isinstance(model, PPMTFPlus):
             syn = model.sample(n_users=users, traces_per_user=traces_per_user, days=days, seed=seed,
-                               home_regions=home_regions, instants=instants)
+                               home_regions=home_regions, **extra)
         else:
             if users is not None:
                 raise InputError("--users (virtual users) applies to ppmtf-plus only")
-            extra = {} if instants is None else {"instants": instants}
-            if extra and not isinstance(model, PPMTF):
-                raise InputError("--instants applies to ppmtf and ppmtf-plus")
             syn = model.sample(traces_per_user=traces_per_user, days=days, seed=seed, **extra)
-        syn.save(out, overwrite=overwrite)
+    syn.save(out, overwrite=overwrite)
     out_console.print(f"wrote {out}: {syn.n_traces} traces of {syn.n_users} users, {syn.n_events} events",
                       highlight=False)
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -17,6 +18,7 @@ from ...privacy.plausible_deniability import PDResult
 from ...traces import TraceSet
 from ..base import Synthesizer, user_uniforms
 from .generate import PHI, StepIndex, UserModel, reconstruct, sample_users
+from . import checkpoint as ckpt
 from .pdtest import pd_test_factors
 from .gibbs import FACTORS, GibbsState, Prior, gibbs_step, init_state
 from .tensors import build_tensors
@@ -70,10 +72,12 @@ class PPMTF(Synthesizer):
         if self.rho < 0 or self.alpha <= 0:
             raise InputError(f"rho must be >= 0 and alpha > 0, got rho={self.rho}, alpha={self.alpha}")
 
-    def fit(self, train: TraceSet, progress=None) -> "PPMTF":
+    def fit(self, train: TraceSet, progress=None, checkpoint: str | Path | None = None) -> "PPMTF":
         """Build the tensors of ``train`` and run the Gibbs sampler (§3.2-3.3).
 
-        ``progress(iteration, iterations, rmse)`` is called after each sweep.
+        ``progress(iteration, iterations, rmse)`` is called after each sweep. With ``checkpoint``
+        (a directory) the state is saved after each sweep and a later fit resumes from it
+        (see checkpoint.py); the result equals an uninterrupted run's.
         """
         self._validate()
         self._remember_frame(train)
@@ -83,10 +87,26 @@ class PPMTF(Synthesizer):
         prior = Prior.default(self.rank)
         state = init_state(tensors, self.rank, rng)
         self.rmse_ = []
+        key = None
+        if checkpoint is not None:
+            checkpoint = Path(checkpoint)
+            params = {k: v for k, v in self.get_params().items() if k != "iterations"}
+            key = ckpt.fingerprint(train, {"model": self.name, **params})
+            saved = ckpt.load(checkpoint, key, rng)
+            if saved is not None:
+                state, self.rmse_ = saved
+                if state.iteration > self.iterations:
+                    raise InputError(f"checkpoint {checkpoint} is at iteration {state.iteration}, past the "
+                                     f"{self.iterations} asked for")
+                log.info("resuming from iteration %d of %s", state.iteration, checkpoint)
+                if progress is not None and self.rmse_:
+                    progress(state.iteration, self.iterations, self.rmse_[-1])
         with threadpool_limits(1, user_api="blas"):
-            for _ in range(self.iterations):
+            while state.iteration < self.iterations:
                 state, error = gibbs_step(state, tensors, self.alpha, prior, rng, centered=self.hyper == "bpmf")
                 self.rmse_.append(error)
+                if checkpoint is not None:
+                    ckpt.save(checkpoint, state, self.rmse_, rng, key)
                 log.info("Gibbs iteration %d/%d: training RMSE %.5f", state.iteration, self.iterations,
                          self.rmse_[-1])
                 if progress is not None:
@@ -132,7 +152,7 @@ class PPMTF(Synthesizer):
         return locs, loglik
 
     def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0,
-               instants: int | None = None) -> TraceSet:
+               instants: int | None = None, progress=None) -> TraceSet:
         """Synthetic traces of the training users (§3.4): ``traces_per_user`` traces of ``days``
         days each (or of ``instants`` instants), one location per instant of the training set's
         time axis, whose slots fix how many instants each slot has.
@@ -146,7 +166,7 @@ class PPMTF(Synthesizer):
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_users):
             raise InputError(f"user rows must be in 0..{self.n_users - 1}")
         T = _length(self, days, instants)
-        locs, loglik = self._generate(rows, traces_per_user, T, seed, stream=0)
+        locs, loglik = self._generate(rows, traces_per_user, T, seed, stream=0, progress=progress)
         source = np.repeat(rows, traces_per_user)
         trace_no = np.tile(np.arange(traces_per_user), rows.size)
         return self._synthetic(source, trace_no, locs, days, {"loglik": loglik})
@@ -227,8 +247,8 @@ class PPMTFPlus(PPMTF):
 
     name = "ppmtf-plus"
 
-    def fit(self, train: TraceSet, progress=None) -> "PPMTFPlus":
-        super().fit(train, progress)
+    def fit(self, train: TraceSet, progress=None, checkpoint: str | Path | None = None) -> "PPMTFPlus":
+        super().fit(train, progress, checkpoint)
         from ...metrics.population import population_by_slot
 
         self.home_population_ = population_by_slot(train)[0]
@@ -236,8 +256,9 @@ class PPMTFPlus(PPMTF):
 
     def sample(self, n_users: int | None = None, traces_per_user: int = 1, days: int = 1, seed: int = 0,
                home_regions: bool = False, home_boost: float = 20.0, users=None,
-               instants: int | None = None) -> TraceSet:
-        """``n_users`` virtual users (default: as many as training users), eq. (4) of paper 003."""
+               instants: int | None = None, progress=None) -> TraceSet:
+        """``n_users`` virtual users (default: as many as training users), eq. (4) of paper 003.
+        ``progress(done, total)`` is called after each block of users."""
         self.check_is_fitted()
         if users is not None:
             raise InputError("PPMTF+ generates virtual users: give n_users, not users")
@@ -249,7 +270,7 @@ class PPMTFPlus(PPMTF):
         homes = rng.choice(self.space_.n_locations, size=m, p=self.home_population_) if home_regions else None
         rows = np.arange(m)
         locs, loglik = self._generate(rows, traces_per_user, _length(self, days, instants), seed, stream=1,
-                                      feature=feature, homes=homes, boost=home_boost)
+                                      feature=feature, homes=homes, boost=home_boost, progress=progress)
         source = np.full(m * traces_per_user, -1)
         trace_no = np.tile(np.arange(traces_per_user), m)
         extra = {"loglik": loglik}

@@ -20,7 +20,11 @@ from ...privacy.plausible_deniability import PDResult, buckets, choose_candidate
 from .generate import PHI, clamped_row_sums
 
 CANDIDATE_BLOCK = 64
-LOG_EVERY = 16
+#: steps multiplied between logs: a step's probability is at least ~1e-23 (phi over the normalisers
+#: and visit distributions) and a stay's at least STAY_FLOOR, so four stay far from underflow
+LOG_EVERY = 4
+#: stay probabilities below this are rounding noise of 1 - sum(moves); they are raised to it
+STAY_FLOOR = 1e-200
 
 
 @njit(parallel=True, cache=True, fastmath=True)
@@ -77,7 +81,7 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
                     for b in range(L):
                         total += min(u[b], v[b] * w[l, b] * inv)
                     # the b = a term of the sum is Q*(a|a) on both sides of the min
-                    stayT[l, a, q] = max(1.0 - (total - u[a]), 1e-300)
+                    stayT[l, a, q] = max(1.0 - (total - u[a]), STAY_FLOOR)
 
 
 @njit(parallel=True, cache=True, fastmath=True)
