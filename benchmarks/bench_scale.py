@@ -28,7 +28,6 @@ from bench_simulate import PeakRSS
 
 from locsynth.simulate import simulate
 from locsynth.synth.ppmtf import PPMTF
-from locsynth.synth.ppmtf.tensors import build_tensors
 from locsynth.traces import TraceSet
 
 ISTANBUL_USERS = 219_793
@@ -55,17 +54,16 @@ def run(n_users: int, args, rates: dict) -> dict:
     result, t_pd, m_pd = timed(lambda: model.pd_test(pd_set, k=10, eta=1.0, candidates=args.candidates, seed=3))
 
     z, L, S, T = 16, 1000, 12, 24
-    tensors = build_tensors(train, seed=0)
     n_cand = result.candidates.size
     # one model: clamped row sums (2 L^2 z, float32) + pi (2 S L z); PD models also G^T for the stays
     floors = {
-        "fit": fit_flops(tensors, z, args.iterations) / rates["f32"],
+        "fit": fit_flops(model, z, args.iterations) / rates["f32"],
         "sample": n_users * 2 * L * L * z / rates["f32"] + syn.n_events * 4 * L * z / rates["f64"],
         "pd_test": n_cand * 3 * 2 * L * L * z / rates["f32"]
         + pd_set.n_traces * n_cand * (T - 1) * 4 * z / rates["f32"],
     }
     scale = {"fit": 100 / args.iterations, "sample": 1.0, "pd_test": syn.n_traces / pd_set.n_traces}
-    return {"users": n_users, "events": train.n_events, "cells": tensors.n_cells, "simulate": t_sim,
+    return {"users": n_users, "events": train.n_events, "cells": sum(model.n_cells_.values()), "simulate": t_sim,
             "wall": {"fit": t_fit, "sample": t_sample, "pd_test": t_pd},
             "peak_gb": {"fit": m_fit, "sample": m_sample, "pd_test": m_pd}, "floor": floors, "scale": scale,
             "pass_rate": result.pass_rate, "rmse": model.rmse_[-1]}

@@ -627,28 +627,22 @@ def _info(n_users, days, space, checkin_rate, seed, time) -> dict:
     }
 
 
-def _check_count(value, name: str) -> int:
+def _check_count(value, name: str, kind: str = "an integer >= 1", minimum: int = 1) -> int:
+    """``value`` as an int of at least ``minimum``, else one InputError naming ``name``."""
     if isinstance(value, bool):
-        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+        raise InputError(f"{name} must be {kind}, got {value!r}")
     try:
         value = operator.index(value)
     except TypeError:
-        raise InputError(f"{name} must be an integer >= 1, got {value!r}") from None
-    if value < 1:
-        raise InputError(f"{name} must be at least 1, got {value}")
+        raise InputError(f"{name} must be {kind}, got {value!r}") from None
+    if value < minimum:
+        raise InputError(f"{name} must be at least {minimum}, got {value}" if minimum else
+                         f"{name} must be {kind}, got {value}")
     return value
 
 
 def _check_seed(seed) -> int:
-    if isinstance(seed, bool):
-        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
-    try:
-        seed = operator.index(seed)
-    except TypeError:
-        raise InputError(f"seed must be a non-negative integer, got {seed!r}") from None
-    if seed < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed}")
-    return seed
+    return _check_count(seed, "seed", "a non-negative integer", minimum=0)
 
 
 def _chunks(n: int, size: int) -> Iterator[tuple[int, int]]:

@@ -301,13 +301,15 @@ def gibbs_step(state: GibbsState, t: Tensors, alpha: float, prior: Prior, rng: n
     f["A"] = draw_rows(P, b, alpha, mu["A"], Lam["A"], rng)
     del P, b
 
-    P1, b1 = gram_sums(R1, R1.i, R1.j, L, f["A"], f["C"])
-    P2, b2 = gram_sums(R2, R2.i, R2.j, L, f["A"], f["D"])
+    A32 = _f32(f["A"])
+    P1, b1 = gram_sums(R1, R1.i, R1.j, L, A32, f["C"])
+    P2, b2 = gram_sums(R2, R2.i, R2.j, L, A32, f["D"])
     f["B"] = draw_rows(P1 + P2, b1 + b2, alpha, mu["B"], Lam["B"], rng)
 
-    PC, bC = gram_sums(R1, R1.j, R1.i, L, f["A"], f["B"])
+    B32 = _f32(f["B"])
+    PC, bC = gram_sums(R1, R1.j, R1.i, L, A32, B32)
     f["C"] = draw_rows(PC, bC, alpha, mu["C"], Lam["C"], rng)
-    PD, bD = gram_sums(R2, R2.j, R2.i, S, f["A"], f["B"])
+    PD, bD = gram_sums(R2, R2.j, R2.i, S, A32, B32)
     f["D"] = draw_rows(PD, bD, alpha, mu["D"], Lam["D"], rng)
 
     rss = _rss(PC, bC, f["C"], R1.sum_r2) + _rss(PD, bD, f["D"], R2.sum_r2)

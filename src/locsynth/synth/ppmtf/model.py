@@ -136,6 +136,7 @@ class PPMTF(Synthesizer):
         f = self.factors_
         slots = self.time_.slot(np.arange(T)).astype(np.int64)
         CT = np.ascontiguousarray(f["C"].T)
+        CT32 = CT.astype(np.float32)
         locs = np.empty((rows.size * traces_per_user, T), np.int32)
         loglik = np.empty(rows.size * traces_per_user)
         homes = np.full(rows.size, -1, np.int64) if homes is None else np.asarray(homes, np.int64)
@@ -145,7 +146,7 @@ class PPMTF(Synthesizer):
                 feat = f["A"][block] if feature is None else feature[lo:lo + GENERATE_BLOCK]
                 u = np.stack([user_uniforms(seed, int(n), (traces_per_user, T), stream) for n in block])
                 sl = slice(lo * traces_per_user, (lo + block.size) * traces_per_user)
-                sample_users(np.ascontiguousarray(feat), f["B"], CT, f["D"], CT.astype(np.float32), slots, u,
+                sample_users(np.ascontiguousarray(feat), f["B"], CT, f["D"], CT32, slots, u,
                              homes[lo:lo + GENERATE_BLOCK], float(boost), PHI, locs[sl], loglik[sl])
                 if progress is not None:
                     progress(lo + block.size, rows.size)

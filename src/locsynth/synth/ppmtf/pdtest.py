@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...privacy.plausible_deniability import PDResult, buckets, choose_candidates
-from .generate import PHI, clamped_row_sums
+from .generate import PHI, clamped_row_sums, visit_distributions
 
 CANDIDATE_BLOCK = 64
 #: steps multiplied between logs: a step's probability is at least ~1e-23 (phi over the normalisers
@@ -41,18 +41,9 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
         BaT32 = np.ascontiguousarray(Ba32.T)
         Z = np.empty(L)
         clamped_row_sums(Ba32, CT32, phi, Z)
-        V = np.dot(D, np.ascontiguousarray(Ba.T))          # (S, L) visit counts
         pi = np.empty((S, L))
-        w = np.empty((S, L))
-        for l in range(S):
-            s = 0.0
-            for i in range(L):
-                v = max(V[l, i], phi)
-                pi[l, i] = v
-                s += v
-            for i in range(L):
-                pi[l, i] /= s
-                w[l, i] = pi[l, i] / Z[i]
+        visit_distributions(Ba, D, phi, -1, 0.0, pi)
+        w = pi / Z
         for a in range(L):
             invZT[a, q] = 1.0 / Z[a]
             for l in range(S):
