@@ -12,7 +12,8 @@ from locsynth.metrics.population import population_by_slot, tp_tv
 from locsynth.privacy.plausible_deniability import buckets, pd_test
 from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
 from locsynth.synth.ppmtf.generate import mh_matrix, reconstruct
-from locsynth.synth.ppmtf.gibbs import Prior, draw_rows, gibbs_step, gram_sums, init_state, rmse, sample_hyperparameters, user_grams
+from locsynth.synth.ppmtf.gibbs import (Prior, draw_rows, draw_user_rows, gibbs_step, gram_sums, init_state, rmse,
+                                        sample_hyperparameters)
 from locsynth.synth.ppmtf.tensors import build_tensors, select_cells, transition_counts, visit_counts
 
 AUTHORS = "PPMTF_TK_alp200_mnt100_mnv100"
@@ -122,9 +123,17 @@ def test_traces_from_the_authors_factors_match_their_traces(pf_sets, pf_dir, aut
     assert between < 0.25
 
 
+def _conditional_draw(P, b, alpha, mu, Lam, eps):
+    """mean + L^-T eps of the precision Lambda + alpha P (float64, numpy only)."""
+    prec = Lam + alpha * P
+    mean = np.linalg.solve(prec, Lam @ mu + alpha * b)
+    return mean + np.linalg.solve(np.linalg.cholesky(prec).T, eps)
+
+
 def test_gibbs_rows_match_the_gaussian_conditional(pf_sets):
     """The float32 Gram sums of every factor equal a float64 computation of the conditional's
-    precision and mean (module docstring of gibbs), and the RMSE from them equals a direct pass."""
+    precision and mean (module docstring of gibbs), rows are drawn from that conditional, and the
+    RMSE from the Gram sums equals a direct pass."""
     t = build_tensors(pf_sets["train"].select_users(np.arange(30)), lam=20, rho=40, seed=1)
     f = init_state(t, 4, np.random.default_rng(0)).factors
     R1, R2 = t.transitions, t.visits
@@ -133,29 +142,35 @@ def test_gibbs_rows_match_the_gaussian_conditional(pf_sets):
     F2 = {"A": f["B"][R2.i] * f["D"][R2.j], "B": f["A"][n2] * f["D"][R2.j], "D": f["A"][n2] * f["B"][R2.i]}
     rows1 = {"A": n1, "B": R1.i, "C": R1.j}
     rows2 = {"A": n2, "B": R2.i, "D": R2.j}
-    got = {"A": user_grams(t, f),
-           "B": tuple(x + y for x, y in zip(gram_sums(R1, R1.i, R1.j, t.n_locations, f["A"], f["C"]),
+
+    def want(name, row):
+        P, b = np.zeros((4, 4)), np.zeros(4)
+        for F, rows, r in ((F1, rows1, R1.r), (F2, rows2, R2.r)):
+            if name in F:
+                sel = rows[name] == row
+                P += F[name][sel].T @ F[name][sel]
+                b += F[name][sel].T @ r[sel].astype(float)
+        return P, b
+
+    got = {"B": tuple(x + y for x, y in zip(gram_sums(R1, R1.i, R1.j, t.n_locations, f["A"], f["C"]),
                                             gram_sums(R2, R2.i, R2.j, t.n_locations, f["A"], f["D"]))),
            "C": gram_sums(R1, R1.j, R1.i, t.n_locations, f["A"], f["B"]),
            "D": gram_sums(R2, R2.j, R2.i, t.n_slots, f["A"], f["B"])}
     for name, (P, b) in got.items():
         for row in range(b.shape[0]):
-            want_P, want_b = np.zeros((4, 4)), np.zeros(4)
-            for F, rows, r in ((F1, rows1, R1.r), (F2, rows2, R2.r)):
-                if name in F:
-                    sel = rows[name] == row
-                    want_P += F[name][sel].T @ F[name][sel]
-                    want_b += F[name][sel].T @ r[sel].astype(float)
+            want_P, want_b = want(name, row)
             assert np.allclose(P[row], want_P, rtol=1e-5, atol=1e-5) and np.allclose(b[row], want_b, rtol=1e-5)
-    # a draw is mean + L^-T eps of the precision Lambda + alpha P
-    P, b = got["C"]
     mu, Lam = np.full(4, 0.1), np.eye(4) * 2
+    P, b = got["C"]
     out = draw_rows(P, b, 3.0, mu, Lam, np.random.default_rng(7))
     eps = np.random.default_rng(7).standard_normal(b.shape)
     for row in range(3):
-        prec = Lam + 3.0 * P[row]
-        mean = np.linalg.solve(prec, Lam @ mu + 3.0 * b[row])
-        assert np.allclose(out[row], mean + np.linalg.solve(np.linalg.cholesky(prec).T, eps[row]), atol=1e-8)
+        assert np.allclose(out[row], _conditional_draw(P[row], b[row], 3.0, mu, Lam, eps[row]), atol=1e-8)
+    # rows of A: Gram sums made and used inside the draw
+    A = draw_user_rows(t, f, 3.0, mu, Lam, np.random.default_rng(7))
+    eps = np.random.default_rng(7).standard_normal(A.shape)
+    for n in range(t.n_users):
+        assert np.allclose(A[n], _conditional_draw(*want("A", n), 3.0, mu, Lam, eps[n]), rtol=1e-4, atol=1e-5)
     state, error = gibbs_step(init_state(t, 4, np.random.default_rng(0)), t, 200.0, Prior.default(4),
                               np.random.default_rng(3))
     assert error == pytest.approx(rmse(t, state.factors), rel=1e-5)

@@ -15,8 +15,8 @@ A uses the cells of both tensors (features b_i * c_j and b_i * d_l), B both (a_n
 a_n * d_l), C only R^I (a_n * b_i), D only R^II (a_n * b_i).
 
 Scale (issue #5): the cells are stored once, grouped by user (tensors.Cells). Rows of A sum their
-own cells; the rows of B, C and D are summed in a pass over the users in which each block of
-cells is counting-sorted by target row. Features, and Gram sums over at most FLUSH cells, are
+own cells and are drawn in place; the rows of B, C and D are summed in a pass over the users in
+which each block of cells is counting-sorted by target row. Features, and Gram sums over at most FLUSH cells, are
 float32; totals, Cholesky factors and draws are float64 (tests check the conditional against a
 float64 computation). The training RMSE of the finished sweep comes from the Gram sums of C and D,
 which between them cover every cell once, so it needs no pass of its own.
@@ -120,19 +120,18 @@ def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, F):
 
 
 @njit(parallel=True, cache=True, fastmath=True)
-def _user_grams(off1, i1, j1, r1, off2, i2, j2, r2, B, C, D, P_out, b_out):
-    """Gram sums of the rows of A: user n's cells of R^I (features b_i * c_j) and R^II (b_i * d_l)."""
-    n_users, z = b_out.shape
+def _user_rows(off1, i1, j1, r1, off2, i2, j2, r2, B, C, D, alpha, Lam, Lam_mu, eps, out):
+    """Row n of A drawn from its conditional, its Gram sums taken from user n's cells of R^I
+    (features b_i * c_j) and R^II (b_i * d_l) in float32 and never stored."""
+    n_users, z = out.shape
     for n in prange(n_users):
         P32 = np.zeros((z, z), np.float32)
         b = np.zeros(z)
         F = np.empty((4, z), np.float32)
         _accumulate(P32, b, B, i1, C, j1, r1, off1[n], off1[n + 1], F)
         _accumulate(P32, b, B, i2, D, j2, r2, off2[n], off2[n + 1], F)
-        for k in range(z):
-            b_out[n, k] = b[k]
-            for m in range(z):
-                P_out[n, k, m] = P32[k, m]
+        L = _cholesky(Lam + alpha * P32.astype(np.float64))
+        out[n] = _backward(L, _forward(L, Lam_mu + alpha * b) + eps[n])
 
 
 @njit(parallel=True, cache=True, fastmath=True)
@@ -197,14 +196,16 @@ def _f32(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(X, dtype=np.float32)
 
 
-def user_grams(t: Tensors, f: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(sum f f^T, sum r f) of every row of A (users x z x z, users x z)."""
+def draw_user_rows(t: Tensors, f: dict[str, np.ndarray], alpha: float, mu: np.ndarray, Lam: np.ndarray,
+                   rng: np.random.Generator) -> np.ndarray:
+    """Every row of A from its Gaussian conditional (as draw_rows, with the Gram sums of each user
+    made and used in place: no users x z x z array)."""
     R1, R2 = t.transitions, t.visits
-    z = f["B"].shape[1]
-    P, b = np.empty((t.n_users, z, z)), np.empty((t.n_users, z))
-    _user_grams(R1.offsets, R1.i, R1.j, R1.r, R2.offsets, R2.i, R2.j, R2.r, _f32(f["B"]), _f32(f["C"]),
-                _f32(f["D"]), P, b)
-    return P, b
+    eps = rng.standard_normal((t.n_users, mu.size))
+    out = np.empty((t.n_users, mu.size))
+    _user_rows(R1.offsets, R1.i, R1.j, R1.r, R2.offsets, R2.i, R2.j, R2.r, _f32(f["B"]), _f32(f["C"]), _f32(f["D"]),
+               float(alpha), np.ascontiguousarray(Lam), Lam @ mu, eps, out)
+    return out
 
 
 def gram_sums(cells: Cells, tgt: np.ndarray, oth: np.ndarray, n_rows: int, XN: np.ndarray,
@@ -297,9 +298,7 @@ def gibbs_step(state: GibbsState, t: Tensors, alpha: float, prior: Prior, rng: n
         mu[name], Lam[name] = sample_hyperparameters(f[name], prior, rng, centered)
     R1, R2, L, S = t.transitions, t.visits, t.n_locations, t.n_slots
 
-    P, b = user_grams(t, f)
-    f["A"] = draw_rows(P, b, alpha, mu["A"], Lam["A"], rng)
-    del P, b
+    f["A"] = draw_user_rows(t, f, alpha, mu["A"], Lam["A"], rng)
 
     A32 = _f32(f["A"])
     P1, b1 = gram_sums(R1, R1.i, R1.j, L, A32, f["C"])
