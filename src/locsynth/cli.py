@@ -35,6 +35,10 @@ def reports_errors(fn):
     return wrapper
 
 
+WORKERS_HELP = "Run the per-user work on a local Dask cluster of N single-threaded worker processes."
+SCHEDULER_HELP = "Run the per-user work on the running Dask cluster at this scheduler address (tcp://HOST:PORT)."
+
+
 def progress_bar() -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal)
@@ -213,18 +217,24 @@ def sample(
     instants: Optional[int] = typer.Option(None, help="PPMTF: instants per trace instead of whole days."),
     home_regions: bool = typer.Option(False, help="PPMTF+: give every virtual user a home (paper 003 App. D)."),
     seed: int = typer.Option(0, help="Random seed."),
+    workers: Optional[int] = typer.Option(None, metavar="N", help="PPMTF: " + WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="PPMTF: " + SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Generate synthetic traces from a fitted model."""
+    from .parallel import executor
     from .synth import PPMTF, PPMTFPlus, load_model
 
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass --overwrite to replace it")
     model = load_model(model_dir)
-    with progress_bar() as bar:
+    if not isinstance(model, PPMTF) and (workers is not None or scheduler is not None):
+        raise InputError("--workers and --scheduler apply to ppmtf and ppmtf-plus")
+    with executor(workers, scheduler) as client, progress_bar() as bar:
         task = bar.add_task(f"sampling from {model.name} (users)", total=None)
         if isinstance(model, PPMTF):
-            extra = {"instants": instants, "progress": lambda done, total: bar.update(task, completed=done, total=total)}
+            extra = {"instants": instants, "client": client,
+                     "progress": lambda done, total: bar.update(task, completed=done, total=total)}
         elif instants is not None:
             raise InputError("--instants applies to ppmtf and ppmtf-plus")
         else:
@@ -251,11 +261,14 @@ def pdtest(
     eta: float = typer.Option(1.0, help="eta of (k, eta)-plausible deniability."),
     candidates: Optional[int] = typer.Option(None, help="|U*|: random candidate users (default: all; paper: 32000)."),
     seed: int = typer.Option(0, help="Seed of the candidate subset."),
+    workers: Optional[int] = typer.Option(None, metavar="N", help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Privacy Test 1 (paper 001 §3.5) for every synthetic trace."""
     import pandas as pd
 
+    from .parallel import executor
     from .synth import PPMTF, load_model
     from .traces import TraceSet, atomic_output
 
@@ -265,9 +278,9 @@ def pdtest(
     if not isinstance(model, PPMTF):
         raise InputError(f"the PD test needs a PPMTF model; {model_dir} holds {model.name}")
     syn = TraceSet.load(synthetic)
-    with progress_bar() as bar:
-        task = bar.add_task("PD test", total=None)
-        result = model.pd_test(syn, k=k, eta=eta, candidates=candidates, seed=seed,
+    with executor(workers, scheduler) as client, progress_bar() as bar:
+        task = bar.add_task("PD test" + (" (traces)" if client is not None else " (candidates)"), total=None)
+        result = model.pd_test(syn, k=k, eta=eta, candidates=candidates, seed=seed, client=client,
                                progress=lambda done, total: bar.update(task, completed=done, total=total))
     summary = {"pass_rate": result.pass_rate, "passed": int(result.passed.sum()), "traces": int(result.passed.size),
                "k": k, "eta": eta, "candidates": int(result.candidates.size), "seed": seed}
@@ -293,19 +306,22 @@ def evaluate(
     mia_per_trace_number: bool = typer.Option(False, help="Decide membership once per trace number, as the "
                                               "authors' script does (the paper decides over all traces)."),
     seed: int = typer.Option(0, help="Seed of the TM-SWD projections."),
+    workers: Optional[int] = typer.Option(None, metavar="N", help="Attacks: " + WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="Attacks: " + SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Utility metrics and privacy attacks; writes metrics.json and report.html."""
     from .evaluate import evaluate as run_evaluate
+    from .parallel import executor
     from .traces import TraceSet, atomic_output
 
     chosen = [] if attacks.strip().lower() == "none" else [a.strip() for a in attacks.split(",") if a.strip()]
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass --overwrite to replace it")
     sets = {name: TraceSet.load(path) for name, path in (("train", train), ("test", test), ("synthetic", synthetic))}
-    with console.status("evaluating") as status:
+    with executor(workers, scheduler) as client, console.status("evaluating") as status:
         report = run_evaluate(sets["train"], sets["test"], sets["synthetic"], attacks=chosen, vf_bins=vf_bins,
-                              mia_per_trace_number=mia_per_trace_number, seed=seed,
+                              mia_per_trace_number=mia_per_trace_number, seed=seed, client=client,
                               progress=lambda step: status.update(f"evaluating: {step}"))
         with atomic_output(out, overwrite, directory=True) as tmp:
             report.to_json(tmp / "metrics.json")

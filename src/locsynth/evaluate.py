@@ -97,7 +97,7 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
              vf_bins: int = 24, emd_bins: int = 20, swd_projections: int = 50, seed: int = 0,
              mia_per_trace_number: bool = False, reid_max_traces: int | None = 20_000,
              mia_max_candidates: int | None = 10_000, sglt: bool = True, user_factors=None,
-             progress=None) -> Report:
+             progress=None, client=None) -> Report:
     """Utility of ``synthetic`` against ``test`` and attacks against ``train`` (members) / ``test``.
 
     Parameters
@@ -117,6 +117,8 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         clusters of the TV between the cluster's training and synthetic populations (paper 001
         §4.3 (d)); the uniform baseline is the TV to the uniform distribution.
     progress : callable(step: str) called before each step.
+    client : a Dask client (see parallel.py) on whose cluster the attacks score their chunks of
+        traces and candidates; the results equal the serial ones.
     """
     attacks = tuple(attacks)
     unknown = sorted(set(attacks) - set(ATTACKS))
@@ -204,8 +206,9 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
     if "reid" in attacks:
         step("re-identification")
         if "source" in synthetic.users and (synthetic.users["source"] >= 0).any():
-            reid = reidentify(train, synthetic, max_traces=reid_max_traces, seed=seed)
-            reid_train = reidentify(train, as_synthetic(train), max_traces=reid_max_traces, seed=seed)
+            reid = reidentify(train, synthetic, max_traces=reid_max_traces, seed=seed, client=client)
+            reid_train = reidentify(train, as_synthetic(train), max_traces=reid_max_traces, seed=seed,
+                                    client=client)
             metrics["reid_rate"] = _row(reid.rate, reid_train.rate, 1.0 / train.n_traces)
             details["reid"] = {"rate": reid.rate, "interval": reid.interval, "traces": int(reid.rows.size)}
         else:
@@ -214,9 +217,9 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
     if "mia" in attacks:
         step("membership inference")
         mia = membership_inference(train, test, synthetic, per_trace_number=mia_per_trace_number,
-                                   max_candidates=mia_max_candidates, seed=seed)
+                                   max_candidates=mia_max_candidates, seed=seed, client=client)
         mia_train = membership_inference(train, test, as_synthetic(train), max_candidates=mia_max_candidates,
-                                         seed=seed)
+                                         seed=seed, client=client)
         metrics["mia_advantage"] = _row(mia.advantage, mia_train.advantage, 0.0)
         metrics["mia_accuracy"] = _row(mia.accuracy, mia_train.accuracy, 0.5)
         metrics["mia_epsilon_lower_bound"] = _row(mia.epsilon_lower_bound, mia_train.epsilon_lower_bound, 0.0)

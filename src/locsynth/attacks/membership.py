@@ -20,12 +20,14 @@ and of non-members (half each, at most) is scored; W_0 still averages over every
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from numba import njit
 
+from .. import parallel
 from ..errors import InputError
 from ..privacy.empirical import epsilon_lower_bound
 from ..traces import TraceSet
@@ -57,8 +59,12 @@ class MembershipInference:
 def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: TraceSet,
                          method: str = "likelihood-ratio", per_trace_number: bool = False,
                          consecutive_only: bool = True, max_candidates: int | None = None, seed: int = 0,
-                         chunk: int = 4096) -> MembershipInference:
-    """Run the attack of Appendix D with ``members`` (training) and ``non_members`` (test) as candidates."""
+                         chunk: int = 4096, client=None) -> MembershipInference:
+    """Run the attack of Appendix D with ``members`` (training) and ``non_members`` (test) as candidates.
+
+    With ``client`` (a Dask client, see parallel.py) the candidates are scored in chunks on the
+    cluster; a candidate's score depends on its own column of the ratios only, so the result is
+    the serial one."""
     if method not in METHODS:
         raise InputError(f"unknown membership-inference method {method!r}; expected one of {', '.join(METHODS)}")
     if members.n_traces + non_members.n_traces < 2:
@@ -80,7 +86,7 @@ def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: Tr
     T = transition_counts(y_row[known], y_src[known], y_dst[known], index, synthetic.n_traces)
     trace_base = T @ base
     sets = _trace_sets(synthetic, per_trace_number)
-    scores = np.vstack([_max_llr(T[rows_], trace_base[rows_], corr, chunk) for rows_ in sets])
+    scores = np.vstack([_scores(T[rows_], trace_base[rows_], corr, chunk, client) for rows_ in sets])
     return _summarise(scores, candidates < n_mem, candidates)
 
 
@@ -112,6 +118,21 @@ def _trace_sets(synthetic: TraceSet, per_trace_number: bool) -> list[np.ndarray]
         return [np.arange(synthetic.n_traces)]
     groups = pd.Series(np.arange(synthetic.n_traces)).groupby(synthetic.users["trace_no"].to_numpy())
     return [g.to_numpy() for _, g in groups]
+
+
+def _scores(T: sp.csr_array, trace_base: np.ndarray, corr_t: sp.csc_array, chunk: int, client) -> np.ndarray:
+    """_max_llr of every candidate, serially or in chunks of candidates (columns) on the cluster."""
+    if client is None:
+        return _max_llr(T, trace_base, corr_t, chunk)
+    bounds = parallel.chunk_bounds(corr_t.shape[1], client)
+    parts = parallel.map_chunks(client, partial(max_llr_columns, chunk=chunk),
+                                [corr_t[:, lo:hi] for lo, hi in bounds], T, trace_base)
+    return np.concatenate(parts) if parts else np.full(0, -np.inf)
+
+
+def max_llr_columns(corr_t: sp.csc_array, T: sp.csr_array, trace_base: np.ndarray, chunk: int) -> np.ndarray:
+    """_max_llr with the candidates' columns first (the chunk that map_chunks spreads)."""
+    return _max_llr(T, trace_base, corr_t, chunk)
 
 
 def _max_llr(T: sp.csr_array, trace_base: np.ndarray, corr_t: sp.csc_array, chunk: int) -> np.ndarray:

@@ -15,10 +15,12 @@ reported with its 95% Clopper-Pearson interval, which keeps the cost linear in u
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
+from .. import parallel
 from ..errors import InputError
 from ..privacy.empirical import clopper_pearson
 from ..traces import TraceSet
@@ -43,12 +45,13 @@ class Reidentification:
 
 def reidentify(knowledge: TraceSet, synthetic: TraceSet, method: str = "bayes",
                consecutive_only: bool = True, max_traces: int | None = None, seed: int = 0,
-               chunk: int = 4096) -> Reidentification:
+               chunk: int = 4096, client=None) -> Reidentification:
     """Name the input user of synthetic traces among the users of ``knowledge``.
 
     ``synthetic.users['source']`` must index rows of ``knowledge`` (the training set the traces
     were generated from). With more than ``max_traces`` traces from real users, a seeded random
-    sample of that many is attacked.
+    sample of that many is attacked. With ``client`` (a Dask client, see parallel.py) the traces
+    are scored in chunks on the cluster; each trace's score is its own, so the result is the same.
     """
     if method not in METHODS:
         raise InputError(f"unknown re-identification method {method!r}; expected one of {', '.join(METHODS)}")
@@ -59,7 +62,7 @@ def reidentify(knowledge: TraceSet, synthetic: TraceSet, method: str = "bayes",
     if max_traces is not None and rows.size > max_traces:
         rows = np.sort(np.random.default_rng(seed).choice(rows, max_traces, replace=False))
     sample = synthetic.select_users(rows)
-    predicted = _reidentify_bayes(knowledge, sample, consecutive_only, chunk)
+    predicted = _reidentify_bayes(knowledge, sample, consecutive_only, chunk, client)
     hits = int((predicted == source[rows]).sum())
     if rows.size == 0:
         return Reidentification(rows, predicted, float("nan"), (float("nan"), float("nan")))
@@ -72,7 +75,7 @@ def reidentify(knowledge: TraceSet, synthetic: TraceSet, method: str = "bayes",
     return Reidentification(rows, predicted, rate, interval)
 
 
-def _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk) -> np.ndarray:
+def _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk, client=None) -> np.ndarray:
     k_row, k_src, k_dst = transitions(knowledge, consecutive_only)
     s_row, s_src, s_dst = transitions(synthetic, consecutive_only)
     index = PairIndex(knowledge.space.n_locations, (k_src, k_dst))
@@ -81,8 +84,16 @@ def _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk) -> np.ndarr
     D = sp.csr_array((np.log(W.data) - np.log(PHI), W.indices, W.indptr), shape=W.shape).T.tocsr()
     known = np.isin(s_src * index.n_locations + s_dst, index.keys)
     T = transition_counts(s_row[known], s_src[known], s_dst[known], index, synthetic.n_traces)
-    predicted = np.zeros(synthetic.n_traces, np.int64)
-    for lo in range(0, synthetic.n_traces, chunk):
+    chunks = [T] if client is None else [T[lo:hi] for lo, hi in parallel.chunk_bounds(T.shape[0], client)]
+    parts = parallel.map_chunks(client, partial(best_users, chunk=chunk), chunks, D)
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def best_users(T: sp.csr_array, D: sp.csr_array, chunk: int = 4096) -> np.ndarray:
+    """Row of the highest score T @ D (transition counts of the traces times the users' log
+    probabilities above log phi) of every trace, ``chunk`` traces at a time."""
+    predicted = np.zeros(T.shape[0], np.int64)
+    for lo in range(0, T.shape[0], chunk):
         scores = (T[lo:lo + chunk] @ D).tocsr()
         scores.sort_indices()
         predicted[lo:lo + chunk] = np.asarray(scores.argmax(axis=1)).ravel()

@@ -7,14 +7,16 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ... import parallel
 from ...errors import InputError
-from ...privacy.plausible_deniability import PDResult
+from ...privacy.plausible_deniability import PDResult, choose_candidates
 from ...traces import TraceSet
 from ..base import Synthesizer, user_uniforms
 from .generate import PHI, StepIndex, UserModel, reconstruct, sample_users
@@ -130,36 +132,37 @@ class PPMTF(Synthesizer):
 
     def _generate(self, rows: np.ndarray, traces_per_user: int, T: int, seed: int, stream: int,
                   feature: np.ndarray | None = None, homes: np.ndarray | None = None, boost: float = 0.0,
-                  progress=None) -> tuple[np.ndarray, np.ndarray]:
-        """Traces of training rows ``rows`` (or of the rows of ``feature``), users in blocks; the
-        uniforms of user n come from (seed, stream, n) only."""
+                  progress=None, client=None) -> tuple[np.ndarray, np.ndarray]:
+        """Traces of training rows ``rows`` (or of the rows of ``feature``, keyed 0, 1, ...); the
+        uniforms of user n come from (seed, stream, n) only, so chunks of users can be generated
+        anywhere (``client``: on a Dask cluster, see parallel.py) with the serial result."""
         f = self.factors_
-        slots = self.time_.slot(np.arange(T)).astype(np.int64)
-        CT = np.ascontiguousarray(f["C"].T)
-        CT32 = CT.astype(np.float32)
-        locs = np.empty((rows.size * traces_per_user, T), np.int32)
-        loglik = np.empty(rows.size * traces_per_user)
+        feature = f["A"][rows] if feature is None else np.asarray(feature, np.float64)
         homes = np.full(rows.size, -1, np.int64) if homes is None else np.asarray(homes, np.int64)
-        with threadpool_limits(1, user_api="blas"):
-            for lo in range(0, rows.size, GENERATE_BLOCK):
-                block = rows[lo:lo + GENERATE_BLOCK]
-                feat = f["A"][block] if feature is None else feature[lo:lo + GENERATE_BLOCK]
-                u = np.stack([user_uniforms(seed, int(n), (traces_per_user, T), stream) for n in block])
-                sl = slice(lo * traces_per_user, (lo + block.size) * traces_per_user)
-                sample_users(np.ascontiguousarray(feat), f["B"], CT, f["D"], CT32, slots, u,
-                             homes[lo:lo + GENERATE_BLOCK], float(boost), PHI, locs[sl], loglik[sl])
-                if progress is not None:
-                    progress(lo + block.size, rows.size)
-        return locs, loglik
+        CT = np.ascontiguousarray(f["C"].T)
+        model = (f["B"], CT, f["D"], CT.astype(np.float32), self.time_.slot(np.arange(T)).astype(np.int64))
+        job = functools.partial(generate_chunk, traces_per_user=traces_per_user, seed=seed, stream=stream,
+                                boost=float(boost))
+        if client is None:
+            with threadpool_limits(1, user_api="blas"):
+                return job((feature, rows, homes), *model, progress=progress)
+        bounds = parallel.chunk_bounds(rows.size, client, multiple=GENERATE_BLOCK)
+        chunks = [(feature[lo:hi], rows[lo:hi], homes[lo:hi]) for lo, hi in bounds]
+        parts = parallel.map_chunks(client, job, chunks, *model, progress=progress,
+                                    sizes=[hi - lo for lo, hi in bounds])
+        if not parts:
+            return np.empty((0, T), np.int32), np.empty(0)
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0,
-               instants: int | None = None, progress=None) -> TraceSet:
+               instants: int | None = None, progress=None, client=None) -> TraceSet:
         """Synthetic traces of the training users (§3.4): ``traces_per_user`` traces of ``days``
         days each (or of ``instants`` instants), one location per instant of the training set's
         time axis, whose slots fix how many instants each slot has.
 
         ``users`` restricts generation to these training rows. The trace of user n is a function
-        of (seed, n) only, whatever the set of users generated with it.
+        of (seed, n) only, whatever the set of users generated with it; with ``client`` (a Dask
+        client, see parallel.py) users are generated in chunks on the cluster, with the same output.
         """
         self.check_is_fitted()
         _check_counts(traces_per_user=traces_per_user, days=days)
@@ -167,7 +170,7 @@ class PPMTF(Synthesizer):
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_users):
             raise InputError(f"user rows must be in 0..{self.n_users - 1}")
         T = _length(self, days, instants)
-        locs, loglik = self._generate(rows, traces_per_user, T, seed, stream=0, progress=progress)
+        locs, loglik = self._generate(rows, traces_per_user, T, seed, stream=0, progress=progress, client=client)
         source = np.repeat(rows, traces_per_user)
         trace_no = np.tile(np.arange(traces_per_user), rows.size)
         return self._synthetic(source, trace_no, locs, days, {"loglik": loglik})
@@ -181,19 +184,35 @@ class PPMTF(Synthesizer):
         return steps.logliks(self.user_model(m), rows)
 
     def pd_test(self, synthetic: TraceSet, k: int = 10, eta: float = 1.0, candidates: int | None = None,
-                seed: int = 0, early_stop: bool = True, progress=None) -> PDResult:
+                seed: int = 0, early_stop: bool = True, progress=None, client=None) -> PDResult:
         """Privacy Test 1 (§3.5) of every trace of ``synthetic`` (generated by this model); the
         traces' own log-likelihoods are taken from its ``loglik`` column when present
-        (see pdtest.pd_test_factors)."""
+        (see pdtest.pd_test_factors).
+
+        With ``client`` (a Dask client, see parallel.py) the traces are tested in chunks on the
+        cluster, each against the same candidates (their draw depends on ``seed`` and the number
+        of training users only); a trace's count depends on that trace alone, so the result
+        equals the serial one. ``progress`` then counts traces instead of candidates.
+        """
         self.check_is_fitted()
         locs, slots, source = _trace_matrix(synthetic)
         if (source >= self.n_users).any():
             raise InputError("the synthetic set names source users this model was not trained on")
         own = synthetic.users["loglik"].to_numpy() if "loglik" in synthetic.users else None
-        with threadpool_limits(1, user_api="blas"):
-            return pd_test_factors(self.factors_, locs, slots, source, self.time_.n_slots, k=k, eta=eta,
-                                   candidates=candidates, seed=seed, own=own, early_stop=early_stop,
-                                   progress=progress)
+        job = functools.partial(pd_test_chunk, n_slots=self.time_.n_slots, k=k, eta=eta, candidates=candidates,
+                                seed=seed, early_stop=early_stop)
+        if client is None:
+            with threadpool_limits(1, user_api="blas"):
+                return job((locs, source, own), self.factors_, slots, progress=progress)
+        # bad parameters stop here with the serial message, before anything is sent
+        cand = choose_candidates(self.n_users, candidates, seed, k, eta, source)
+        bounds = parallel.chunk_bounds(source.size, client)
+        chunks = [(locs[lo:hi], source[lo:hi], None if own is None else own[lo:hi]) for lo, hi in bounds]
+        parts = parallel.map_chunks(client, job, chunks, self.factors_, slots, progress=progress,
+                                    sizes=[hi - lo for lo, hi in bounds])
+        counts = np.concatenate([r.counts for r in parts])
+        return PDResult(counts, np.concatenate([r.passed for r in parts]),
+                        np.concatenate([r.loglik for r in parts]), cand, k, eta)
 
     def epsilon(self, kappa: float = 0.0) -> dict[str, float]:
         """epsilon of DP for the factors (Appendix F, Proposition 1), for neighbouring sets that
@@ -257,9 +276,10 @@ class PPMTFPlus(PPMTF):
 
     def sample(self, n_users: int | None = None, traces_per_user: int = 1, days: int = 1, seed: int = 0,
                home_regions: bool = False, home_boost: float = 20.0, users=None,
-               instants: int | None = None, progress=None) -> TraceSet:
+               instants: int | None = None, progress=None, client=None) -> TraceSet:
         """``n_users`` virtual users (default: as many as training users), eq. (4) of paper 003.
-        ``progress(done, total)`` is called after each block of users."""
+        ``progress(done, total)`` is called after each block of users; ``client``: generate on a
+        Dask cluster (parallel.py), with the serial output."""
         self.check_is_fitted()
         if users is not None:
             raise InputError("PPMTF+ generates virtual users: give n_users, not users")
@@ -271,7 +291,8 @@ class PPMTFPlus(PPMTF):
         homes = rng.choice(self.space_.n_locations, size=m, p=self.home_population_) if home_regions else None
         rows = np.arange(m)
         locs, loglik = self._generate(rows, traces_per_user, _length(self, days, instants), seed, stream=1,
-                                      feature=feature, homes=homes, boost=home_boost, progress=progress)
+                                      feature=feature, homes=homes, boost=home_boost, progress=progress,
+                                      client=client)
         source = np.full(m * traces_per_user, -1)
         trace_no = np.tile(np.arange(traces_per_user), m)
         extra = {"loglik": loglik}
@@ -288,6 +309,36 @@ class PPMTFPlus(PPMTF):
     def _restore(self, arrays, fitted) -> None:
         super()._restore(arrays, fitted)
         self.home_population_ = arrays["home_population"]
+
+
+def generate_chunk(users: tuple[np.ndarray, np.ndarray, np.ndarray], B: np.ndarray, CT: np.ndarray,
+                   D: np.ndarray, CT32: np.ndarray, slots: np.ndarray, *, traces_per_user: int, seed: int,
+                   stream: int, boost: float, progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """Traces of a chunk of users ``(feature rows, seed keys, homes (-1: none))``, users in blocks of
+    GENERATE_BLOCK: locations (users * traces_per_user, len(slots)) and their log-likelihoods."""
+    feature, keys, homes = users
+    T = slots.size
+    locs = np.empty((keys.size * traces_per_user, T), np.int32)
+    loglik = np.empty(keys.size * traces_per_user)
+    for lo in range(0, keys.size, GENERATE_BLOCK):
+        block = keys[lo:lo + GENERATE_BLOCK]
+        u = np.stack([user_uniforms(seed, int(n), (traces_per_user, T), stream) for n in block])
+        sl = slice(lo * traces_per_user, (lo + block.size) * traces_per_user)
+        sample_users(np.ascontiguousarray(feature[lo:lo + GENERATE_BLOCK]), B, CT, D, CT32, slots, u,
+                     np.ascontiguousarray(homes[lo:lo + GENERATE_BLOCK]), float(boost), PHI, locs[sl], loglik[sl])
+        if progress is not None:
+            progress(lo + block.size, keys.size)
+    return locs, loglik
+
+
+def pd_test_chunk(traces: tuple[np.ndarray, np.ndarray, np.ndarray | None], factors: dict, slots: np.ndarray, *,
+                  n_slots: int, k: int, eta: float, candidates: int | None, seed: int, early_stop: bool,
+                  progress=None) -> PDResult:
+    """pdtest.pd_test_factors of a chunk of traces ``(locations, source rows, own log-likelihoods
+    or None)``; every chunk draws the same candidates (from ``seed`` and the number of users)."""
+    locs, source, own = traces
+    return pd_test_factors(factors, locs, slots, source, n_slots, k=k, eta=eta, candidates=candidates, seed=seed,
+                           own=own, early_stop=early_stop, progress=progress)
 
 
 def _trace_matrix(synthetic: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

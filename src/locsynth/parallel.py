@@ -1,0 +1,145 @@
+"""How per-user work is spread: serially in this process, or over a Dask cluster (DESIGN.md, Scale).
+
+    with executor(workers=4) as client:          # None: serial; else a distributed.Client
+        results = map_chunks(client, fn, chunks, shared_array, progress=bar)
+
+A step splits its users (or traces, or candidates) into chunks whose results depend only on the
+chunk's own items, so the output equals the serial run's whatever the number of workers. Shared
+inputs (factor matrices, the attack's model) are scattered to every worker once; each chunk is
+sent to one worker. Functions run on workers must be module-level (picklable); each task runs
+with one BLAS and one numba thread, as a worker runs one task per thread.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+from .errors import InputError
+
+#: seconds to wait for an existing scheduler before giving up
+CONNECT_TIMEOUT = 5.0
+#: chunks per worker thread: enough to balance uneven chunks, few enough to keep overheads small
+CHUNKS_PER_THREAD = 4
+#: environment of LocalCluster workers: one thread per BLAS and numba pool, so N workers use N cores
+WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "OPENBLAS_NUM_THREADS": "1"}
+
+
+@contextmanager
+def executor(workers: int | None = None, scheduler: str | None = None,
+             timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
+    """Yield None (serial), a Client of a new LocalCluster of ``workers`` single-threaded
+    processes, or a Client of the running cluster at ``scheduler``; closed on exit."""
+    if workers is not None and scheduler is not None:
+        raise InputError("give --workers (a local cluster) or --scheduler (an existing one), not both")
+    if workers is not None and int(workers) < 1:
+        raise InputError(f"workers must be at least 1, got {workers}")
+    if workers is None and scheduler is None:
+        yield None
+        return
+    from distributed import Client, LocalCluster
+
+    if workers is not None:
+        with warnings.catch_warnings():
+            # without a dashboard the scheduler still serves health checks, on a free port if 8787 is taken
+            warnings.filterwarnings("ignore", message="Port .* is already in use")
+            cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                                   dashboard_address=None, env=WORKER_ENV)
+        with cluster, Client(cluster) as client:
+            yield client
+        return
+    from distributed.comm import get_address_host_port
+
+    try:
+        get_address_host_port(scheduler)
+    except ValueError as exc:
+        raise InputError(f"scheduler {scheduler!r} is not an address like tcp://HOST:PORT ({exc})") from None
+    try:
+        client = Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s "
+                         f"({type(exc).__name__})") from None
+    with client:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except TimeoutError:
+            raise InputError(f"the Dask scheduler at {scheduler} has no workers") from None
+        yield client
+
+
+def threads(client) -> int:
+    """Worker threads of the cluster behind ``client`` (1 when serial)."""
+    if client is None:
+        return 1
+    return max(1, sum(client.nthreads().values()))
+
+
+def chunk_bounds(n: int, client, multiple: int = 1) -> list[tuple[int, int]]:
+    """(lo, hi) of chunks of ``n`` items: one chunk when serial; else about CHUNKS_PER_THREAD per
+    worker thread, rounded up to a multiple of ``multiple`` items when larger than that."""
+    if n <= 0:
+        return []
+    if client is None:
+        return [(0, n)]
+    size = math.ceil(n / (CHUNKS_PER_THREAD * threads(client)))
+    if size > multiple:
+        size = math.ceil(size / multiple) * multiple
+    return [(lo, min(n, lo + size)) for lo in range(0, n, size)]
+
+
+def map_chunks(client, fn: Callable, chunks: Sequence, *shared, progress: Callable[[int, int], None] | None = None,
+               sizes: Sequence[int] | None = None) -> list:
+    """``[fn(chunk, *shared) for chunk in chunks]``, serially (``client`` None) or on the cluster.
+
+    ``progress(done, total)`` is called as chunks finish, in chunks or, with ``sizes``, in the
+    items of the finished chunks. On a cluster the ``shared`` arguments are scattered to every
+    worker once and each chunk to one worker; results come back in chunk order.
+    """
+    chunks = list(chunks)
+    sizes = [1] * len(chunks) if sizes is None else [int(s) for s in sizes]
+    total = sum(sizes)
+    if client is None:
+        out, done = [], 0
+        for chunk, size in zip(chunks, sizes):
+            out.append(fn(chunk, *shared))
+            done += size
+            if progress is not None:
+                progress(done, total)
+        return out
+    if not chunks:
+        return []
+    from distributed import as_completed
+
+    shared_f = [client.scatter([value], broadcast=True, hash=False)[0] for value in shared]
+    chunk_f = client.scatter(chunks, hash=False)
+    futures = [client.submit(_limited, fn, c, *shared_f, pure=False) for c in chunk_f]
+    index = {f.key: i for i, f in enumerate(futures)}
+    try:
+        done = 0
+        for future in as_completed(futures):
+            if future.status == "error":
+                future.result()             # raises the task's exception here
+            done += sizes[index[future.key]]
+            if progress is not None:
+                progress(done, total)
+        return client.gather(futures)
+    except BaseException:
+        client.cancel(futures)
+        raise
+
+
+def _limited(fn: Callable, chunk, *shared):
+    """Run ``fn(chunk, *shared)`` on a worker with one BLAS and one numba thread."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with threadpool_limits(1):
+            return fn(chunk, *shared)
+    finally:
+        numba.set_num_threads(before)
