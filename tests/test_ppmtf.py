@@ -123,6 +123,29 @@ def test_traces_from_the_authors_factors_match_their_traces(pf_sets, pf_dir, aut
     assert between < 0.25
 
 
+def test_row_order_is_a_stable_sort_of_each_block_by_target_row(pf_sets, monkeypatch):
+    """Every cell appears once, in its block, under its target row, users in order within a row;
+    blocks respect their cell and user limits."""
+    import locsynth.synth.ppmtf.tensors as tensors
+
+    monkeypatch.setattr(tensors, "BLOCK_CELLS", 5000)
+    monkeypatch.setattr(tensors, "BLOCK_USERS", 3)
+    t = build_tensors(pf_sets["train"].select_users(np.arange(40)), lam=20, rho=40, seed=1)
+    R1 = t.transitions
+    o = tensors.row_order(R1, R1.j, R1.i, t.n_locations)
+    assert np.diff(o.block_user).max() <= 3 and o.chunks[-1] == o.block_user.size - 1
+    for b in range(o.block_user.size - 1):
+        u, v = o.block_user[b], o.block_user[b + 1]
+        lo, hi = R1.offsets[u], R1.offsets[v]
+        assert v - u == 1 or hi - lo <= 5000
+        user = np.repeat(np.arange(u, v), np.diff(R1.offsets[u:v + 1]))
+        want = sorted(zip(R1.j[lo:hi], user, R1.i[lo:hi], R1.r[lo:hi]), key=lambda cell: cell[0])
+        got = [(row, o.block_user[b] + o.user[c], o.other[c], o.r[c])
+               for row in range(t.n_locations) for c in range(o.starts[b, row], o.starts[b, row + 1])]
+        assert [(int(a), int(b_), int(c), int(d)) for a, b_, c, d in got] == \
+            [(int(a), int(b_), int(c), int(d)) for a, b_, c, d in want]
+
+
 def _conditional_draw(P, b, alpha, mu, Lam, eps):
     """mean + L^-T eps of the precision Lambda + alpha P (float64, numpy only)."""
     prec = Lam + alpha * P
@@ -152,10 +175,10 @@ def test_gibbs_rows_match_the_gaussian_conditional(pf_sets):
                 b += F[name][sel].T @ r[sel].astype(float)
         return P, b
 
-    got = {"B": tuple(x + y for x, y in zip(gram_sums(R1, R1.i, R1.j, t.n_locations, f["A"], f["C"]),
-                                            gram_sums(R2, R2.i, R2.j, t.n_locations, f["A"], f["D"]))),
-           "C": gram_sums(R1, R1.j, R1.i, t.n_locations, f["A"], f["B"]),
-           "D": gram_sums(R2, R2.j, R2.i, t.n_slots, f["A"], f["B"])}
+    o, L = t.orders, t.n_locations
+    got = {"B": tuple(x + y for x, y in zip(gram_sums(o["B1"], L, f["A"], f["C"]), gram_sums(o["B2"], L, f["A"], f["D"]))),
+           "C": gram_sums(o["C"], L, f["A"], f["B"]),
+           "D": gram_sums(o["D"], t.n_slots, f["A"], f["B"])}
     for name, (P, b) in got.items():
         for row in range(b.shape[0]):
             want_P, want_b = want(name, row)

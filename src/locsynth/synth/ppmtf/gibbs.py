@@ -15,8 +15,8 @@ A uses the cells of both tensors (features b_i * c_j and b_i * d_l), B both (a_n
 a_n * d_l), C only R^I (a_n * b_i), D only R^II (a_n * b_i).
 
 Scale (issue #5): the cells are stored once, grouped by user (tensors.Cells). Rows of A sum their
-own cells and are drawn in place; the rows of B, C and D are summed in a pass over the users in
-which each block of cells is counting-sorted by target row. Features, and Gram sums over at most FLUSH cells, are
+own cells and are drawn in place; the rows of B, C and D are summed over the cells laid out by
+target row within blocks of users (tensors.RowOrder, made once per fit). Features, and Gram sums over at most FLUSH cells, are
 float32; totals, Cholesky factors and draws are float64 (tests check the conditional against a
 float64 computation). The training RMSE of the finished sweep comes from the Gram sums of C and D,
 which between them cover every cell once, so it needs no pass of its own.
@@ -30,13 +30,11 @@ import numpy as np
 from numba import njit, prange
 from scipy.stats import wishart
 
-from .tensors import Cells, Tensors
+from .tensors import RowOrder, Tensors
 
 FACTORS = ("A", "B", "C", "D")
 #: cells summed in float32 before they are added to a float64 total
 FLUSH = 4096
-#: cells of one block of users counting-sorted by target row in the pass for B, C and D
-BLOCK_CELLS = 1 << 20
 
 
 class Prior(NamedTuple):
@@ -135,61 +133,29 @@ def _user_rows(off1, i1, j1, r1, off2, i2, j2, r2, B, C, D, alpha, Lam, Lam_mu, 
 
 
 @njit(parallel=True, cache=True, fastmath=True)
-def _scatter(bounds, off, tgt, oth, r, XN, XO, P_acc, b_acc, block_cells):
-    """Gram sums of the rows of a location or slot factor: cell c of user n adds f = XN[n] * XO[oth[c]]
-    to row tgt[c]. Chunk q of users (bounds[q]..bounds[q+1]) counting-sorts about block_cells
-    cells at a time by target row, sums each row's run in float32 and adds it into P_acc[q]."""
+def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
+    """Gram sums of the rows of a location or slot factor (see tensors.RowOrder): a cell of user n
+    with other index o adds f = XN[n] * XO[o] to its target row. Chunk q sums each row's run of
+    each of its blocks in float32, FLUSH cells at a time, into P_acc[q]."""
     n_rows, z = P_acc.shape[1], P_acc.shape[2]
-    for q in prange(bounds.size - 1):
+    for q in prange(chunks.size - 1):
         P32 = np.empty((z, z), np.float32)
         bb = np.empty(z)
         F = np.empty((4, z), np.float32)
-        start = np.empty(n_rows + 1, np.int64)
-        fill = np.empty(n_rows, np.int64)
-        u, end = bounds[q], bounds[q + 1]
-        cap = block_cells
-        for n in range(u, end):
-            cap = max(cap, off[n + 1] - off[n])
-        bn = np.empty(cap, np.int32)
-        bo = np.empty(cap, oth.dtype)
-        br = np.empty(cap, r.dtype)
-        while u < end:
-            v = u + 1
-            while v < end and off[v + 1] - off[u] <= cap:
-                v += 1
-            start[:] = 0
-            for c in range(off[u], off[v]):
-                start[tgt[c] + 1] += 1
+        for blk in range(chunks[q], chunks[q + 1]):
+            XB = XN[block_user[blk]:]
             for row in range(n_rows):
-                start[row + 1] += start[row]
-                fill[row] = start[row]
-            for n in range(u, v):
-                for c in range(off[n], off[n + 1]):
-                    p = fill[tgt[c]]
-                    fill[tgt[c]] = p + 1
-                    bn[p], bo[p], br[p] = n, oth[c], r[c]
-            for row in range(n_rows):
-                s = start[row]
-                while s < start[row + 1]:
-                    e = min(start[row + 1], s + FLUSH)
+                s = starts[blk, row]
+                while s < starts[blk, row + 1]:
+                    e = min(starts[blk, row + 1], s + FLUSH)
                     P32[:] = 0
                     bb[:] = 0
-                    _accumulate(P32, bb, XN, bn, XO, bo, br, s, e, F)
+                    _accumulate(P32, bb, XB, user, XO, other, r, s, e, F)
                     for k in range(z):
                         b_acc[q, row, k] += bb[k]
                         for m in range(z):
                             P_acc[q, row, k, m] += P32[k, m]
                     s = e
-            u = v
-
-
-def _chunks(offsets: np.ndarray) -> np.ndarray:
-    """User bounds of chunks with about equal numbers of cells: 8 to 64 of them, by the data's
-    size only, so that sums (and draws) do not depend on the number of threads."""
-    n = int(np.clip(-(-int(offsets[-1]) // (8 * BLOCK_CELLS)), 8, 64))
-    bounds = np.searchsorted(offsets, np.linspace(0, offsets[-1], n + 1), side="left")
-    bounds[0], bounds[-1] = 0, offsets.size - 1
-    return np.unique(bounds).astype(np.int64)
 
 
 def _f32(X: np.ndarray) -> np.ndarray:
@@ -208,14 +174,13 @@ def draw_user_rows(t: Tensors, f: dict[str, np.ndarray], alpha: float, mu: np.nd
     return out
 
 
-def gram_sums(cells: Cells, tgt: np.ndarray, oth: np.ndarray, n_rows: int, XN: np.ndarray,
-              XO: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sum f f^T, sum r f) per target row ``tgt`` over ``cells``, f = XN[user] * XO[oth]."""
+def gram_sums(order: RowOrder, n_rows: int, XN: np.ndarray, XO: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sum f f^T, sum r f) per target row of ``order``, f = XN[user] * XO[other]."""
     z = XN.shape[1]
-    bounds = _chunks(cells.offsets)
-    P_acc = np.zeros((bounds.size - 1, n_rows, z, z))
-    b_acc = np.zeros((bounds.size - 1, n_rows, z))
-    _scatter(bounds, cells.offsets, tgt, oth, cells.r, _f32(XN), _f32(XO), P_acc, b_acc, BLOCK_CELLS)
+    P_acc = np.zeros((order.chunks.size - 1, n_rows, z, z))
+    b_acc = np.zeros((order.chunks.size - 1, n_rows, z))
+    _row_sums(order.chunks, order.block_user, order.starts, order.user, order.other, order.r, _f32(XN), _f32(XO),
+              P_acc, b_acc)
     return P_acc.sum(axis=0), b_acc.sum(axis=0)
 
 
@@ -300,15 +265,15 @@ def gibbs_step(state: GibbsState, t: Tensors, alpha: float, prior: Prior, rng: n
 
     f["A"] = draw_user_rows(t, f, alpha, mu["A"], Lam["A"], rng)
 
-    A32 = _f32(f["A"])
-    P1, b1 = gram_sums(R1, R1.i, R1.j, L, A32, f["C"])
-    P2, b2 = gram_sums(R2, R2.i, R2.j, L, A32, f["D"])
+    A32, o = _f32(f["A"]), t.orders
+    P1, b1 = gram_sums(o["B1"], L, A32, f["C"])
+    P2, b2 = gram_sums(o["B2"], L, A32, f["D"])
     f["B"] = draw_rows(P1 + P2, b1 + b2, alpha, mu["B"], Lam["B"], rng)
 
     B32 = _f32(f["B"])
-    PC, bC = gram_sums(R1, R1.j, R1.i, L, A32, B32)
+    PC, bC = gram_sums(o["C"], L, A32, B32)
     f["C"] = draw_rows(PC, bC, alpha, mu["C"], Lam["C"], rng)
-    PD, bD = gram_sums(R2, R2.j, R2.i, S, A32, B32)
+    PD, bD = gram_sums(o["D"], S, A32, B32)
     f["D"] = draw_rows(PD, bD, alpha, mu["D"], Lam["D"], rng)
 
     rss = _rss(PC, bC, f["C"], R1.sum_r2) + _rss(PD, bD, f["D"], R2.sum_r2)
