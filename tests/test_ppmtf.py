@@ -153,12 +153,13 @@ def _conditional_draw(P, b, alpha, mu, Lam, eps):
     return mean + np.linalg.solve(np.linalg.cholesky(prec).T, eps)
 
 
-def test_gibbs_rows_match_the_gaussian_conditional(pf_sets):
+@pytest.mark.parametrize("z", [4, 3])
+def test_gibbs_rows_match_the_gaussian_conditional(pf_sets, z):
     """The float32 Gram sums of every factor equal a float64 computation of the conditional's
     precision and mean (module docstring of gibbs), rows are drawn from that conditional, and the
     RMSE from the Gram sums equals a direct pass."""
     t = build_tensors(pf_sets["train"].select_users(np.arange(30)), lam=20, rho=40, seed=1)
-    f = init_state(t, 4, np.random.default_rng(0)).factors
+    f = init_state(t, z, np.random.default_rng(0)).factors
     R1, R2 = t.transitions, t.visits
     n1, n2 = R1.user, R2.user
     F1 = {"A": f["B"][R1.i] * f["C"][R1.j], "B": f["A"][n1] * f["C"][R1.j], "C": f["A"][n1] * f["B"][R1.i]}
@@ -167,7 +168,7 @@ def test_gibbs_rows_match_the_gaussian_conditional(pf_sets):
     rows2 = {"A": n2, "B": R2.i, "D": R2.j}
 
     def want(name, row):
-        P, b = np.zeros((4, 4)), np.zeros(4)
+        P, b = np.zeros((z, z)), np.zeros(z)
         for F, rows, r in ((F1, rows1, R1.r), (F2, rows2, R2.r)):
             if name in F:
                 sel = rows[name] == row
@@ -183,7 +184,7 @@ def test_gibbs_rows_match_the_gaussian_conditional(pf_sets):
         for row in range(b.shape[0]):
             want_P, want_b = want(name, row)
             assert np.allclose(P[row], want_P, rtol=1e-5, atol=1e-5) and np.allclose(b[row], want_b, rtol=1e-5)
-    mu, Lam = np.full(4, 0.1), np.eye(4) * 2
+    mu, Lam = np.full(z, 0.1), np.eye(z) * 2
     P, b = got["C"]
     out = draw_rows(P, b, 3.0, mu, Lam, np.random.default_rng(7))
     eps = np.random.default_rng(7).standard_normal(b.shape)
@@ -194,7 +195,7 @@ def test_gibbs_rows_match_the_gaussian_conditional(pf_sets):
     eps = np.random.default_rng(7).standard_normal(A.shape)
     for n in range(t.n_users):
         assert np.allclose(A[n], _conditional_draw(*want("A", n), 3.0, mu, Lam, eps[n]), rtol=1e-4, atol=1e-5)
-    state, error = gibbs_step(init_state(t, 4, np.random.default_rng(0)), t, 200.0, Prior.default(4),
+    state, error = gibbs_step(init_state(t, z, np.random.default_rng(0)), t, 200.0, Prior.default(z),
                               np.random.default_rng(3))
     assert error == pytest.approx(rmse(t, state.factors), rel=1e-5)
 
@@ -235,6 +236,8 @@ def test_pd_test_counts_by_hand():
     res = pd_test(TableModel(table), np.zeros((2, 1)), np.zeros(1), source, k=3, eta=1.0)
     assert res.counts.tolist() == [3, 3] and res.passed.tolist() == [True, True]
     assert buckets(np.array([-1.0, -0.999]), 1.0).tolist() == [1, 0]   # e^-(i+1) < p <= e^-i
+    zero = buckets(np.array([-np.inf, np.nan, -1e300]), 1.0)             # p = 0 matches no p > 0
+    assert zero[0] == zero[1] and zero[0] not in buckets(np.array([-1e300, -1e18, 0.0]), 1.0)
     res = pd_test(TableModel(table), np.zeros((2, 1)), np.zeros(1), source, k=4, eta=1.0)
     assert res.pass_rate == 0.0
     with pytest.raises(InputError, match="k = 9 is larger than the 5 training users"):

@@ -35,6 +35,8 @@ from .tensors import RowOrder, Tensors
 FACTORS = ("A", "B", "C", "D")
 #: cells summed in float32 before they are added to a float64 total
 FLUSH = 4096
+#: cells whose features are laid out together in a Gram sum (16 x 256 float32: 16 KB, in L1)
+CELLS = 256
 
 
 class Prior(NamedTuple):
@@ -85,36 +87,60 @@ def sample_hyperparameters(X: np.ndarray, prior: Prior, rng: np.random.Generator
 
 # -- Gram sums ---------------------------------------------------------------------------------
 @njit(cache=True, fastmath=True)
-def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, F):
-    """P += sum f f^T and b += sum r f over cells lo..hi, f = X1[idx1] * X2[idx2] (float32);
-    four cells per pass over P, so that each load and store of P serves four multiply-adds."""
-    z = P.shape[0]
-    c = lo
-    while c + 4 <= hi:
-        for u in range(4):
-            a1, a2 = idx1[c + u], idx2[c + u]
+def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, FT):
+    """P += sum f f^T (upper triangle, in 2 x 2 blocks) and b += sum r f over cells lo..hi,
+    f = X1[idx1] * X2[idx2] (float32). Features are laid out along the cells, FT[k, c], CELLS at
+    a time, so that each 2 x 2 block of P is four dot products along the cells, which the
+    compiler keeps in vector registers (an outer product per cell would load and store P)."""
+    z = X1.shape[1]
+    zp, cells = FT.shape
+    s = lo
+    while s < hi:
+        n = min(cells, hi - s)
+        for c in range(n):
+            a1, a2 = idx1[s + c], idx2[s + c]
             for k in range(z):
-                F[u, k] = X1[a1, k] * X2[a2, k]
-            ru = np.float64(r[c + u])
-            if ru != 0.0:
+                FT[k, c] = X1[a1, k] * X2[a2, k]
+            rc = np.float64(r[s + c])
+            if rc != 0.0:
                 for k in range(z):
-                    b[k] += ru * F[u, k]
-        for k in range(z):
-            f0, f1, f2, f3 = F[0, k], F[1, k], F[2, k], F[3, k]
-            for m in range(z):
-                P[k, m] += f0 * F[0, m] + f1 * F[1, m] + f2 * F[2, m] + f3 * F[3, m]
-        c += 4
-    while c < hi:
-        a1, a2 = idx1[c], idx2[c]
-        for k in range(z):
-            F[0, k] = X1[a1, k] * X2[a2, k]
-        ru = np.float64(r[c])
-        for k in range(z):
-            fk = F[0, k]
-            b[k] += ru * fk
-            for m in range(z):
-                P[k, m] += fk * F[0, m]
-        c += 1
+                    b[k] += rc * FT[k, c]
+        for k in range(0, zp, 2):
+            for m in range(k, zp, 2):
+                t00 = np.float32(0.0)
+                t01 = np.float32(0.0)
+                t10 = np.float32(0.0)
+                t11 = np.float32(0.0)
+                for c in range(n):
+                    x0, x1, y0, y1 = FT[k, c], FT[k + 1, c], FT[m, c], FT[m + 1, c]
+                    t00 += x0 * y0
+                    t01 += x0 * y1
+                    t10 += x1 * y0
+                    t11 += x1 * y1
+                P[k, m] += t00
+                P[k, m + 1] += t01
+                P[k + 1, m] += t10
+                P[k + 1, m + 1] += t11
+        s += n
+
+
+@njit(cache=True)
+def _gram_scratch(z):
+    """Float32 P (upper triangle) and features FT of _accumulate, the rank padded to even with a
+    row of FT that stays zero."""
+    zp = z + (z & 1)
+    return np.zeros((zp, zp), np.float32), np.zeros((zp, CELLS), np.float32)
+
+
+@njit(cache=True)
+def _add_symmetric(dst, P32, z):
+    """dst (z x z, float64) += P32 read from its upper triangle."""
+    for k in range(z):
+        for m in range(k, z):
+            v = np.float64(P32[k, m])
+            dst[k, m] += v
+            if m != k:
+                dst[m, k] += v
 
 
 @njit(parallel=True, cache=True, fastmath=True)
@@ -123,12 +149,13 @@ def _user_rows(off1, i1, j1, r1, off2, i2, j2, r2, B, C, D, alpha, Lam, Lam_mu, 
     (features b_i * c_j) and R^II (b_i * d_l) in float32 and never stored."""
     n_users, z = out.shape
     for n in prange(n_users):
-        P32 = np.zeros((z, z), np.float32)
+        P32, FT = _gram_scratch(z)
         b = np.zeros(z)
-        F = np.empty((4, z), np.float32)
-        _accumulate(P32, b, B, i1, C, j1, r1, off1[n], off1[n + 1], F)
-        _accumulate(P32, b, B, i2, D, j2, r2, off2[n], off2[n + 1], F)
-        L = _cholesky(Lam + alpha * P32.astype(np.float64))
+        _accumulate(P32, b, B, i1, C, j1, r1, off1[n], off1[n + 1], FT)
+        _accumulate(P32, b, B, i2, D, j2, r2, off2[n], off2[n + 1], FT)
+        P = np.zeros((z, z))
+        _add_symmetric(P, P32, z)
+        L = _cholesky(Lam + alpha * P)
         out[n] = _backward(L, _forward(L, Lam_mu + alpha * b) + eps[n])
 
 
@@ -139,9 +166,8 @@ def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
     each of its blocks in float32, FLUSH cells at a time, into P_acc[q]."""
     n_rows, z = P_acc.shape[1], P_acc.shape[2]
     for q in prange(chunks.size - 1):
-        P32 = np.empty((z, z), np.float32)
+        P32, FT = _gram_scratch(z)
         bb = np.empty(z)
-        F = np.empty((4, z), np.float32)
         for blk in range(chunks[q], chunks[q + 1]):
             XB = XN[block_user[blk]:]
             for row in range(n_rows):
@@ -150,11 +176,9 @@ def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
                     e = min(starts[blk, row + 1], s + FLUSH)
                     P32[:] = 0
                     bb[:] = 0
-                    _accumulate(P32, bb, XB, user, XO, other, r, s, e, F)
-                    for k in range(z):
-                        b_acc[q, row, k] += bb[k]
-                        for m in range(z):
-                            P_acc[q, row, k, m] += P32[k, m]
+                    _accumulate(P32, bb, XB, user, XO, other, r, s, e, FT)
+                    b_acc[q, row] += bb
+                    _add_symmetric(P_acc[q, row], P32, z)
                     s = e
 
 
