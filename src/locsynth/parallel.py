@@ -77,14 +77,14 @@ def threads(client) -> int:
     return max(1, sum(client.nthreads().values()))
 
 
-def chunk_bounds(n: int, client, multiple: int = 1) -> list[tuple[int, int]]:
-    """(lo, hi) of chunks of ``n`` items: one chunk when serial; else about CHUNKS_PER_THREAD per
+def chunk_bounds(n: int, client, multiple: int = 1, per_thread: int = CHUNKS_PER_THREAD) -> list[tuple[int, int]]:
+    """(lo, hi) of chunks of ``n`` items: one chunk when serial; else about ``per_thread`` per
     worker thread, rounded up to a multiple of ``multiple`` items when larger than that."""
     if n <= 0:
         return []
     if client is None:
         return [(0, n)]
-    size = math.ceil(n / (CHUNKS_PER_THREAD * threads(client)))
+    size = math.ceil(n / (per_thread * threads(client)))
     if size > multiple:
         size = math.ceil(size / multiple) * multiple
     return [(lo, min(n, lo + size)) for lo in range(0, n, size)]

@@ -75,8 +75,13 @@ def _two_passes(model, steps, source, cand, eta, progress):
 
 
 def buckets(loglik: np.ndarray, eta: float) -> np.ndarray:
-    """i of eq. (6): floor(-log p / eta)."""
-    return np.floor(-np.asarray(loglik) / eta).astype(np.int64)
+    """i of eq. (6): floor(-log p / eta); p = 0 (log p = -inf, or nan) gets a bucket of its own,
+    shared with no positive probability (buckets past 2^62 are merged)."""
+    x = -np.asarray(loglik, dtype=np.float64) / eta
+    out = np.full(x.shape, np.iinfo(np.int64).max)
+    finite = np.isfinite(x)
+    out[finite] = np.clip(np.floor(x[finite]), -2.0 ** 62, 2.0 ** 62)
+    return out
 
 
 def choose_candidates(n_users: int, candidates: int | None, seed: int, k: int, eta: float,

@@ -206,7 +206,9 @@ class PPMTF(Synthesizer):
                 return job((locs, source, own), self.factors_, slots, progress=progress)
         # bad parameters stop here with the serial message, before anything is sent
         cand = choose_candidates(self.n_users, candidates, seed, k, eta, source)
-        bounds = parallel.chunk_bounds(source.size, client)
+        # one chunk per worker thread: each chunk builds every candidate's tables (a fixed cost of
+        # ~5 ms a candidate), so more chunks would repeat that work without balancing anything
+        bounds = parallel.chunk_bounds(source.size, client, per_thread=1)
         chunks = [(locs[lo:hi], source[lo:hi], None if own is None else own[lo:hi]) for lo, hi in bounds]
         parts = parallel.map_chunks(client, job, chunks, self.factors_, slots, progress=progress,
                                     sizes=[hi - lo for lo, hi in bounds])

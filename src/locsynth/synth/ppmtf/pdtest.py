@@ -20,11 +20,12 @@ from ...privacy.plausible_deniability import PDResult, buckets, choose_candidate
 from .generate import PHI, clamped_row_sums, visit_distributions
 
 CANDIDATE_BLOCK = 64
-#: steps multiplied between logs: a step's probability is at least ~1e-23 (phi over the normalisers
-#: and visit distributions) and a stay's at least STAY_FLOOR, so four stay far from underflow
+#: steps multiplied between logs: a move's probability is at least ~1e-23 (phi over the normalisers
+#: and visit distributions) and a stay's at least STAY_FLOOR, so four never underflow (>= 1e-300)
 LOG_EVERY = 4
-#: stay probabilities below this are rounding noise of 1 - sum(moves); they are raised to it
-STAY_FLOOR = 1e-200
+#: stay probabilities below this are rounding noise of 1 - sum(moves) (whose absolute error is
+#: ~1e-16); they are raised to it
+STAY_FLOOR = 1e-75
 
 
 @njit(parallel=True, cache=True, fastmath=True)
