@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...privacy.plausible_deniability import PDResult, buckets, choose_candidates
-from .generate import PHI, clamped_row_sums, visit_distributions
+from .generate import PHI, ROW_BLOCK, clamped_row_sums, visit_distributions
 
 CANDIDATE_BLOCK = 64
 #: steps multiplied between logs: a move's probability is at least ~1e-23 (phi over the normalisers
@@ -26,6 +26,10 @@ LOG_EVERY = 4
 #: stay probabilities below this are rounding noise of 1 - sum(moves) (whose absolute error is
 #: ~1e-16); they are raised to it
 STAY_FLOOR = 1e-75
+#: candidates whose tables one parallel task builds with the same scratch arrays
+CANDIDATES_PER_TASK = 8
+#: rows a of G (and of its transpose) computed together for the stay probabilities
+STAY_ROWS = 64
 
 
 @njit(parallel=True, cache=True, fastmath=True)
@@ -36,44 +40,53 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
     n_c, z = A_blk.shape
     L, S = B.shape[0], D.shape[0]
     C32 = np.ascontiguousarray(CT32.T)
-    for q in prange(n_c):
-        Ba = B * A_blk[q]
-        Ba32 = Ba.astype(np.float32)
-        BaT32 = np.ascontiguousarray(Ba32.T)
-        Z = np.empty(L)
-        clamped_row_sums(Ba32, CT32, phi, Z)
-        pi = np.empty((S, L))
-        visit_distributions(Ba, D, phi, -1, 0.0, pi)
-        w = pi / Z
-        for a in range(L):
-            invZT[a, q] = 1.0 / Z[a]
-            for l in range(S):
-                piT[l, a, q] = pi[l, a]
-                WT[l, a, q] = w[l, a]
-                invPiT[l, a, q] = 1.0 / pi[l, a]
-        u = np.empty(L)
-        v = np.empty(L)
-        for a0 in range(0, L, 64):
-            a1 = min(L, a0 + 64)
-            G = np.dot(Ba32[a0:a1], CT32)           # G[a, b]
-            GT = np.dot(C32[a0:a1], BaT32)           # G[b, a]
-            for a in range(a0, a1):
-                za = 1.0 / Z[a]
-                ready = False
+    for task in prange((n_c + CANDIDATES_PER_TASK - 1) // CANDIDATES_PER_TASK):
+        # scratch made once per task (see generate.sample_users)
+        Ba, Ba32, BaT32 = np.empty((L, z)), np.empty((L, z), np.float32), np.empty((z, L), np.float32)
+        Z, pi, w = np.empty(L), np.empty((S, L)), np.empty((S, L))
+        G, GT = np.empty((STAY_ROWS, L), np.float32), np.empty((STAY_ROWS, L), np.float32)
+        Gr = np.empty((ROW_BLOCK, L), np.float32)
+        u, v = np.empty(L), np.empty(L)
+        for q in range(task * CANDIDATES_PER_TASK, min(n_c, (task + 1) * CANDIDATES_PER_TASK)):
+            for i in range(L):
+                for k in range(z):
+                    Ba[i, k] = B[i, k] * A_blk[q, k]
+                    Ba32[i, k] = Ba[i, k]
+                    BaT32[k, i] = Ba32[i, k]
+            clamped_row_sums(Ba32, CT32, phi, Z, Gr)
+            visit_distributions(Ba, D, phi, -1, 0.0, pi)
+            for a in range(L):
+                invZT[a, q] = 1.0 / Z[a]
                 for l in range(S):
-                    if not need_stay[l, a]:
-                        continue
-                    if not ready:
+                    w[l, a] = pi[l, a] / Z[a]
+                    piT[l, a, q] = pi[l, a]
+                    WT[l, a, q] = w[l, a]
+                    invPiT[l, a, q] = 1.0 / pi[l, a]
+            for a0 in range(0, L, STAY_ROWS):
+                a1 = min(L, a0 + STAY_ROWS)
+                if a1 - a0 == STAY_ROWS:
+                    np.dot(Ba32[a0:a1], CT32, G)            # G[a, b]
+                    np.dot(C32[a0:a1], BaT32, GT)           # G[b, a]
+                else:
+                    G[:a1 - a0] = np.dot(Ba32[a0:a1], CT32)
+                    GT[:a1 - a0] = np.dot(C32[a0:a1], BaT32)
+                for a in range(a0, a1):
+                    za = 1.0 / Z[a]
+                    ready = False
+                    for l in range(S):
+                        if not need_stay[l, a]:
+                            continue
+                        if not ready:
+                            for b in range(L):
+                                u[b] = max(np.float64(G[a - a0, b]), phi) * za
+                                v[b] = max(np.float64(GT[a - a0, b]), phi)
+                            ready = True
+                        inv = 1.0 / pi[l, a]
+                        total = 0.0
                         for b in range(L):
-                            u[b] = max(np.float64(G[a - a0, b]), phi) * za
-                            v[b] = max(np.float64(GT[a - a0, b]), phi)
-                        ready = True
-                    inv = 1.0 / pi[l, a]
-                    total = 0.0
-                    for b in range(L):
-                        total += min(u[b], v[b] * w[l, b] * inv)
-                    # the b = a term of the sum is Q*(a|a) on both sides of the min
-                    stayT[l, a, q] = max(1.0 - (total - u[a]), STAY_FLOOR)
+                            total += min(u[b], v[b] * w[l, b] * inv)
+                        # the b = a term of the sum is Q*(a|a) on both sides of the min
+                        stayT[l, a, q] = max(1.0 - (total - u[a]), STAY_FLOOR)
 
 
 @njit(parallel=True, cache=True, fastmath=True)
