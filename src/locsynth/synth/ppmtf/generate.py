@@ -223,6 +223,18 @@ def mh_row_lazy(BaT, CT, Z, p, a, phi, g_ab, g_ba, out):
     out[a] = 1.0 - total
 
 
+@njit(cache=True)
+def scaled_rows(B, a, Ba, Ba32, BaT):
+    """B * a_n (the rows of R^I_n = (B * a_n) C^T) into Ba, its float32 copy Ba32 and its
+    transpose BaT (float64, or float32 rounded as Ba32), in place."""
+    L, z = B.shape
+    for i in range(L):
+        for k in range(z):
+            Ba[i, k] = B[i, k] * a[k]
+            Ba32[i, k] = Ba[i, k]
+            BaT[k, i] = Ba[i, k]
+
+
 @njit(parallel=True, cache=True)
 def sample_users(feature, B, CT, D, CT32, slots, uniforms, homes, boost, phi, out, loglik):
     """Traces of every row of ``feature`` (a user's a_n): uniforms (n, traces, T) -> locations
@@ -238,11 +250,7 @@ def sample_users(feature, B, CT, D, CT32, slots, uniforms, homes, boost, phi, ou
         Z, piT = np.empty(L), np.empty((S, L))
         row, g_ab, g_ba = np.empty(L), np.empty(L), np.empty(L)
         for q in range(c * USERS_PER_TASK, min(n, (c + 1) * USERS_PER_TASK)):
-            for i in range(L):
-                for k in range(z):
-                    Ba[i, k] = B[i, k] * feature[q, k]
-                    Ba32[i, k] = Ba[i, k]
-                    BaT[k, i] = Ba[i, k]
+            scaled_rows(B, feature[q], Ba, Ba32, BaT)
             clamped_row_sums(Ba32, CT32, phi, Z, G)
             visit_distributions(Ba, D, phi, homes[q], boost, piT)
             for k in range(n_tr):

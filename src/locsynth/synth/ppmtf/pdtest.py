@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...privacy.plausible_deniability import PDResult, buckets, choose_candidates
-from .generate import PHI, ROW_BLOCK, clamped_row_sums, visit_distributions
+from .generate import PHI, ROW_BLOCK, clamped_row_sums, scaled_rows, visit_distributions
 
 CANDIDATE_BLOCK = 64
 #: steps multiplied between logs: a move's probability is at least ~1e-23 (phi over the normalisers
@@ -48,11 +48,7 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
         Gr = np.empty((ROW_BLOCK, L), np.float32)
         u, v = np.empty(L), np.empty(L)
         for q in range(task * CANDIDATES_PER_TASK, min(n_c, (task + 1) * CANDIDATES_PER_TASK)):
-            for i in range(L):
-                for k in range(z):
-                    Ba[i, k] = B[i, k] * A_blk[q, k]
-                    Ba32[i, k] = Ba[i, k]
-                    BaT32[k, i] = Ba32[i, k]
+            scaled_rows(B, A_blk[q], Ba, Ba32, BaT32)
             clamped_row_sums(Ba32, CT32, phi, Z, Gr)
             visit_distributions(Ba, D, phi, -1, 0.0, pi)
             for a in range(L):

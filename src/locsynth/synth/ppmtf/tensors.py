@@ -97,7 +97,7 @@ class RowOrder(NamedTuple):
     r: np.ndarray
 
 
-def chunk_bounds(offsets: np.ndarray) -> np.ndarray:
+def user_chunks(offsets: np.ndarray) -> np.ndarray:
     """User bounds of 8 to 64 chunks with about equal numbers of cells, by the data's size only."""
     n = int(np.clip(-(-int(offsets[-1]) // (8 * BLOCK_CELLS)), 8, 64))
     bounds = np.searchsorted(offsets, np.linspace(0, offsets[-1], n + 1), side="left")
@@ -107,7 +107,7 @@ def chunk_bounds(offsets: np.ndarray) -> np.ndarray:
 
 def row_order(cells: Cells, tgt: np.ndarray, oth: np.ndarray, n_rows: int) -> RowOrder:
     """``cells`` laid out by target row ``tgt`` within blocks of users (see RowOrder)."""
-    bounds = chunk_bounds(cells.offsets)
+    bounds = user_chunks(cells.offsets)
     block_user, chunks = _blocks(bounds, cells.offsets, BLOCK_CELLS, BLOCK_USERS)
     starts = np.empty((block_user.size - 1, n_rows + 1), np.int64)
     user = np.empty(cells.size, np.uint16)
