@@ -21,6 +21,11 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 PHI = 1e-8
+#: fast-math flags that never change a finite result: no reassociation and no FMA contraction.
+#: With those, LLVM compiled reductions differently in a fresh compile and in numba's cache, so
+#: a Dask worker's log-likelihoods differed from the serial run's in the last bits (numba issue
+#: 10617); sums that must vectorise are written as ordered_sum or as elementwise loops instead.
+SAFE_MATH = {"nnan", "ninf", "nsz"}
 
 
 class UserModel(NamedTuple):
@@ -51,7 +56,7 @@ def mh_matrix(m: UserModel, l: int) -> np.ndarray:
     return out
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True)
 def _mh_row(Q, QT, p, a, out):
     """Row ``a`` of Q_{n,l} (pi_{n,l} = ``p``) into ``out``."""
     inv = 1.0 / p[a]
@@ -100,7 +105,7 @@ def generate_traces(Q, QT, piT, slots, uniforms, out, loglik):
         loglik[k] = ll
 
 
-@njit(parallel=True, cache=True, fastmath=True)
+@njit(parallel=True, cache=True)
 def move_logprobs(Q, QT, piT, slot, a, b):
     """log Q_{n,l}(b|a) of each step (l, a, b): O(1) for a move, O(L) for a stay (a == b)."""
     out = np.empty(slot.size)
@@ -158,46 +163,53 @@ ROW_BLOCK = 256
 USERS_PER_TASK = 16
 
 
-@njit(cache=True, fastmath=True)
-def clamped_row_sums(Ba32, CT32, phi, out, G):
-    """out[i] = sum_j max((B * a) C^T [i, j], phi): the normalisers of Q*_n (eq. 2 and §3.4), the one
-    part of a user's model that needs all L^2 entries; float32 products (into the scratch G,
-    ROW_BLOCK x L), float64 sums."""
-    L = Ba32.shape[0]
-    for i0 in range(0, L, ROW_BLOCK):
-        i1 = min(L, i0 + ROW_BLOCK)
-        if i1 - i0 == ROW_BLOCK:
-            np.dot(Ba32[i0:i1], CT32, G)
+@njit(cache=True)
+def clamped_row_sums(BaT32, C32, phi, out, G):
+    """out[i] = sum_j max((B * a_n) C^T [i, j], phi): the normalisers of Q*_n (eq. 2 and §3.4), the
+    one part of a user's model that needs all L^2 entries; float32 products (ROW_BLOCK rows j of
+    G^T = C (B * a_n)^T at a time, into the scratch G), float64 sums.
+
+    Each out[i] adds its terms in the order of j, and the loop along i vectorises without
+    reassociating anything, so the sums do not depend on how LLVM compiled the kernel (with
+    fastmath, a row reduction came out differently from a fresh compile and from numba's cache,
+    and a Dask worker's traces differed from the serial run's in the last bits)."""
+    L = out.shape[0]
+    out[:] = 0.0
+    for j0 in range(0, L, ROW_BLOCK):
+        j1 = min(L, j0 + ROW_BLOCK)
+        if j1 - j0 == ROW_BLOCK:
+            np.dot(C32[j0:j1], BaT32, G)
         else:
-            G[:i1 - i0] = np.dot(Ba32[i0:i1], CT32)
-        for i in range(i1 - i0):
-            s = 0.0
-            for j in range(G.shape[1]):
-                g = G[i, j]
-                s += g if g > phi else phi
-            out[i0 + i] = s
+            G[:j1 - j0] = np.dot(C32[j0:j1], BaT32)
+        for j in range(j1 - j0):
+            for i in range(L):
+                g = G[j, i]
+                out[i] += g if g > phi else phi
 
 
-@njit(cache=True, fastmath=True)
-def visit_distributions(Ba, D, phi, home, boost, out):
-    """pi_{n,l} for every slot l into ``out`` (n_slots, L); with ``home >= 0`` the home's count is
-    raised by ``boost`` in the first and last slots before normalising (paper 003 App. D)."""
+@njit(cache=True, fastmath=SAFE_MATH)
+def visit_distributions(BaT, D, phi, home, boost, out):
+    """pi_{n,l} for every slot l into ``out`` (n_slots, L) from BaT = (B * a_n)^T; with ``home >= 0``
+    the home's count is raised by ``boost`` in the first and last slots before normalising
+    (paper 003 App. D)."""
     S, L = out.shape
-    z = Ba.shape[1]
+    z = BaT.shape[0]
     for l in range(S):
+        out[l] = 0.0
+        for k in range(z):
+            d = D[l, k]
+            for i in range(L):
+                out[l, i] += d * BaT[k, i]
         for i in range(L):
-            s = 0.0
-            for k in range(z):
-                s += D[l, k] * Ba[i, k]
-            out[l, i] = s if s > phi else phi
+            out[l, i] = out[l, i] if out[l, i] > phi else phi
     if home >= 0:
         out[0, home] += boost
         out[S - 1, home] += boost
     for l in range(S):
-        out[l] /= out[l].sum()
+        out[l] /= ordered_sum(out[l])
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, fastmath=SAFE_MATH)
 def mh_row_lazy(BaT, CT, Z, p, a, phi, g_ab, g_ba, out):
     """Row ``a`` of Q_{n,l} (eq. 5) from the factors (transposed, z x L): Q*(b|a) =
     max(G[a,b], phi) / Z[a] and Q*(a|b) = max(G[b,a], phi) / Z[b], G = (B * a_n) C^T, without
@@ -212,31 +224,52 @@ def mh_row_lazy(BaT, CT, Z, p, a, phi, g_ab, g_ba, out):
             g_ba[b] += y * BaT[k, b]
     inv = 1.0 / p[a]
     za = 1.0 / Z[a]
-    total = 0.0
     for b in range(L):
         f = max(g_ab[b], phi) * za
         r = p[b] * max(g_ba[b], phi) / Z[b] * inv
-        v = min(f, r)
-        out[b] = v
-        total += v
-    total -= out[a]
+        out[b] = min(f, r)
+    total = ordered_sum(out) - out[a]
     out[a] = 1.0 - total
 
 
 @njit(cache=True)
-def scaled_rows(B, a, Ba, Ba32, BaT):
-    """B * a_n (the rows of R^I_n = (B * a_n) C^T) into Ba, its float32 copy Ba32 and its
-    transpose BaT (float64, or float32 rounded as Ba32), in place."""
+def ordered_sum(x):
+    """The sum of ``x`` in a fixed order: eight interleaved partial sums, then those pairwise. Eight
+    independent chains keep the adders busy as a vectorised (reassociated) sum would, and the
+    result does not depend on how the kernel was compiled."""
+    n = x.size
+    m = n - n % 8
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    for b in range(0, m, 8):
+        s0 += x[b]
+        s1 += x[b + 1]
+        s2 += x[b + 2]
+        s3 += x[b + 3]
+        s4 += x[b + 4]
+        s5 += x[b + 5]
+        s6 += x[b + 6]
+        s7 += x[b + 7]
+    tail = 0.0
+    for b in range(m, n):
+        tail += x[b]
+    return (((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))) + tail
+
+
+@njit(cache=True)
+def scaled_rows(B, a, Ba, Ba32, BaT, BaT32):
+    """B * a_n (the rows of R^I_n = (B * a_n) C^T) into Ba, its float32 copy Ba32, its transpose
+    BaT (float64, or float32 rounded as Ba32) and the transpose's float32 copy BaT32, in place."""
     L, z = B.shape
     for i in range(L):
         for k in range(z):
             Ba[i, k] = B[i, k] * a[k]
             Ba32[i, k] = Ba[i, k]
             BaT[k, i] = Ba[i, k]
+            BaT32[k, i] = Ba32[i, k]
 
 
 @njit(parallel=True, cache=True)
-def sample_users(feature, B, CT, D, CT32, slots, uniforms, homes, boost, phi, out, loglik):
+def sample_users(feature, B, CT, D, C32, slots, uniforms, homes, boost, phi, out, loglik):
     """Traces of every row of ``feature`` (a user's a_n): uniforms (n, traces, T) -> locations
     ``out`` (n * traces, T) and log-likelihoods (§3.4-3.5); memory per thread O(L z + S L)."""
     n, n_tr, T = uniforms.shape
@@ -246,13 +279,14 @@ def sample_users(feature, B, CT, D, CT32, slots, uniforms, homes, boost, phi, ou
         # scratch made once per task: per-user arrays of 100 KB to 1 MB would each be an mmap
         # where malloc keeps a fixed mmap threshold (as Dask workers set it)
         Ba, BaT = np.empty((L, z)), np.empty((z, L))
-        Ba32, G = np.empty((L, z), np.float32), np.empty((ROW_BLOCK, L), np.float32)
+        Ba32, BaT32 = np.empty((L, z), np.float32), np.empty((z, L), np.float32)
+        G = np.empty((ROW_BLOCK, L), np.float32)
         Z, piT = np.empty(L), np.empty((S, L))
         row, g_ab, g_ba = np.empty(L), np.empty(L), np.empty(L)
         for q in range(c * USERS_PER_TASK, min(n, (c + 1) * USERS_PER_TASK)):
-            scaled_rows(B, feature[q], Ba, Ba32, BaT)
-            clamped_row_sums(Ba32, CT32, phi, Z, G)
-            visit_distributions(Ba, D, phi, homes[q], boost, piT)
+            scaled_rows(B, feature[q], Ba, Ba32, BaT, BaT32)
+            clamped_row_sums(BaT32, C32, phi, Z, G)
+            visit_distributions(BaT, D, phi, homes[q], boost, piT)
             for k in range(n_tr):
                 w = q * n_tr + k
                 p0 = piT[slots[0]]

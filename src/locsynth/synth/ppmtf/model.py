@@ -140,7 +140,7 @@ class PPMTF(Synthesizer):
         feature = f["A"][rows] if feature is None else np.asarray(feature, np.float64)
         homes = np.full(rows.size, -1, np.int64) if homes is None else np.asarray(homes, np.int64)
         CT = np.ascontiguousarray(f["C"].T)
-        model = (f["B"], CT, f["D"], CT.astype(np.float32), self.time_.slot(np.arange(T)).astype(np.int64))
+        model = (f["B"], CT, f["D"], f["C"].astype(np.float32), self.time_.slot(np.arange(T)).astype(np.int64))
         job = functools.partial(generate_chunk, traces_per_user=traces_per_user, seed=seed, stream=stream,
                                 boost=float(boost))
         if client is None:
@@ -314,7 +314,7 @@ class PPMTFPlus(PPMTF):
 
 
 def generate_chunk(users: tuple[np.ndarray, np.ndarray, np.ndarray], B: np.ndarray, CT: np.ndarray,
-                   D: np.ndarray, CT32: np.ndarray, slots: np.ndarray, *, traces_per_user: int, seed: int,
+                   D: np.ndarray, C32: np.ndarray, slots: np.ndarray, *, traces_per_user: int, seed: int,
                    stream: int, boost: float, progress=None) -> tuple[np.ndarray, np.ndarray]:
     """Traces of a chunk of users ``(feature rows, seed keys, homes (-1: none))``, users in blocks of
     GENERATE_BLOCK: locations (users * traces_per_user, len(slots)) and their log-likelihoods."""
@@ -326,7 +326,7 @@ def generate_chunk(users: tuple[np.ndarray, np.ndarray, np.ndarray], B: np.ndarr
         block = keys[lo:lo + GENERATE_BLOCK]
         u = np.stack([user_uniforms(seed, int(n), (traces_per_user, T), stream) for n in block])
         sl = slice(lo * traces_per_user, (lo + block.size) * traces_per_user)
-        sample_users(np.ascontiguousarray(feature[lo:lo + GENERATE_BLOCK]), B, CT, D, CT32, slots, u,
+        sample_users(np.ascontiguousarray(feature[lo:lo + GENERATE_BLOCK]), B, CT, D, C32, slots, u,
                      np.ascontiguousarray(homes[lo:lo + GENERATE_BLOCK]), float(boost), PHI, locs[sl], loglik[sl])
         if progress is not None:
             progress(lo + block.size, keys.size)

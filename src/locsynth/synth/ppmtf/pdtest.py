@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...privacy.plausible_deniability import PDResult, buckets, choose_candidates
-from .generate import PHI, ROW_BLOCK, clamped_row_sums, scaled_rows, visit_distributions
+from .generate import PHI, ROW_BLOCK, SAFE_MATH, clamped_row_sums, scaled_rows, visit_distributions
 
 CANDIDATE_BLOCK = 64
 #: steps multiplied between logs: a move's probability is at least ~1e-23 (phi over the normalisers
@@ -32,25 +32,38 @@ CANDIDATES_PER_TASK = 8
 STAY_ROWS = 64
 
 
-@njit(parallel=True, cache=True, fastmath=True)
+@njit(parallel=True, cache=True, fastmath=SAFE_MATH)
 def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, stayT):
     """For candidates q of the block: invZT[a, q] = 1 / Z_q[a]; piT[l, a, q] = pi_{q,l}(a),
     WT[l, b, q] = pi_{q,l}(b) / Z_q[b], invPiT[l, a, q] = 1 / pi_{q,l}(a), and
-    stayT[l, a, q] = Q_{q,l}(a|a) where need_stay[l, a] (eq. 5)."""
+    stayT[l, a, q] = Q_{q,l}(a|a) where need_stay[l, a] (eq. 5).
+
+    The stays of STAY_ROWS locations a are summed together, the loop along a innermost: X[b, a] =
+    G[a, b] and Y[b, a] = G[b, a] (G = R^I_q) as float32 products, and each stay adds its terms in
+    the order of b, so the sums vectorise without reassociation (see generate.SAFE_MATH)."""
     n_c, z = A_blk.shape
     L, S = B.shape[0], D.shape[0]
     C32 = np.ascontiguousarray(CT32.T)
+    n_blocks = (L + STAY_ROWS - 1) // STAY_ROWS
+    # the columns of C^T of each block of locations, the same for every candidate
+    CT_blocks = np.zeros((n_blocks, z, STAY_ROWS), np.float32)
+    for r in range(n_blocks):
+        a0 = r * STAY_ROWS
+        a1 = min(L, a0 + STAY_ROWS)
+        CT_blocks[r, :, :a1 - a0] = CT32[:, a0:a1]
     for task in prange((n_c + CANDIDATES_PER_TASK - 1) // CANDIDATES_PER_TASK):
         # scratch made once per task (see generate.sample_users)
         Ba, Ba32, BaT32 = np.empty((L, z)), np.empty((L, z), np.float32), np.empty((z, L), np.float32)
+        BaT = np.empty((z, L))
         Z, pi, w = np.empty(L), np.empty((S, L)), np.empty((S, L))
-        G, GT = np.empty((STAY_ROWS, L), np.float32), np.empty((STAY_ROWS, L), np.float32)
+        X, Y = np.empty((L, STAY_ROWS), np.float32), np.empty((L, STAY_ROWS), np.float32)
+        BaT_block = np.zeros((z, STAY_ROWS), np.float32)
         Gr = np.empty((ROW_BLOCK, L), np.float32)
-        u, v = np.empty(L), np.empty(L)
+        za, inv, total = np.empty(STAY_ROWS), np.empty(STAY_ROWS), np.empty(STAY_ROWS)
         for q in range(task * CANDIDATES_PER_TASK, min(n_c, (task + 1) * CANDIDATES_PER_TASK)):
-            scaled_rows(B, A_blk[q], Ba, Ba32, BaT32)
-            clamped_row_sums(Ba32, CT32, phi, Z, Gr)
-            visit_distributions(Ba, D, phi, -1, 0.0, pi)
+            scaled_rows(B, A_blk[q], Ba, Ba32, BaT, BaT32)
+            clamped_row_sums(BaT32, C32, phi, Z, Gr)
+            visit_distributions(BaT, D, phi, -1, 0.0, pi)
             for a in range(L):
                 invZT[a, q] = 1.0 / Z[a]
                 for l in range(S):
@@ -58,34 +71,36 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
                     piT[l, a, q] = pi[l, a]
                     WT[l, a, q] = w[l, a]
                     invPiT[l, a, q] = 1.0 / pi[l, a]
-            for a0 in range(0, L, STAY_ROWS):
-                a1 = min(L, a0 + STAY_ROWS)
-                if a1 - a0 == STAY_ROWS:
-                    np.dot(Ba32[a0:a1], CT32, G)            # G[a, b]
-                    np.dot(C32[a0:a1], BaT32, GT)           # G[b, a]
-                else:
-                    G[:a1 - a0] = np.dot(Ba32[a0:a1], CT32)
-                    GT[:a1 - a0] = np.dot(C32[a0:a1], BaT32)
-                for a in range(a0, a1):
-                    za = 1.0 / Z[a]
-                    ready = False
-                    for l in range(S):
-                        if not need_stay[l, a]:
-                            continue
-                        if not ready:
-                            for b in range(L):
-                                u[b] = max(np.float64(G[a - a0, b]), phi) * za
-                                v[b] = max(np.float64(GT[a - a0, b]), phi)
-                            ready = True
-                        inv = 1.0 / pi[l, a]
-                        total = 0.0
-                        for b in range(L):
-                            total += min(u[b], v[b] * w[l, b] * inv)
-                        # the b = a term of the sum is Q*(a|a) on both sides of the min
-                        stayT[l, a, q] = max(1.0 - (total - u[a]), STAY_FLOOR)
+            for r in range(n_blocks):
+                a0 = r * STAY_ROWS
+                n = min(L, a0 + STAY_ROWS) - a0
+                if not need_stay[:, a0:a0 + n].any():
+                    continue
+                BaT_block[:, :n] = BaT32[:, a0:a0 + n]
+                np.dot(C32, BaT_block, X)               # X[b, a] = G[a0 + a, b]
+                np.dot(Ba32, CT_blocks[r], Y)           # Y[b, a] = G[b, a0 + a]
+                for a in range(n):
+                    za[a] = 1.0 / Z[a0 + a]
+                for l in range(S):
+                    if not need_stay[l, a0:a0 + n].any():
+                        continue
+                    for a in range(n):
+                        inv[a] = 1.0 / pi[l, a0 + a]
+                    total[:] = 0.0
+                    for b in range(L):
+                        wb = w[l, b]
+                        for a in range(STAY_ROWS):
+                            f = max(np.float64(X[b, a]), phi) * za[a]
+                            g = max(np.float64(Y[b, a]), phi) * wb * inv[a]
+                            total[a] += min(f, g)
+                    for a in range(n):
+                        if need_stay[l, a0 + a]:
+                            # the b = a term of the sum is Q*(a|a) on both sides of the min
+                            own = max(np.float64(X[a0 + a, a]), phi) * za[a]
+                            stayT[l, a0 + a, q] = max(1.0 - (total[a] - own), STAY_FLOOR)
 
 
-@njit(parallel=True, cache=True, fastmath=True)
+@njit(parallel=True, cache=True, fastmath=SAFE_MATH)
 def _block_logliks(locs, slots, rows, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every, out):
     """out[r, q] = log p(locs[rows[r]] = M(q)) for the block's candidates q; the loops over q
     run along contiguous memory. A move's R^I entries G[a, b] and G[b, a] are float32 dot
