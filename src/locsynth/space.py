@@ -70,6 +70,13 @@ class Space:
     def meta(self) -> dict:
         return {"kind": self.kind}
 
+    def hierarchy(self) -> "Hierarchy":
+        """The locations as leaves of a tree (for Privelet): root > category > location when the
+        space has categories; otherwise flat (every location a child of the root)."""
+        if self.category is not None:
+            return Hierarchy.from_levels(self.category)
+        return Hierarchy.flat(self.n_locations)
+
     @staticmethod
     def from_saved(frame: pd.DataFrame, meta: dict) -> "Space":
         kind = meta.get("kind")
@@ -151,6 +158,12 @@ class Grid(Space):
     def meta(self) -> dict:
         return {"kind": "grid", "rows": self.rows, "cols": self.cols, "bbox": list(self.bbox)}
 
+    def hierarchy(self) -> "Hierarchy":
+        """root > category > cell when the cells have categories, else the grid's quad-tree."""
+        if self.category is not None:
+            return Hierarchy.from_levels(self.category)
+        return Hierarchy.quadtree(self.rows, self.cols)
+
 
 class POISpace(Space):
     """A set of POIs; points are located by their venue id (``name``)."""
@@ -194,3 +207,103 @@ class POISpace(Space):
             raise InputError("this POI space has no venue ids to locate points by")
         index = pd.Index(self.name.astype(str))
         return index.get_indexer(pd.Index(np.asarray(venue).astype(str))).astype(np.int32)
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A tree whose leaves are the locations (Privelet's hierarchy for nominal data).
+
+    Nodes ``0 .. n_leaves - 1`` are the locations, the internal nodes follow, the root first.
+
+    Attributes
+    ----------
+    parent : ndarray of shape (n_nodes,), int64
+        Parent of each node; -1 for the root.
+    n_leaves : int
+    depth : ndarray of shape (n_nodes,), int64
+        Edges from the root (0 for the root).
+    """
+
+    parent: np.ndarray
+    n_leaves: int
+    depth: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        parent = np.asarray(self.parent, np.int64)
+        object.__setattr__(self, "parent", parent)
+        roots = np.flatnonzero(parent < 0)
+        if roots.size != 1 or roots[0] != self.n_leaves:
+            raise InputError("a hierarchy needs exactly one root, numbered right after the leaves")
+        depth = np.full(parent.size, -1, np.int64)
+        depth[roots[0]] = 0
+        for _ in range(parent.size):            # parents before children is not assumed
+            todo = depth < 0
+            if not todo.any():
+                break
+            ready = todo & (depth[np.maximum(parent, 0)] >= 0)
+            if not ready.any():
+                raise InputError("the hierarchy has a cycle or a node cut off from the root")
+            depth[ready] = depth[parent[ready]] + 1
+        object.__setattr__(self, "depth", depth)
+        if (self.fanout[self.n_leaves:] == 0).any():
+            raise InputError("every internal node of a hierarchy needs a child")
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.parent.size)
+
+    @property
+    def root(self) -> int:
+        return self.n_leaves
+
+    @property
+    def fanout(self) -> np.ndarray:
+        """Number of children of every node (0 for a leaf)."""
+        return np.bincount(self.parent[self.parent >= 0], minlength=self.n_nodes)
+
+    @classmethod
+    def flat(cls, n: int) -> "Hierarchy":
+        """Every location a child of the root."""
+        return cls(np.concatenate([np.full(n, n), [-1]]), n)
+
+    @classmethod
+    def from_levels(cls, *levels) -> "Hierarchy":
+        """root > levels[0] > levels[1] > ... > location, each level a label per location, coarsest
+        first (e.g. category, then sub-category); a label names a node within its parent only."""
+        n = len(levels[0]) if levels else 0
+        parent = [-1]                          # the root, renumbered to n below
+        above = np.zeros(n, np.int64)           # each location's node at the level above (0: root)
+        for labels in levels:
+            labels = np.asarray(labels, dtype=object).astype(str)
+            if labels.size != n:
+                raise InputError("every level of a hierarchy needs one label per location")
+            keys = pd.MultiIndex.from_arrays([above, labels])
+            codes, uniques = pd.factorize(keys)
+            first = len(parent)
+            parent.extend(int(p) for p in uniques.get_level_values(0))
+            above = first + codes.astype(np.int64)
+        internal = np.asarray(parent, np.int64)
+        internal = np.where(internal >= 0, internal + n, -1)
+        return cls(np.concatenate([above + n, internal]), n)
+
+    @classmethod
+    def quadtree(cls, rows: int, cols: int) -> "Hierarchy":
+        """The quad-tree of a rows x cols grid (cell id = row * cols + col): each block splits into
+        halves along every side longer than one cell, down to single cells."""
+        parent = [-1]
+        leaf_parent = np.full(rows * cols, -1, np.int64)
+        stack = [(0, 0, rows, 0, cols)]          # (node, r0, r1, c0, c1)
+        while stack:
+            node, r0, r1, c0, c1 = stack.pop()
+            rs = [(r0, (r0 + r1) // 2), ((r0 + r1) // 2, r1)] if r1 - r0 > 1 else [(r0, r1)]
+            cs = [(c0, (c0 + c1) // 2), ((c0 + c1) // 2, c1)] if c1 - c0 > 1 else [(c0, c1)]
+            for a0, a1 in rs:
+                for b0, b1 in cs:
+                    if a1 - a0 == 1 and b1 - b0 == 1:
+                        leaf_parent[a0 * cols + b0] = node
+                    else:
+                        parent.append(node)
+                        stack.append((len(parent) - 1, a0, a1, b0, b1))
+        n = rows * cols
+        internal = np.asarray(parent, np.int64)
+        return cls(np.concatenate([leaf_parent + n, np.where(internal >= 0, internal + n, -1)]), n)

@@ -1,0 +1,44 @@
+"""The one door to OpenDP (Gaboardi et al., the OpenDP library): every DP mechanism in locsynth
+draws its noise through the measurements built here, never from a seeded numpy generator.
+
+OpenDP samples from the operating system's cryptographic randomness and makes no draw in
+floating point: a float vector is rounded to a grid of 2^K and noised with an exact discrete
+Laplace on that grid (Canonne, Kamath and Steinke, NeurIPS 2020), so the set of possible outputs
+is the same for every input (Mironov, CCS 2012, showed how a textbook float sampler leaks).
+"""
+
+from __future__ import annotations
+
+import functools
+
+#: float inputs are rounded to multiples of 2^K before noising; OpenDP's privacy map counts the
+#: rounding (it adds n * 2^K to an L1 sensitivity over n values), and so do the scales below
+K = -40
+
+
+@functools.lru_cache(maxsize=1)
+def opendp():
+    """``opendp.prelude`` with the 'contrib' features enabled, imported on first use."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+def float_laplace(size: int, scale: float):
+    """OpenDP's Laplace measurement on float vectors of ``size`` under the L1 distance."""
+    dp = opendp()
+    return dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size),
+                             dp.l1_distance(T=float), float(scale), k=K)
+
+
+def integer_laplace(scale: float):
+    """OpenDP's discrete Laplace (two-sided geometric) measurement on int64 vectors under L1."""
+    dp = opendp()
+    return dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), float(scale))
+
+
+def randomized_response(k: int, prob: float):
+    """OpenDP's randomized response over the categories 0 .. k-1, keeping the value with ``prob``."""
+    dp = opendp()
+    return dp.m.make_randomized_response(list(range(int(k))), float(prob), T="i64")
