@@ -8,7 +8,7 @@ from locsynth import Grid, InputError
 from locsynth.privacy.audit import audit, histogram_delta
 from locsynth.privacy.laplace import discrete_laplace, laplace
 from locsynth.privacy.ledger import Ledger
-from locsynth.privacy.planar_laplace import planar_laplace_grid
+from locsynth.privacy.planar_laplace import planar_laplace_locations
 from locsynth.privacy.privelet import (coefficients, generalized_sensitivity, noisy_coefficients, privelet,
                                        reconstruct, weights)
 from locsynth.privacy.randomized_response import randomized_response
@@ -54,7 +54,7 @@ def test_planar_laplace_on_a_grid():
     def loss(cells):
         return per_metre * (grid.distance_m(b, cells) - grid.distance_m(a, cells))
 
-    check(lambda x, n, eps: planar_laplace_grid(np.full(n, x), grid, per_metre * eps / EPS), a, b,
+    check(lambda x, n, eps: planar_laplace_locations(np.full(n, x), grid, per_metre * eps / EPS), a, b,
           statistic=loss, bins=np.linspace(-EPS, EPS, 11)[1:-1])
 
 

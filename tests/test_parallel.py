@@ -79,8 +79,8 @@ def test_ppmtf_sampling_on_the_cluster_equals_serial(client, city):
 
 def test_ppmtf_plus_sampling_on_the_cluster_equals_serial(client, city):
     model = city["plus"]
-    serial = model.sample(n_users=70, traces_per_user=2, seed=2, home_regions=True)
-    spread = model.sample(n_users=70, traces_per_user=2, seed=2, home_regions=True, client=client)
+    serial = model.sample(70, traces_per_user=2, seed=2, home_regions=True)
+    spread = model.sample(70, traces_per_user=2, seed=2, home_regions=True, client=client)
     assert same_traces(serial, spread) and (spread.users["source"] == -1).all()
 
 

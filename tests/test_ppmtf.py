@@ -296,16 +296,16 @@ def test_save_load_round_trip(pf_fit, tmp_path):
 
 def test_ppmtf_plus_virtual_users_and_homes(pf_sets):
     model = PPMTFPlus(iterations=5, seed=1).fit(pf_sets["train"])
-    syn = model.sample(n_users=50, days=2, seed=0, home_regions=True)
+    syn = model.sample(50, days=2, seed=0, home_regions=True)
     assert syn.n_users == 50 and (syn.users["source"] == -1).all() and syn.n_events == 50 * 60
     locs = syn.loc.reshape(50, 60)
     home = syn.users["home"].to_numpy()
     at_home = (locs[:, [0, 30]] == home[:, None]).mean()
-    plain = model.sample(n_users=50, days=2, seed=0).loc.reshape(50, 60)
+    plain = model.sample(50, days=2, seed=0).loc.reshape(50, 60)
     by_chance = (plain[:, [0, 30]] == home[:, None]).mean()
     # the home's visit count is raised by 20 in the first slot: far above the same users' chance
     assert at_home > 0.2 and at_home > 10 * max(by_chance, 0.01)
-    with pytest.raises(InputError, match="virtual users"):
+    with pytest.raises(TypeError, match="users"):           # virtual users: no training rows to pick
         model.sample(users=[1])
 
 

@@ -1,24 +1,38 @@
-"""The ``locsynth`` command: argument parsing and progress display only (DESIGN.md)."""
+"""The ``locsynth`` command: argument parsing and progress display only (DESIGN.md).
+
+Each command imports what it uses when it runs, so ``locsynth --help`` loads typer alone and a
+command pays only for its own imports (benchmarks/bench_cli.py measures this).
+"""
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
 from .errors import InputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Synthesize privacy-preserving location traces and measure their utility and privacy.")
-console = Console(stderr=True)
-out_console = Console()
+WORKERS_HELP = "Run the per-user work on a local Dask cluster of N single-threaded worker processes."
+SCHEDULER_HELP = "Run the per-user work on the running Dask cluster at this scheduler address (tcp://HOST:PORT)."
+PARAMS = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+@functools.lru_cache(maxsize=None)
+def _console(stderr: bool):
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def say(text: str) -> None:
+    _console(False).print(text, highlight=False, soft_wrap=True)
 
 
 def reports_errors(fn):
@@ -29,21 +43,120 @@ def reports_errors(fn):
         try:
             return fn(*args, **kwargs)
         except InputError as exc:
-            console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            _console(True).print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper
 
 
-WORKERS_HELP = "Run the per-user work on a local Dask cluster of N single-threaded worker processes."
-SCHEDULER_HELP = "Run the per-user work on the running Dask cluster at this scheduler address (tcp://HOST:PORT)."
+def progress_bar():
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
-
-def progress_bar() -> Progress:
+    console = _console(True)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal)
 
 
+def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:
+    for path in paths:
+        if path is not None and path.exists() and not overwrite:
+            raise InputError(f"{path} exists; pass --overwrite to replace it")
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]], compact: bool = False):
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, pad_edge=not compact)
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=compact)
+    for row in rows:
+        table.add_row(*row)
+    _console(False).print(table)
+
+
+def _fmt(value, digits: int = 4) -> str:
+    return "-" if value is None or value != value else f"{value:.{digits}f}"
+
+
+# -- hyperparameters from a method's signature ---------------------------------------------------
+def _hyperparameters(kind, extra: list[str], pairs: list[str]) -> dict:
+    """``--name value``, ``--name=value``, ``--flag`` / ``--no-flag`` and ``--param name=value``
+    for the constructor parameters of ``kind``, converted to the type of their defaults."""
+    accepted = kind.hyperparameters()
+    aliases = getattr(kind, "cli_aliases", {})
+    given: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(extra):
+        token = extra[i]
+        if not token.startswith("--"):
+            raise InputError(f"unexpected argument {token!r}")
+        name, eq, value = token[2:].partition("=")
+        if not eq:
+            flag = aliases.get(name, name.replace("-", "_"))
+            negated = name.startswith("no-") and name[3:].replace("-", "_") in accepted
+            if (flag in accepted and _is_bool(accepted[flag])) or negated:
+                value = None
+            elif i + 1 < len(extra):
+                i += 1
+                value = extra[i]
+            else:
+                raise InputError(f"--{name} needs a value")
+        given.append((name, value))
+        i += 1
+    for pair in pairs:
+        name, eq, value = pair.partition("=")
+        if not eq:
+            raise InputError(f"--param {pair!r} is not NAME=VALUE")
+        given.append((name, value))
+    params = {}
+    for name, value in given:
+        key = aliases.get(name, name.replace("-", "_"))
+        if value is None and key not in accepted and name.startswith("no-"):
+            key, value = name[3:].replace("-", "_"), "false"
+        if key not in accepted:
+            options = ", ".join("--" + p.replace("_", "-") for p in accepted) or "none"
+            raise InputError(f"{kind.name} has no hyperparameter --{name}; its hyperparameters: {options}")
+        params[key] = _convert(kind.name, name, "true" if value is None else value, accepted[key])
+    return params
+
+
+def _is_bool(param: inspect.Parameter) -> bool:
+    return isinstance(param.default, bool) or param.annotation in (bool, "bool")
+
+
+def _convert(method: str, name: str, text: str, param: inspect.Parameter):
+    if _is_bool(param):
+        if text.lower() in ("true", "1", "yes"):
+            return True
+        if text.lower() in ("false", "0", "no"):
+            return False
+        raise InputError(f"--{name} of {method} must be true or false, got {text!r}")
+    kind = type(param.default) if param.default not in (None, inspect.Parameter.empty) else None
+    annotation = str(param.annotation)
+    kind = kind or (int if annotation.startswith("int") else float if annotation.startswith("float") else str)
+    try:
+        return kind(text)
+    except ValueError:
+        raise InputError(f"--{name} of {method} must be {'a whole number' if kind is int else 'a number'}, "
+                         f"got {text!r}") from None
+
+
+def _optional(fn, given: dict, method: str) -> dict:
+    """The options a user gave (not None) that ``fn`` accepts; an InputError for the others."""
+    accepted = inspect.signature(fn).parameters
+    out = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        if name not in accepted:
+            raise InputError(f"--{name.replace('_', '-')} does not apply to {method}")
+        out[name] = value
+    return out
+
+
+# -- commands ---------------------------------------------------------------------------------------
 @app.command()
 @reports_errors
 def prepare(
@@ -80,7 +193,7 @@ def prepare(
     reader_options = {k: v for k, v in {
         "pois_file": pois_file, "user_col": user_col, "time_col": time_col, "lat_col": lat_col,
         "lon_col": lon_col, "venue_col": venue_col, "time_unit": time_unit}.items() if v is not None}
-    with console.status(f"preparing {input} ({format})"):
+    with _console(True).status(f"preparing {input} ({format})"):
         sets = prep.prepare(
             input, format, out, grid=prep.parse_grid(grid) if grid else None,
             bbox=prep.parse_bbox(bbox) if bbox else None, pois=pois, instant=instant, slot=slot,
@@ -91,28 +204,33 @@ def prepare(
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out
-        out_console.print(f"wrote {where}: {s['users']} users, {s['traces']} traces, {s['events']} events, "
-                          f"{s['locations']} locations, {s['instants']} instants/day, {s['slots']} slots",
-                          highlight=False)
+        say(f"wrote {where}: {s['users']} users, {s['traces']} traces, {s['events']} events, "
+            f"{s['locations']} locations, {s['instants']} instants/day, {s['slots']} slots")
 
 
 @app.command()
 @reports_errors
 def info(
-    directory: Path = typer.Argument(..., help="A TraceSet directory."),
+    directory: Path = typer.Argument(..., help="A TraceSet, model or release directory."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object."),
 ):
-    """Users, traces, events, locations, instants, slots and time span of a TraceSet."""
-    from .traces import TraceSet
+    """What a TraceSet, a fitted model or a release holds, with its privacy ledger."""
+    from .info import describe
 
-    s = TraceSet.load(directory).summary()
+    facts = describe(directory)
     if as_json:
-        typer.echo(json.dumps(s, indent=2))
+        typer.echo(json.dumps(facts, indent=2, default=str))
         return
-    table = Table(title=str(directory), show_header=False)
-    for key, value in s.items():
-        table.add_row(key, json.dumps(value) if isinstance(value, dict) else str(value))
-    out_console.print(table)
+    from rich.table import Table
+
+    table = Table(title=f"{directory} ({facts['kind']})", show_header=False)
+    for key, value in facts.items():
+        if key in ("kind", "ledger"):
+            continue
+        table.add_row(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else str(value))
+    _console(False).print(table)
+    for line in facts.get("ledger", {}).get("summary", ["no privacy ledger (real data)"]):
+        say(f"privacy: {line}")
 
 
 @app.command()
@@ -122,12 +240,12 @@ def export(
     out: Path = typer.Option(..., "--out", "-o", help="CSV file to write."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
-    """Write a TraceSet as CSV: user_id,datetime,lat,lon,location_id."""
+    """Write a TraceSet as CSV: user_id,datetime,lat,lon,location_id (internal: see release)."""
     from .traces import TraceSet
 
     ts = TraceSet.load(directory)
     ts.to_csv(out, overwrite=overwrite)
-    out_console.print(f"wrote {out}: {ts.n_events} events", highlight=False)
+    say(f"wrote {out}: {ts.n_events} events")
 
 
 @app.command()
@@ -154,101 +272,117 @@ def simulate(
         sim.simulate_to_dir(out, users, days=days, space=space, instant=instant, slot=slot,
                             checkin_rate=checkin_rate, seed=seed, overwrite=overwrite,
                             progress=lambda done, total: bar.update(task, completed=done))
-    out_console.print(f"wrote {out}: {users} simulated users", highlight=False)
-
-
-METHODS = ("ppmtf", "ppmtf-plus", "sgd", "uniform", "training")
+    say(f"wrote {out}: {users} simulated users")
 
 
 @app.command()
 @reports_errors
+def methods(
+    name: Optional[str] = typer.Argument(None, help="A method: show its hyperparameters."),
+):
+    """The registered synthesizers and anonymizers, their capability tags and hyperparameters."""
+    from . import registry
+
+    if name is None:
+        rows = []
+        for n in registry.names():
+            m = registry.method(n)
+            missing = m.missing()
+            tags = "" if missing else ", ".join(registry.get(n).tags.names())
+            state = f"needs pip install 'locsynth[{m.extra}]'" if missing else "available"
+            rows.append([n, m.kind, tags or "-", state, m.summary])
+        _table("locsynth methods", ["method", "kind", "tags", "", "what it is"], rows)
+        say("locsynth methods NAME shows a method's hyperparameters.")
+        return
+    kind = registry.get(name)
+    doc = inspect.getdoc(kind) or ""
+    say(f"{name} ({registry.method(name).kind}): {doc.splitlines()[0] if doc else ''}")
+    rows = [["--" + p.replace("_", "-"), repr(param.default)] for p, param in kind.hyperparameters().items()]
+    _table(f"hyperparameters of {name} (locsynth fit {name} TRAIN --NAME VALUE)", ["option", "default"], rows)
+
+
+@app.command(context_settings=PARAMS)
+@reports_errors
 def fit(
-    method: str = typer.Argument(..., help="ppmtf, ppmtf-plus, sgd, uniform or training."),
+    ctx: typer.Context,
+    method: str = typer.Argument(..., help="A synthesizer (locsynth methods lists them)."),
     train: Path = typer.Argument(..., help="Training TraceSet."),
     out: Path = typer.Option(..., "--out", "-o", help="Model directory to write."),
-    alpha: float = typer.Option(200.0, help="PPMTF: precision of the counts (paper 001: 200 on PF)."),
-    rank: int = typer.Option(16, help="PPMTF: number of factors z."),
-    iterations: int = typer.Option(100, help="PPMTF: Gibbs sweeps (the last sample is used)."),
-    lam: int = typer.Option(100, "--lambda", help="PPMTF: positive cells kept per user and tensor."),
-    r_max: int = typer.Option(10, help="PPMTF: count cap."),
-    rho: int = typer.Option(1000, help="PPMTF: zero cells per user and tensor."),
-    hyper: str = typer.Option("bpmf", help="PPMTF: hyperparameter update, bpmf or authors."),
-    xi: int = typer.Option(0, help="SGD: events copied from the input user."),
+    param: List[str] = typer.Option([], "--param", "-p", metavar="NAME=VALUE",
+                                    help="A hyperparameter; also --NAME VALUE (e.g. --alpha 200 --iterations 100)."),
+    seed: int = typer.Option(0, help="Random seed (of the method's non-DP randomness)."),
     checkpoint: Optional[Path] = typer.Option(None, help="PPMTF: save each sweep here and resume from it."),
-    seed: int = typer.Option(0, help="Random seed."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
-    """Fit a synthesizer to a training TraceSet and save the model."""
-    from .synth import REGISTRY
+    """Fit a synthesizer to a training TraceSet and save the model.
+
+    Any constructor parameter of the method is an option: --NAME VALUE or --param NAME=VALUE
+    (locsynth methods METHOD lists them with their defaults)."""
+    from . import registry
+
+    kind = registry.get(method)
+    if registry.method(method).kind != "synthesizer":
+        raise InputError(f"{method} is an anonymizer: use locsynth anonymize {method}")
+    params = _hyperparameters(kind, ctx.args, param)
+    if "seed" in kind.hyperparameters():
+        params.setdefault("seed", seed)
+    _refuse_existing(out, overwrite=overwrite)
     from .traces import TraceSet
 
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
-    if out.exists() and not overwrite:
-        raise InputError(f"{out} exists; pass --overwrite to replace it")
     ts = TraceSet.load(train)
-    kind = REGISTRY[method]
-    if method in ("ppmtf", "ppmtf-plus"):
-        model = kind(alpha=alpha, rank=rank, iterations=iterations, lam=lam, r_max=r_max, rho=rho, hyper=hyper,
-                     seed=seed)
-        with progress_bar() as bar:
-            task = bar.add_task("Gibbs sampling", total=iterations)
-            model.fit(ts, checkpoint=checkpoint, progress=lambda it, total, err: bar.update(
-                task, completed=it, description=f"Gibbs sampling (RMSE {err:.4f})"))
-        eps = model.epsilon()
-        out_console.print(f"fitted {method}: {iterations} iterations, training RMSE {model.rmse_[-1]:.4f}; "
-                          f"DP of the factors (Appendix F, kappa = 0): epsilon >= {eps['trace']:.4g} per trace, "
-                          f">= {eps['location']:.4g} per location", highlight=False)
-    else:
-        model = (kind(xi=xi, seed=seed) if method == "sgd" else kind(seed=seed) if method == "uniform" else kind()).fit(ts)
-        out_console.print(f"fitted {method}", highlight=False)
+    model = kind(**params)
+    options = _optional(model.fit, {"checkpoint": checkpoint}, method)
+    with progress_bar() as bar:
+        task = bar.add_task(f"fitting {method}", total=None)
+
+        def progress(done, total, status=""):
+            bar.update(task, completed=done, total=total, description=f"fitting {method} {status}".rstrip())
+
+        model.fit(ts, progress=progress, **options)
+    facts = ", ".join(f"{k} {v}" for k, v in model.summary().items())
+    say(f"fitted {method}" + (f": {facts}" if facts else ""))
+    for line in model.ledger_.describe():
+        say(f"privacy: {line}")
     model.save(out, overwrite=overwrite)
-    out_console.print(f"wrote {out}", highlight=False)
+    say(f"wrote {out}")
 
 
 @app.command()
 @reports_errors
 def sample(
     model_dir: Path = typer.Argument(..., help="A model directory from locsynth fit."),
-    out: Path = typer.Option(..., "--out", "-o", help="Synthetic TraceSet directory to write."),
-    traces_per_user: int = typer.Option(1, help="Traces per input (or virtual) user."),
-    users: Optional[int] = typer.Option(None, help="PPMTF+: number of virtual users (default: as many as trained on)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Synthetic TraceSet directory to write (internal: see release)."),
+    traces_per_user: Optional[int] = typer.Option(None, help="Traces per synthetic user (default 1)."),
+    users: Optional[int] = typer.Option(None, help="Synthetic users n (default: as many as trained on; more only "
+                                                   "for methods with virtual users, such as ppmtf-plus)."),
     days: int = typer.Option(1, help="Days per trace."),
     instants: Optional[int] = typer.Option(None, help="PPMTF: instants per trace instead of whole days."),
-    home_regions: bool = typer.Option(False, help="PPMTF+: give every virtual user a home (paper 003 App. D)."),
+    home_regions: Optional[bool] = typer.Option(None, "--home-regions", help="PPMTF+: give every virtual user a "
+                                                "home (paper 003 App. D)."),
     seed: int = typer.Option(0, help="Random seed."),
-    workers: Optional[int] = typer.Option(None, metavar="N", help="PPMTF: " + WORKERS_HELP),
-    scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="PPMTF: " + SCHEDULER_HELP),
+    workers: Optional[int] = typer.Option(None, metavar="N", help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Generate synthetic traces from a fitted model."""
-    from .parallel import executor
-    from .synth import PPMTF, PPMTFPlus, load_model
+    from .synth.base import load_model
 
-    if out.exists() and not overwrite:
-        raise InputError(f"{out} exists; pass --overwrite to replace it")
+    _refuse_existing(out, overwrite=overwrite)
     model = load_model(model_dir)
-    if not isinstance(model, PPMTF) and (workers is not None or scheduler is not None):
-        raise InputError("--workers and --scheduler apply to ppmtf and ppmtf-plus")
+    options = _optional(model.sample, {"traces_per_user": traces_per_user, "instants": instants,
+                                       "home_regions": home_regions}, model.name)
+    if (workers is not None or scheduler is not None) and "client" not in inspect.signature(model.sample).parameters:
+        raise InputError(f"--workers and --scheduler do not apply to {model.name}")
+    from .parallel import executor
+
     with executor(workers, scheduler) as client, progress_bar() as bar:
         task = bar.add_task(f"sampling from {model.name} (users)", total=None)
-        if isinstance(model, PPMTF):
-            extra = {"instants": instants, "client": client,
-                     "progress": lambda done, total: bar.update(task, completed=done, total=total)}
-        elif instants is not None:
-            raise InputError("--instants applies to ppmtf and ppmtf-plus")
-        else:
-            extra = {}
-        if isinstance(model, PPMTFPlus):
-            syn = model.sample(n_users=users, traces_per_user=traces_per_user, days=days, seed=seed,
-                               home_regions=home_regions, **extra)
-        else:
-            if users is not None:
-                raise InputError("--users (virtual users) applies to ppmtf-plus only")
-            syn = model.sample(traces_per_user=traces_per_user, days=days, seed=seed, **extra)
+        extra = {"client": client} if client is not None else {}
+        if "progress" in inspect.signature(model.sample).parameters:
+            extra["progress"] = lambda done, total: bar.update(task, completed=done, total=total)
+        syn = model.sample(users, days=days, seed=seed, **options, **extra)
     syn.save(out, overwrite=overwrite)
-    out_console.print(f"wrote {out}: {syn.n_traces} traces of {syn.n_users} users, {syn.n_events} events",
-                      highlight=False)
+    say(f"wrote {out}: {syn.n_traces} traces of {syn.n_users} users, {syn.n_events} events")
 
 
 @app.command()
@@ -265,33 +399,53 @@ def pdtest(
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
-    """Privacy Test 1 (paper 001 §3.5) for every synthetic trace."""
-    import pandas as pd
-
+    """Privacy Test 1 (paper 001 §3.5) for every synthetic trace; its output filters a release."""
     from .parallel import executor
-    from .synth import PPMTF, load_model
-    from .traces import TraceSet, atomic_output
+    from .synth.base import load_model
+    from .traces import TraceSet
 
-    if out.exists() and not overwrite:
-        raise InputError(f"{out} exists; pass --overwrite to replace it")
+    _refuse_existing(out, overwrite=overwrite)
     model = load_model(model_dir)
-    if not isinstance(model, PPMTF):
-        raise InputError(f"the PD test needs a PPMTF model; {model_dir} holds {model.name}")
+    if not model.tags.pd_test:
+        raise InputError(f"the PD test needs a model with the pd_test tag (ppmtf); {model_dir} holds {model.name}")
     syn = TraceSet.load(synthetic)
     with executor(workers, scheduler) as client, progress_bar() as bar:
         task = bar.add_task("PD test" + (" (traces)" if client is not None else " (candidates)"), total=None)
         result = model.pd_test(syn, k=k, eta=eta, candidates=candidates, seed=seed, client=client,
                                progress=lambda done, total: bar.update(task, completed=done, total=total))
-    summary = {"pass_rate": result.pass_rate, "passed": int(result.passed.sum()), "traces": int(result.passed.size),
-               "k": k, "eta": eta, "candidates": int(result.candidates.size), "seed": seed}
-    per_trace = pd.DataFrame({"user_id": syn.users["user_id"], "source": syn.users["source"],
-                              "trace_no": syn.users["trace_no"], "loglik": result.loglik,
-                              "count": result.counts, "passed": result.passed})
-    with atomic_output(out, overwrite, directory=True) as tmp:
-        (tmp / "pdtest.json").write_text(json.dumps(summary, indent=2))
-        per_trace.to_csv(tmp / "pdtest.csv", index=False)
-    out_console.print(f"(k={k}, eta={eta})-PD: {summary['passed']} of {summary['traces']} traces pass "
-                      f"({summary['pass_rate']:.3f}) against {summary['candidates']} candidates", highlight=False)
+    result.save(out, syn, overwrite=overwrite, seed=seed)
+    s = result.summary()
+    say(f"(k={k}, eta={eta})-PD: {s['passed']} of {s['traces']} traces pass ({s['pass_rate']:.3f}) against "
+        f"{s['candidates']} candidates; wrote {out}")
+
+
+@app.command(context_settings=PARAMS)
+@reports_errors
+def anonymize(
+    ctx: typer.Context,
+    method: str = typer.Argument(..., help="An anonymizer (locsynth methods lists them)."),
+    traces: Path = typer.Argument(..., help="TraceSet to perturb."),
+    out: Path = typer.Option(..., "--out", "-o", help="Anonymized TraceSet directory to write (internal: see release)."),
+    param: List[str] = typer.Option([], "--param", "-p", metavar="NAME=VALUE",
+                                    help="A hyperparameter; also --NAME VALUE (e.g. --epsilon 1)."),
+    seed: int = typer.Option(0, help="Seed of the non-DP randomness (DP noise is never seeded)."),
+    overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
+):
+    """Perturb every trace with an anonymizer (k-RR, planar Laplace, ...)."""
+    from . import registry
+
+    kind = registry.get(method)
+    if registry.method(method).kind != "anonymizer":
+        raise InputError(f"{method} is a synthesizer: use locsynth fit {method}")
+    anonymizer = kind(**_hyperparameters(kind, ctx.args, param))
+    _refuse_existing(out, overwrite=overwrite)
+    from .traces import TraceSet
+
+    result = anonymizer.transform(TraceSet.load(traces), seed=seed)
+    for line in result.ledger.describe():
+        say(f"privacy: {line}")
+    result.save(out, overwrite=overwrite)
+    say(f"wrote {out}: {result.n_traces} traces, {result.n_events} events")
 
 
 @app.command()
@@ -299,7 +453,8 @@ def pdtest(
 def evaluate(
     train: Path = typer.Option(..., help="Training TraceSet (the members)."),
     test: Path = typer.Option(..., help="Test TraceSet (the reference for utility; the non-members)."),
-    synthetic: Path = typer.Option(..., help="Synthetic TraceSet."),
+    synthetic: Path = typer.Option(..., help="Synthetic TraceSet, or a release directory (with --key)."),
+    key: Optional[Path] = typer.Option(None, help="The key file of a release (pseudonym -> source), for the attacks."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for metrics.json and report.html."),
     attacks: str = typer.Option("reid,mia", help="Attacks to run: reid, mia, both, or 'none'."),
     vf_bins: int = typer.Option(24, help="Bins of VF-TV (paper 001: 24; the authors' PF script: 30)."),
@@ -313,32 +468,60 @@ def evaluate(
     """Utility metrics and privacy attacks; writes metrics.json and report.html."""
     from .evaluate import evaluate as run_evaluate
     from .parallel import executor
-    from .traces import TraceSet, atomic_output
+    from .privacy.release import is_release, load_release
+    from .traces import TraceSet
 
     chosen = [] if attacks.strip().lower() == "none" else [a.strip() for a in attacks.split(",") if a.strip()]
-    if out.exists() and not overwrite:
-        raise InputError(f"{out} exists; pass --overwrite to replace it")
-    sets = {name: TraceSet.load(path) for name, path in (("train", train), ("test", test), ("synthetic", synthetic))}
-    with executor(workers, scheduler) as client, console.status("evaluating") as status:
-        report = run_evaluate(sets["train"], sets["test"], sets["synthetic"], attacks=chosen, vf_bins=vf_bins,
+    _refuse_existing(out, overwrite=overwrite)
+    if is_release(synthetic):
+        syn = load_release(synthetic, key)
+    elif key is not None:
+        raise InputError(f"--key goes with a release directory; {synthetic} is not one")
+    else:
+        syn = TraceSet.load(synthetic)
+    sets = {"train": TraceSet.load(train), "test": TraceSet.load(test)}
+    with executor(workers, scheduler) as client, _console(True).status("evaluating") as status:
+        report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, vf_bins=vf_bins,
                               mia_per_trace_number=mia_per_trace_number, seed=seed, client=client,
                               progress=lambda step: status.update(f"evaluating: {step}"))
-        with atomic_output(out, overwrite, directory=True) as tmp:
-            report.to_json(tmp / "metrics.json")
-            report.to_html(tmp / "report.html")
-    table = Table(title=f"{synthetic} against {test}")
-    for col in ("metric", "synthetic", "training", "uniform"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for key, row in report.metrics.items():
-        table.add_row(key, *(("-" if row[c] is None else f"{row[c]:.4f}") for c in ("synthetic", "training", "uniform")))
-    out_console.print(table)
-    out_console.print(f"wrote {out}/metrics.json and {out}/report.html", highlight=False)
+        report.save(out, overwrite=overwrite)
+    cols = ("synthetic", "training", "uniform")
+    _table(f"{synthetic} against {test}", ["metric", *cols],
+           [[key_, *(_fmt(row[c]) for c in cols)] for key_, row in report.metrics.items()])
+    say(f"wrote {out}/metrics.json and {out}/report.html")
+
+
+@app.command()
+@reports_errors
+def release(
+    synthetic: Path = typer.Argument(..., help="Synthetic (or anonymized) TraceSet to release."),
+    out: Path = typer.Option(..., "--out", "-o", help="Release directory to write."),
+    pdtest: Optional[Path] = typer.Option(None, help="PD test output of this set: release only the traces that pass."),
+    key: Optional[Path] = typer.Option(None, help="Also write the pseudonym -> source key here (kept apart, for "
+                                                  "evaluation only)."),
+    evaluation: Optional[Path] = typer.Option(None, help="An evaluation of this set: its attack results go on the "
+                                                         "release card."),
+    overwrite: bool = typer.Option(False, help="Replace OUT (and KEY) if they exist."),
+):
+    """Turn a synthetic set into a release: passing traces only, random pseudonyms, a release card."""
+    from .privacy.release import release as make_release
+    from .traces import TraceSet
+
+    _refuse_existing(out, overwrite=overwrite)
+    card = make_release(TraceSet.load(synthetic), out, pdtest=pdtest, key=key, evaluation=evaluation,
+                        overwrite=overwrite)
+    pd_text = (f" that passed the (k={card['pd_test']['k']}, eta={card['pd_test']['eta']:g}) PD test"
+               if card["pd_test"] else "")
+    say(f"wrote {out}: {card['traces']} traces{pd_text}, {card['events']} events, under random pseudonyms; "
+        f"card in {out}/RELEASE.md" + (f"; key in {key}" if key else ""))
+    for line in card["ledger_summary"]:
+        say(f"privacy: {line}")
 
 
 @app.command()
 @reports_errors
 def compare(
-    runs: list[Path] = typer.Argument(..., help="Evaluation directories (or metrics.json files) to compare."),
+    runs: List[Path] = typer.Argument(..., help="Evaluation directories (or metrics.json files) to compare."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for compare.csv, tradeoff.png and compare.html."),
     utility: str = typer.Option("tp_tv", help="Utility metric on the y axis."),
     privacy: str = typer.Option("reid_rate", help="Privacy metric on the x axis."),
@@ -357,8 +540,8 @@ def compare(
         table.to_csv(tmp / "compare.csv")
         (tmp / "tradeoff.png").write_bytes(png)
         (tmp / "compare.html").write_text(compare_html(table, png))
-    out_console.print(table.to_string(float_format=lambda v: f"{v:.4f}"), highlight=False)
-    out_console.print(f"wrote {out}/compare.csv, tradeoff.png and compare.html", highlight=False)
+    say(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    say(f"wrote {out}/compare.csv, tradeoff.png and compare.html")
 
 
 @app.command()
@@ -367,33 +550,37 @@ def demo(
     out: Path = typer.Option(Path("locsynth-demo"), "--out", "-o", help="Working directory of the demo."),
     data: Optional[Path] = typer.Option(None, help="A prepared pair DIR/train, DIR/test instead of a simulated city."),
     users: int = typer.Option(1000, help="Simulated users (half train, half test)."),
-    iterations: int = typer.Option(100, help="Gibbs sweeps."),
+    iterations: int = typer.Option(100, help="PPMTF's Gibbs sweeps."),
     traces_per_user: int = typer.Option(1, help="Synthetic traces per training user."),
+    method: List[str] = typer.Option([], "--method", "-m", help="Run only these methods (default: every one)."),
     seed: int = typer.Option(0, help="Random seed."),
 ):
-    """The main job: simulate a city (or use --data), fit PPMTF, sample, PD-test and evaluate."""
+    """The main job: every registered method on a simulated city (or --data), evaluated on the same
+    test users; one table here, one comparison page and a report per method in OUT."""
     from .pipeline import SUMMARY, run_demo
 
     with progress_bar() as bar:
         task = bar.add_task("starting", total=None)
         summary = run_demo(out, users=users, seed=seed, data=data, iterations=iterations,
-                           traces_per_user=traces_per_user,
+                           traces_per_user=traces_per_user, methods=method or None,
                            status=lambda text: bar.update(task, description=text, completed=0, total=None),
                            progress=lambda done, total: bar.update(task, completed=done, total=total))
-    n = summary["users"]
-    table = Table(title=f"locsynth demo: PPMTF on {summary['source']} ({n['train']} training, {n['test']} test users)")
-    for col in ("metric (lower is better)", "PPMTF", "training traces", "uniform"):
-        table.add_column(col, justify="left" if col.startswith("metric") else "right")
-    fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
-    for key, label in SUMMARY:
-        row = summary["metrics"].get(key)
-        if row:
-            table.add_row(label, fmt(row["synthetic"]), fmt(row["training"]), fmt(row["uniform"]))
-    table.add_row("PD test pass rate (k=10, eta=1)", fmt(summary["pd_pass_rate"]), "", "")
-    out_console.print(table)
-    out_console.print(f"DP of the factors (paper 001 App. F): epsilon >= {summary['epsilon']['trace']:.3g} per trace; "
-                      f"the PD test and the attacks above are the privacy evidence. Report: {out}/report.html",
-                      highlight=False)
+    runs, n = summary["methods"], summary["users"]
+    rows = [[name, *(_fmt(run["metrics"].get(key, {}).get("synthetic"), 3) for key, _ in SUMMARY),
+             _fmt(run["pd_pass_rate"], 3), _epsilon(run["totals"])] for name, run in runs.items()]
+    _table(f"locsynth demo on {summary['source']}: {n['train']} training, {n['test']} test users",
+           ["method", *(label for _, label in SUMMARY), "PD pass", "DP eps"], rows, compact=True)
+    say("Lower is better in every column but PD pass (the share of traces a release may keep, k = "
+        f"{summary['k']}); DP eps is the epsilon that holds, per event or per user.")
+    for name, reason in summary["skipped"].items():
+        say(f"skipped {name}: {reason}")
+    say(f"PPMTF's DP bound (paper 001 App. F) needs assumptions not met here, so it is not a guarantee; the PD "
+        f"test and the attacks are the evidence. Comparison: {out}/report.html; each method: {out}/METHOD/")
+
+
+def _epsilon(totals: dict) -> str:
+    held = [(unit, t["epsilon"]) for unit, t in totals.items() if t["spends"]]
+    return ", ".join(f"{eps:.3g}/{unit.split()[0]}" for unit, eps in held) if held else "none"
 
 
 def main() -> None:  # pragma: no cover

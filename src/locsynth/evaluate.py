@@ -55,6 +55,13 @@ class Report:
                 tmp.write_text(text)
         return text
 
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """A directory with ``metrics.json`` and ``report.html``, written atomically."""
+        with atomic_output(Path(path), overwrite, directory=True) as tmp:
+            self.to_json(tmp / "metrics.json")
+            self.to_html(tmp / "report.html")
+        return Path(path)
+
     def to_html(self, path: str | Path | None = None, overwrite: bool = True) -> str:
         """report.html: tables and plots, self-contained (opens without a network)."""
         from .report import render_html
@@ -237,10 +244,15 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         "attack_samples": {k: {kk: vv for kk, vv in v.items() if kk in ("traces", "interval", "candidates")}
                            for k, v in details.items() if k in ("reid", "mia")},
         "seconds": timings,
+        "method": synthetic.info.get("source"),
+        "synthetic_fingerprint": synthetic.fingerprint(),
+        "params": synthetic.info.get("params"),
         "baselines": {"training": "the training traces released as they are",
                       "uniform": "uniformly random traces (uniform population, uniform transitions; "
                                  "reid: a random guess among the training users)"},
     }
+    if synthetic.ledger is not None:
+        meta["ledger"] = synthetic.ledger.to_dict()
     return Report(metrics, details, meta)
 
 

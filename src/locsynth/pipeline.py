@@ -1,33 +1,60 @@
-"""The demo: the whole data path of DESIGN.md, on a simulated city or on a prepared TraceSet pair.
+"""The demo: every registered method through the data path of DESIGN.md, on the same users.
 
-simulate (or load) -> split -> PPMTF.fit -> sample -> PD test -> evaluate -> report.
+simulate (or load) -> split -> for each method: fit -> sample (-> PD test) or transform ->
+evaluate against the same test users -> one table, one comparison page, a report per method.
+
+Which methods run is decided by their capability tags: a method that needs a friend graph or
+location categories the data lacks, or whose optional dependency is missing, is listed as
+skipped with the reason (and the extra to install), so a method joins the comparison by
+registering.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from .errors import InputError
 from .traces import TraceSet, atomic_output
 
 DEMO_MARKER = "demo.json"
-SUMMARY = (("tp_tv", "TP-TV"), ("tp_tv_top50", "TP-TV-Top50"), ("tm_emd_x", "TM-EMD-X"), ("tm_emd_y", "TM-EMD-Y"),
-           ("vf_tv", "VF-TV"), ("reid_rate", "re-identification rate"), ("mia_advantage", "MIA advantage"))
+#: the demo table's columns: metric key and a short header (report.html has every metric)
+SUMMARY = (("tp_tv", "TP-TV"), ("tm_emd_x", "EMD-X"), ("tm_emd_y", "EMD-Y"), ("reid_rate", "re-id"),
+           ("mia_advantage", "MIA adv"))
+
+
+def skip_reason(name: str, train: TraceSet) -> str | None:
+    """Why method ``name`` cannot run on ``train`` (None: it can)."""
+    from . import registry
+
+    m = registry.method(name)
+    missing = m.missing()
+    if missing:
+        return (f"needs {', '.join(missing)}: pip install 'locsynth[{m.extra}]'" if m.extra
+                else f"needs {', '.join(missing)}")
+    tags = registry.get(name).tags
+    if tags.needs_friends and (train.friends is None or not len(train.friends)):
+        return "needs a friend graph, which this data has not"
+    if tags.needs_categories and train.space.category is None:
+        return "needs location categories, which this data has not"
+    return None
 
 
 def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path | None = None,
              iterations: int = 100, traces_per_user: int = 1, k: int = 10, eta: float = 1.0,
-             status=None, progress=None) -> dict:
-    """Run the pipeline and write everything under ``out``; returns the summary.
+             methods: list[str] | None = None, status=None, progress=None) -> dict:
+    """Run every method (or ``methods``) and write everything under ``out``; returns the summary.
 
     ``data``: a directory with ``train`` and ``test`` TraceSets (from ``locsynth prepare``);
-    without it a city of ``users`` users is simulated and split in half. ``out`` is replaced
-    when it holds an earlier demo (it has ``demo.json``); any other existing path is refused.
-    ``status(text)`` announces each step; ``progress(done, total)`` reports Gibbs sweeps.
+    without it a city of ``users`` users is simulated and split in half. ``iterations`` are
+    PPMTF's Gibbs sweeps. ``out`` is replaced when it holds an earlier demo (it has
+    ``demo.json``); any other existing path is refused. ``status(text)`` announces each step;
+    ``progress(done, total)`` reports long ones.
     """
+    from . import registry
     from .evaluate import evaluate
-    from .synth import PPMTF
+    from .report import compare, compare_html, tradeoff_plot
 
     out = Path(out)
     if out.exists() and not (out / DEMO_MARKER).is_file():
@@ -43,31 +70,85 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
         data = Path(data)
         train, test = TraceSet.load(data / "train"), TraceSet.load(data / "test")
         source = str(data)
-    say(f"fitting PPMTF to {train.n_users} training users")
-    model = PPMTF(iterations=iterations, seed=seed).fit(
-        train, progress=None if progress is None else lambda it, total, _: progress(it, total))
-    say("sampling synthetic traces")
-    synthetic = model.sample(traces_per_user=traces_per_user, seed=seed + 1)
-    say("plausible-deniability test")
-    pd = model.pd_test(synthetic, k=min(k, model.n_users), eta=eta, candidates=32_000, seed=seed)
-    say("evaluating utility and privacy")
-    report = evaluate(train, test, synthetic, seed=seed, user_factors=model.factors_["A"])
-    report.meta["pd_test"] = {"k": k, "eta": eta, "pass_rate": pd.pass_rate, "candidates": int(pd.candidates.size)}
-    summary = {
-        "source": source,
-        "users": {"train": train.n_users, "test": test.n_users, "synthetic_traces": synthetic.n_traces},
-        "metrics": {key: report.metrics[key] for key, _ in SUMMARY if key in report.metrics},
-        "pd_pass_rate": pd.pass_rate,
-        "epsilon": model.epsilon(),
-        "rmse": model.rmse_[-1],
-    }
-    say("writing")
+    chosen = registry.names() if methods is None else list(methods)
+    for name in chosen:
+        registry.method(name)                          # an unknown name stops here, naming the valid ones
+    skipped = {name: reason for name in chosen if (reason := skip_reason(name, train)) is not None}
+    runs: dict[str, dict] = {}
     with atomic_output(out, overwrite=True, directory=True) as tmp:
         train.save(tmp / "train")
         test.save(tmp / "test")
-        model.save(tmp / "model")
-        synthetic.save(tmp / "synthetic")
-        report.to_json(tmp / "metrics.json")
-        report.to_html(tmp / "report.html")
+        for name in (n for n in chosen if n not in skipped):
+            start = time.perf_counter()
+            synthetic, model, pd = _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, progress)
+            say(f"{name}: evaluating utility and privacy")
+            factors = getattr(model, "factors_", {}).get("A") if model is not None else None
+            report = evaluate(train, test, synthetic, seed=seed, user_factors=factors)
+            if pd is not None:
+                report.meta["pd_test"] = pd.summary()
+            where = tmp / name
+            where.mkdir()
+            if model is not None:
+                model.save(where / "model")
+            synthetic.save(where / "synthetic")
+            if pd is not None:
+                pd.save(where / "pdtest", synthetic, seed=seed)
+            report.save(where / "evaluation")
+            ledger = synthetic.ledger
+            runs[name] = {"kind": registry.method(name).kind, "metrics": report.metrics,
+                          "pd_pass_rate": None if pd is None else pd.pass_rate,
+                          "ledger": ledger.describe() if ledger else [],
+                          "totals": ledger.totals() if ledger else {},
+                          "traces": synthetic.n_traces, "seconds": round(time.perf_counter() - start, 2)}
+        say("comparing")
+        table = compare({name: run["metrics"] for name, run in runs.items()})
+        # the training and uniform methods stand for the baselines when they ran
+        table = table.drop(index=[row for row, method in (("Training", "training"), ("Uniform", "uniform"))
+                                  if method in runs])
+        table.to_csv(tmp / "compare.csv")
+        png = tradeoff_plot(table, utility="tp_tv", privacy="reid_rate")
+        (tmp / "tradeoff.png").write_bytes(png)
+        notes = _notes(runs, skipped)
+        (tmp / "report.html").write_text(compare_html(
+            table, png, title=f"locsynth demo: {len(runs)} methods on {source}", notes=notes,
+            links={name: f"{name}/evaluation/report.html" for name in runs}))
+        summary = {"source": source, "users": {"train": train.n_users, "test": test.n_users},
+                   "methods": runs, "skipped": skipped, "k": k, "eta": eta}
         (tmp / DEMO_MARKER).write_text(json.dumps(summary, indent=2, default=float))
     return summary
+
+
+def _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, progress):
+    """(synthetic set, fitted model or None, PD result or None) of one method."""
+    import inspect
+
+    from . import registry
+
+    kind = registry.get(name)
+    params = {"iterations": iterations, "seed": seed}
+    model = kind(**{p: v for p, v in params.items() if p in kind.hyperparameters()})
+    if registry.method(name).kind == "anonymizer":
+        say(f"{name}: anonymizing the training traces")
+        return model.transform(train, seed=seed), None, None
+    say(f"{name}: fitting to {train.n_users} training users")
+    fit_args = {"progress": (lambda done, total, status="": progress(done, total))} if progress else {}
+    model.fit(train, **fit_args)
+    say(f"{name}: sampling")
+    accepted = inspect.signature(model.sample).parameters
+    extra = {"traces_per_user": traces_per_user} if "traces_per_user" in accepted else {}
+    synthetic = model.sample(seed=seed + 1, **extra)
+    pd = None
+    if kind.tags.pd_test:
+        say(f"{name}: plausible-deniability test")
+        pd = model.pd_test(synthetic, k=min(k, model.n_users), eta=eta, candidates=32_000, seed=seed)
+    return synthetic, model, pd
+
+
+def _notes(runs: dict, skipped: dict) -> list[str]:
+    notes = []
+    for name, run in runs.items():
+        guarantee = "; ".join(run["ledger"]) if run["ledger"] else "no differential privacy"
+        pd = f"; PD test pass rate {run['pd_pass_rate']:.3f}" if run["pd_pass_rate"] is not None else ""
+        notes.append(f"{name} ({run['kind']}, {run['traces']} traces, {run['seconds']:.1f} s): {guarantee}{pd}.")
+    notes += [f"{name}: skipped, {reason}." for name, reason in skipped.items()]
+    return notes

@@ -13,6 +13,7 @@ computed per trace number as the papers do.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -26,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import InputError
+from .privacy.ledger import Ledger
 from .space import Space
 from .timeaxis import TimeAxis
 
@@ -52,7 +54,10 @@ class TraceSet:
     info : dict
         Provenance (source format, simulated or not, what was dropped), saved with the set.
     friends : ndarray of shape (n_edges, 2), int32, or None
-        Undirected friendship edges between user-table rows, ``a < b`` (Gowalla's social graph).
+        Undirected friendship edges between user-table rows, ``a < b`` (Gowalla's social graph, or
+        the one a synthesizer made).
+    ledger : Ledger or None
+        The differential-privacy spends behind a synthetic or anonymized set (None for real data).
     """
 
     user: np.ndarray
@@ -63,6 +68,7 @@ class TraceSet:
     time: TimeAxis
     info: dict = field(default_factory=dict)
     friends: np.ndarray | None = None
+    ledger: Ledger | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "user", np.ascontiguousarray(self.user, dtype=np.int32))
@@ -75,13 +81,15 @@ class TraceSet:
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def from_events(cls, user, t, loc, users: pd.DataFrame, space: Space, time: TimeAxis,
-                    info: dict | None = None) -> "TraceSet":
-        """Build from unsorted events; sorts them by (user, instant) and checks the ranges."""
+                    info: dict | None = None, friends: np.ndarray | None = None,
+                    ledger: Ledger | None = None) -> "TraceSet":
+        """Build from events in any order, of traces of any length and start: ``user`` is each
+        event's row in ``users``; sorts them by (user, instant) and checks the ranges."""
         user, t, loc = np.asarray(user, np.int64), np.asarray(t, np.int64), np.asarray(loc, np.int64)
         if not (user.shape == t.shape == loc.shape):
             raise InputError("user, t and loc must have the same length")
         order = np.lexsort((t, user))
-        ts = cls(user[order], t[order], loc[order], users, space, time, dict(info or {}))
+        ts = cls(user[order], t[order], loc[order], users, space, time, dict(info or {}), friends, ledger)
         ts.check()
         return ts
 
@@ -136,9 +144,31 @@ class TraceSet:
         lo, hi = np.searchsorted(self.user, [i, i + 1])
         return self.t[lo:hi], self.loc[lo:hi]
 
+    def fingerprint(self) -> str:
+        """SHA-256 of the events and of the space's and time axis' sizes: equal for the same traces."""
+        h = hashlib.sha256()
+        for a in (self.user, self.t, self.loc):
+            h.update(np.ascontiguousarray(a).tobytes())
+        h.update(f"{self.n_traces}/{self.space.n_locations}/{self.time.n_slots}".encode())
+        return h.hexdigest()
+
     def counts(self) -> np.ndarray:
         """Number of events of each trace."""
         return np.bincount(self.user, minlength=self.n_traces)
+
+    def transition_index(self, consecutive_only: bool = True) -> np.ndarray:
+        """Indices i of the events whose next event i + 1 belongs to the same trace and, with
+        ``consecutive_only`` (paper 001 §3.2), falls in the next instant: the transitions are
+        (loc[i], loc[i + 1])."""
+        same = self.user[1:] == self.user[:-1]
+        if consecutive_only:
+            same &= self.time.consecutive(self.t[:-1], self.t[1:])
+        return np.flatnonzero(same)
+
+    def transitions(self, consecutive_only: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(trace row, from, to) of every transition (see :meth:`transition_index`), int64."""
+        i = self.transition_index(consecutive_only)
+        return self.user[i].astype(np.int64), self.loc[i].astype(np.int64), self.loc[i + 1].astype(np.int64)
 
     def summary(self) -> dict:
         """Counts for ``locsynth info``."""
@@ -258,7 +288,7 @@ class TraceSet:
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Save as a directory: events/users/locations Parquet files plus ``meta.json``."""
-        with TraceSetWriter(path, self.space, self.time, self.info, overwrite) as writer:
+        with TraceSetWriter(path, self.space, self.time, self.info, overwrite, self.ledger) as writer:
             writer.append(self.user, self.t, self.loc, self.users)
             if self.friends is not None:
                 pq.write_table(pa.table({"a": self.friends[:, 0], "b": self.friends[:, 1]}),
@@ -300,9 +330,10 @@ class TraceSet:
             except (OSError, KeyError, pa.ArrowException) as exc:
                 raise InputError(f"{path / 'friends.parquet'} is damaged: {exc}") from None
         space = Space.from_saved(tables["locations"].to_pandas(), meta.get("space", {}))
+        ledger = Ledger.from_dict(meta["ledger"]) if "ledger" in meta else None
         ts = cls(ev["user"].to_numpy(), ev["t"].to_numpy(), ev["loc"].to_numpy(),
                  tables["users"].to_pandas(), space, TimeAxis.from_meta(meta.get("time", {})),
-                 meta.get("info", {}), friends)
+                 meta.get("info", {}), friends, ledger)
         counts = meta.get("counts", {})
         if counts.get("events") != ts.n_events or counts.get("traces") != ts.n_traces:
             raise InputError(f"{path} is damaged: meta.json counts {counts} do not match the Parquet files")
@@ -323,8 +354,8 @@ class TraceSetWriter:
     """
 
     def __init__(self, path: str | Path, space: Space, time: TimeAxis, info: dict | None = None,
-                 overwrite: bool = False):
-        self.space, self.time, self.info = space, time, dict(info or {})
+                 overwrite: bool = False, ledger: Ledger | None = None):
+        self.space, self.time, self.info, self.ledger = space, time, dict(info or {}), ledger
         self._atomic = atomic_output(Path(path), overwrite, directory=True)
         self._events = self._users = None
         self.n_traces = self.n_events = 0
@@ -357,6 +388,8 @@ class TraceSetWriter:
         meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "space": self.space.meta(),
                 "time": self.time.meta(), "info": self.info,
                 "counts": {"traces": self.n_traces, "events": self.n_events, "locations": self.space.n_locations}}
+        if self.ledger is not None:
+            meta["ledger"] = self.ledger.to_dict()
         (self.tmp / "meta.json").write_text(json.dumps(meta, indent=2, default=str))
 
     def _close_writers(self) -> None:

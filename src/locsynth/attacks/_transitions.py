@@ -9,21 +9,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..traces import TraceSet
-
-
-def transitions(traces: TraceSet, consecutive_only: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(trace row, from, to) of every transition between successive events of a trace.
-
-    ``consecutive_only`` keeps a pair only when the two instants are consecutive (paper 001
-    §3.2); otherwise every pair of successive events of the trace counts.
-    """
-    same = traces.user[1:] == traces.user[:-1]
-    if consecutive_only:
-        same &= traces.time.consecutive(traces.t[:-1], traces.t[1:])
-    return (traces.user[:-1][same].astype(np.int64), traces.loc[:-1][same].astype(np.int64),
-            traces.loc[1:][same].astype(np.int64))
-
 
 class PairIndex:
     """Compact column ids for the transitions (i, j) seen in any of the given (src, dst) arrays."""

@@ -31,7 +31,7 @@ from .. import parallel
 from ..errors import InputError
 from ..privacy.empirical import epsilon_lower_bound
 from ..traces import TraceSet
-from ._transitions import PairIndex, transition_counts, transition_probabilities, transitions
+from ._transitions import PairIndex, transition_counts, transition_probabilities
 
 PHI = 1e-8
 METHODS = ("likelihood-ratio",)
@@ -72,7 +72,7 @@ def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: Tr
     n_mem = members.n_traces
     rows, srcs, dsts = [], [], []
     for offset, ts in ((0, members), (n_mem, non_members)):
-        r, s, d = transitions(ts, consecutive_only)
+        r, s, d = ts.transitions(consecutive_only)
         rows.append(r + offset), srcs.append(s), dsts.append(d)
     row, src, dst = np.concatenate(rows), np.concatenate(srcs), np.concatenate(dsts)
     n_cand = n_mem + non_members.n_traces
@@ -81,7 +81,7 @@ def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: Tr
     candidates = _sample_candidates(n_mem, n_cand, max_candidates, seed)
     base, corr = _llr_terms(W, n_cand, candidates)
 
-    y_row, y_src, y_dst = transitions(synthetic, consecutive_only)
+    y_row, y_src, y_dst = synthetic.transitions(consecutive_only)
     known = np.isin(y_src * index.n_locations + y_dst, index.keys)
     T = transition_counts(y_row[known], y_src[known], y_dst[known], index, synthetic.n_traces)
     trace_base = T @ base

@@ -24,7 +24,7 @@ from .. import parallel
 from ..errors import InputError
 from ..privacy.empirical import clopper_pearson
 from ..traces import TraceSet
-from ._transitions import PairIndex, transition_counts, transition_probabilities, transitions
+from ._transitions import PairIndex, transition_counts, transition_probabilities
 
 PHI = 1e-8
 METHODS = ("bayes",)
@@ -76,8 +76,8 @@ def reidentify(knowledge: TraceSet, synthetic: TraceSet, method: str = "bayes",
 
 
 def _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk, client=None) -> np.ndarray:
-    k_row, k_src, k_dst = transitions(knowledge, consecutive_only)
-    s_row, s_src, s_dst = transitions(synthetic, consecutive_only)
+    k_row, k_src, k_dst = knowledge.transitions(consecutive_only)
+    s_row, s_src, s_dst = synthetic.transitions(consecutive_only)
     index = PairIndex(knowledge.space.n_locations, (k_src, k_dst))
     W = transition_probabilities(k_row, k_src, k_dst, index, knowledge.n_traces)
     # log max(W, phi) = log phi + D with D = log W - log phi > 0 where W > 0

@@ -404,10 +404,10 @@ def aggregate_transitions(traces: TraceSet, periods: int = PERIODS) -> tuple[sp.
     tau, p = _periods(traces, periods)
     n_loc = traces.space.n_locations
     n_states = p * p * n_loc
-    same = (traces.user[1:] == traces.user[:-1]) & traces.time.consecutive(traces.t[:-1], traces.t[1:])
-    user = traces.user[:-1][same].astype(np.int64)
-    state = (tau[:-1][same] * p + tau[1:][same]) * n_loc + traces.loc[:-1][same]
-    nxt = traces.loc[1:][same].astype(np.int64)
+    i = traces.transition_index()
+    user = traces.user[i].astype(np.int64)
+    state = (tau[i] * p + tau[i + 1]) * n_loc + traces.loc[i]
+    nxt = traces.loc[i + 1].astype(np.int64)
     if not user.size:
         return sp.csr_array((n_states, n_loc)), np.zeros(n_states)
     # c(u, s, r') and c(u, s): counts per user, state and next location

@@ -26,10 +26,7 @@ def transition_counts(traces: TraceSet, consecutive_only: bool = True) -> sp.csr
     ``consecutive_only`` (the paper's definition) counts a pair of successive events of a trace
     only when their instants are consecutive; otherwise every pair of successive events counts.
     """
-    same = traces.user[1:] == traces.user[:-1]
-    if consecutive_only:
-        same &= traces.time.consecutive(traces.t[:-1], traces.t[1:])
-    src, dst = traces.loc[:-1][same], traces.loc[1:][same]
+    _, src, dst = traces.transitions(consecutive_only)
     n = traces.space.n_locations
     return sp.csr_array((np.ones(src.size), (src, dst)), shape=(n, n))
 

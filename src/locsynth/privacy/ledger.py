@@ -106,14 +106,14 @@ class Ledger:
         return out
 
     def describe(self) -> list[str]:
-        """One line per unit: 'user-level: (epsilon = 2, delta = 0), basic composition of 3 spends'."""
+        """One line per unit: 'per user: epsilon = 2, delta = 0 (basic composition of 3 spends)'."""
         lines = []
         for unit, t in self.totals().items():
             if t["spends"]:
-                text = (f"{unit}-level: epsilon = {t['epsilon']:.4g}, delta = {t['delta']:.3g} "
+                text = (f"per {unit}: epsilon = {t['epsilon']:.4g}, delta = {t['delta']:.3g} "
                         f"(basic composition of {t['spends']} spend{'s' if t['spends'] > 1 else ''})")
             else:
-                text = f"{unit}-level: no differential-privacy guarantee"
+                text = f"per {unit}: no differential-privacy guarantee"
             if t["bounds_only"]:
                 bounds = [s for s in self.spends if s.unit == unit and not s.holds]
                 text += "; " + "; ".join(f"{s.mechanism} would give epsilon = {s.epsilon:.4g} only under "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..space import EARTH_RADIUS_M, Grid
+from ..space import EARTH_RADIUS_M, Grid, Space
 from . import _opendp
 from .ledger import Ledger, check_epsilon
 
@@ -49,28 +49,40 @@ def planar_laplace(lat, lon, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     return new_lat.reshape(lat.shape), new_lon.reshape(lon.shape)
 
 
-def planar_laplace_grid(cells, grid: Grid, epsilon: float, *, radius: float = 1000.0,
-                        ledger: Ledger | None = None, saw: str = "") -> np.ndarray:
-    """Grid cells through planar Laplace: from each cell's centre, noise of ``epsilon`` per metre,
-    clamped into the grid's box and snapped to the cell it falls in (the PWS Cup's obfuscation).
+def snap(lat, lon, space: Space) -> np.ndarray:
+    """The location of ``space`` each point falls in: its grid cell (points outside clamped into
+    the grid) or the nearest POI (by a k-d tree on the local tangent plane)."""
+    lat, lon = np.asarray(lat, np.float64), np.asarray(lon, np.float64)
+    if isinstance(space, Grid):
+        lat_min, lat_max, lon_min, lon_max = space.bbox
+        return space.locate(np.clip(lat, lat_min, lat_max), np.clip(lon, lon_min, lon_max)).astype(np.int64)
+    from scipy.spatial import cKDTree
 
-    The ledger records epsilon * ``radius`` (metres) per event: two cells whose centres are within
-    ``radius`` of each other are that indistinguishable.
+    scale = np.cos(np.radians(np.median(space.lat)))
+    tree = cKDTree(np.column_stack([space.lat, space.lon * scale]))
+    return tree.query(np.column_stack([lat, lon * scale]))[1].astype(np.int64)
+
+
+def planar_laplace_locations(locs, space: Space, epsilon: float, *, radius: float = 1000.0,
+                             ledger: Ledger | None = None, saw: str = "") -> np.ndarray:
+    """Locations through planar Laplace: from each location's point (a cell's centre), noise of
+    ``epsilon`` per metre, then :func:`snap` back to the space (the PWS Cup's obfuscation on a
+    grid).
+
+    The ledger records epsilon * ``radius`` (metres) per event: two locations whose points are
+    within ``radius`` of each other are that indistinguishable.
     """
     eps = check_epsilon(epsilon)
     radius = check_epsilon(radius, "radius")
-    if not isinstance(grid, Grid):
-        raise InputError("planar Laplace on cells needs a grid space")
-    c = np.asarray(cells)
+    c = np.asarray(locs)
     if c.dtype.kind not in "iu":
-        raise InputError(f"cells must be integer location ids, got {c.dtype}")
-    if c.size and (c.min() < 0 or c.max() >= grid.n_locations):
-        raise InputError(f"cell ids must be in 0..{grid.n_locations - 1}")
-    lat, lon = planar_laplace(grid.lat[c.ravel()], grid.lon[c.ravel()], eps)
-    lat_min, lat_max, lon_min, lon_max = grid.bbox
-    out = grid.locate(np.clip(lat, lat_min, lat_max), np.clip(lon, lon_min, lon_max)).astype(np.int64)
+        raise InputError(f"locations must be integer ids, got {c.dtype}")
+    if c.size and (c.min() < 0 or c.max() >= space.n_locations):
+        raise InputError(f"location ids must be in 0..{space.n_locations - 1}")
+    lat, lon = planar_laplace(space.lat[c.ravel()], space.lon[c.ravel()], eps)
+    out = snap(lat, lon, space)
     if ledger is not None:
-        ledger.record("planar-laplace", eps * radius, 0.0, radius, f"event location within {radius:g} m",
-                      saw or f"{c.size} events on a {grid.rows} x {grid.cols} grid",
+        ledger.record("planar-laplace", eps * radius, 0.0, radius, f"event (locations within {radius:g} m)",
+                      saw or f"{c.size} events on {space.n_locations} locations",
                       f"epsilon = {eps:g} per metre; each event noised independently")
     return out.reshape(c.shape)

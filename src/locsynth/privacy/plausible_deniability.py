@@ -12,11 +12,15 @@ once.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
+
+PD_FORMAT = "locsynth.pdtest"
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,50 @@ class PDResult:
     @property
     def pass_rate(self) -> float:
         return float(self.passed.mean()) if self.passed.size else float("nan")
+
+    def summary(self) -> dict:
+        return {"k": int(self.k), "eta": float(self.eta), "pass_rate": self.pass_rate,
+                "passed": int(self.passed.sum()), "traces": int(self.passed.size),
+                "candidates": int(self.candidates.size)}
+
+    def save(self, path: str | Path, synthetic, overwrite: bool = False, seed: int | None = None) -> Path:
+        """A directory with ``pdtest.json`` (the summary, and the fingerprint of the tested
+        synthetic set, so that a release can check it filters the right traces) and
+        ``pdtest.csv`` (per trace, in the set's order: source, trace_no, log-likelihood, count,
+        passed). Internal, like the synthetic set: it names source users."""
+        import pandas as pd
+
+        from ..traces import atomic_output
+
+        if synthetic.n_traces != self.passed.size:
+            raise InputError(f"the PD result covers {self.passed.size} traces; the synthetic set has "
+                             f"{synthetic.n_traces}")
+        summary = {"format": PD_FORMAT, **self.summary(), "seed": seed, "synthetic": synthetic.fingerprint()}
+        per_trace = pd.DataFrame({"user_id": synthetic.users["user_id"], "source": synthetic.users["source"],
+                                  "trace_no": synthetic.users["trace_no"], "loglik": self.loglik,
+                                  "count": self.counts, "passed": self.passed})
+        with atomic_output(Path(path), overwrite, directory=True) as tmp:
+            (tmp / "pdtest.json").write_text(json.dumps(summary, indent=2))
+            per_trace.to_csv(tmp / "pdtest.csv", index=False)
+        return Path(path)
+
+
+def load_pd_result(path: str | Path) -> tuple[dict, np.ndarray]:
+    """(pdtest.json, passed per trace) of a directory written by :meth:`PDResult.save`."""
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        summary = json.loads((path / "pdtest.json").read_text())
+        passed = pd.read_csv(path / "pdtest.csv", usecols=["passed"])["passed"].to_numpy(bool)
+    except FileNotFoundError:
+        raise InputError(f"{path} is not a PD test directory (no pdtest.json and pdtest.csv); "
+                         f"expected the output of 'locsynth pdtest'") from None
+    except (ValueError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path} is damaged: {exc}") from None
+    if not isinstance(summary, dict) or "k" not in summary or summary.get("traces") != passed.size:
+        raise InputError(f"{path / 'pdtest.json'} does not describe {path / 'pdtest.csv'}")
+    return summary, passed
 
 
 #: above this size of the traces x candidates log-likelihood matrix, each user's model is built

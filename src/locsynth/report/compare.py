@@ -186,10 +186,17 @@ every column; the best synthetic set in each column is highlighted.</p>
 <table>
 <tr><th>Set</th>{% for c in columns %}<th title="{{ c.description }}">{{ c.label }}</th>{% endfor %}</tr>
 {% for row in rows %}
-<tr{% if row.baseline %} class="baseline"{% endif %}><td>{{ row.name }}</td>
+<tr{% if row.baseline %} class="baseline"{% endif %}><td>{% if row.link %}<a href="{{ row.link }}">{{ row.name }}</a>{% else %}{{ row.name }}{% endif %}</td>
 {% for cell in row.cells %}<td{% if cell.best %} class="best"{% endif %}>{{ cell.text }}</td>{% endfor %}</tr>
 {% endfor %}
 </table>
+{% if notes %}
+<h2>Methods</h2>
+<ul>
+{% for note in notes %}<li class="note">{{ note }}</li>
+{% endfor %}
+</ul>
+{% endif %}
 {% if uri %}
 <figure>
 <img src="{{ uri }}" alt="privacy-utility trade-off">
@@ -207,8 +214,10 @@ _PAGE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, tr
                            lstrip_blocks=True).from_string(PAGE)
 
 
-def compare_html(table: pd.DataFrame, png: bytes | None = None, title: str | None = None) -> str:
-    """A small self-contained page: the :func:`compare` table and the :func:`tradeoff_plot` PNG."""
+def compare_html(table: pd.DataFrame, png: bytes | None = None, title: str | None = None,
+                 notes: list[str] | None = None, links: dict[str, str] | None = None) -> str:
+    """A small self-contained page: the :func:`compare` table and the :func:`tradeoff_plot` PNG,
+    with ``notes`` (one line per set) and ``links`` (set name -> its own report)."""
     baselines = set(BASELINE_ROWS.values())
     synthetic = table.loc[[n for n in table.index if n not in baselines]]
     best = synthetic.min(axis=0, skipna=True) if len(synthetic) else pd.Series(dtype=float)
@@ -218,7 +227,7 @@ def compare_html(table: pd.DataFrame, png: bytes | None = None, title: str | Non
         cells = [{"text": format_value(row[c]),
                   "best": (not baseline and len(synthetic) > 1 and math.isfinite(row[c]) and row[c] == best[c])}
                  for c in table.columns]
-        rows.append({"name": str(name), "baseline": baseline, "cells": cells})
+        rows.append({"name": str(name), "baseline": baseline, "cells": cells, "link": (links or {}).get(str(name))})
     columns = [{"label": metric_label(str(c)), "description": metric_description(str(c))} for c in table.columns]
     return _PAGE.render(title=title or "locsynth comparison", columns=columns, rows=rows,
-                        uri=plots.data_uri(png) if png else None, version=__version__)
+                        uri=plots.data_uri(png) if png else None, version=__version__, notes=notes or [])

@@ -92,6 +92,29 @@ The lower of synthetic and training is highlighted.</p>
 <p class="note">No attacks were run (<code>attacks=()</code>), so this report measures utility only.</p>
 {% endif %}
 
+<h2>Guarantees</h2>
+{% if ledger is none %}
+<p class="note">This set carries no privacy ledger (real data, or a set made before ledgers existed): what protects
+it is only what the attacks above measure.</p>
+{% elif not ledger.spends %}
+<p class="note">{{ method or "The method" }} took no differentially private step: no formal guarantee, only what the
+attacks above measure{% if pd_test %} and the plausible-deniability test below{% endif %}.</p>
+{% else %}
+<p class="summary">{% for line in ledger.lines %}{{ line }}<br>{% endfor %}</p>
+<table>
+<tr><th>Mechanism</th><th class="num">&epsilon;</th><th class="num">&delta;</th><th class="num">Sensitivity</th>
+<th>Unit</th><th>What it saw</th><th>Assumptions</th></tr>
+{% for s in ledger.spends %}
+<tr><td>{{ s.mechanism }}{% if not s.holds %} (bound only){% endif %}</td><td class="num">{{ s.epsilon }}</td>
+<td class="num">{{ s.delta }}</td><td class="num">{{ s.sensitivity }}</td><td>{{ s.unit }}</td>
+<td class="desc">{{ s.saw }}</td><td class="desc">{{ s.assumptions }}</td></tr>
+{% endfor %}
+</table>
+{% endif %}
+{% if pd_test %}
+<p class="note">Plausible deniability (paper 001 §3.5): {{ pd_test }}</p>
+{% endif %}
+
 {% if others %}
 <h2>Other metrics</h2>
 {{ table(others) }}
@@ -146,7 +169,28 @@ def render_html(report, title: str | None = None) -> str:
         title=title or "locsynth evaluation report", css=CSS, version=__version__,
         compared=_compared(meta), counts=_counts(meta), summary=summary_sentences(metrics),
         utility=utility, privacy=privacy, others=others, privacy_notes=_privacy_notes(metrics, meta),
-        figures=_figures(details, meta, space_kind), options=_options(meta))
+        figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
+        method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")))
+
+
+def _ledger(meta: dict) -> dict | None:
+    """The ledger's lines and spends, formatted; None when the set has no ledger."""
+    from ..privacy.ledger import Ledger
+
+    if "ledger" not in meta:
+        return None
+    ledger = Ledger.from_dict(meta["ledger"])
+    spends = [{"mechanism": s.mechanism, "epsilon": f"{s.epsilon:.4g}", "delta": f"{s.delta:.3g}",
+               "sensitivity": "—" if s.sensitivity is None else f"{s.sensitivity:g}", "unit": s.unit,
+               "saw": s.saw, "assumptions": s.assumptions, "holds": s.holds} for s in ledger.spends]
+    return {"lines": ledger.describe(), "spends": spends}
+
+
+def _pd_text(pd: dict | None) -> str | None:
+    if not pd:
+        return None
+    return (f"{100 * pd['pass_rate']:.1f}% of the synthetic traces pass the (k = {pd['k']}, eta = {pd['eta']:g}) test "
+            f"against {pd.get('candidates', '?')} candidate users; a release keeps only those.")
 
 
 def _rows(metrics: dict, keys: list[str], options: dict, space_kind: str | None) -> list[dict]:

@@ -1,62 +1,123 @@
-"""What every synthesizer shares: the protocol, the training set's frame, and save/load.
+"""The protocol every method follows, the capability tags, and save/load of fitted models.
 
 A synthesizer is a scikit-learn style estimator: the constructor only stores hyperparameters,
-``fit(train)`` learns attributes ending in ``_`` and returns ``self``, ``sample(...)`` returns a
-synthetic TraceSet. A fitted model saves as a directory: ``model.json`` (class, hyperparameters,
-fitted scalars, the training set's space and time axis), ``arrays.npz`` (no pickle) and the
-training users and locations as Parquet.
+``fit(train)`` learns attributes ending in ``_`` and returns ``self``, ``sample(n, ...)`` returns a
+synthetic TraceSet. An anonymizer has no model: ``transform(traces, seed=...)`` perturbs a
+TraceSet. Both carry :class:`Tags` that say what they can do, which the common test suite
+(tests/test_methods.py), the command line and the demo read.
+
+A fitted model saves as a directory: ``model.json`` (method, hyperparameters, fitted scalars,
+the training set's size, space and time axis, the privacy ledger), ``arrays.npz`` (no pickle)
+and the training users and locations as Parquet. Like a synthetic set from ``sample``, a model
+names training users: both are internal, never releases (see privacy/release.py).
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import InputError
+from ..privacy.ledger import Ledger
 from ..space import Space
 from ..timeaxis import TimeAxis
 from ..traces import TraceSet, atomic_output
 
 MODEL_FORMAT = "locsynth.model"
-MODEL_VERSION = 1
-REGISTRY: dict[str, type["Synthesizer"]] = {}
+MODEL_VERSION = 2
 
 
 class NotFittedError(InputError):
     """The model must be fitted (or loaded) first."""
 
 
-class Synthesizer:
-    """Base class: hyperparameters in ``__init__``, ``fit`` -> self, ``sample`` -> TraceSet."""
+@dataclass(frozen=True)
+class Tags:
+    """What a method can do (scikit-learn's estimator tags, for location traces).
 
-    name = "base"
+    virtual_users : synthetic users are not training users (``source`` = -1) and ``n`` may
+        exceed the number of training users.
+    ragged : traces of varying length and start.
+    dp : fitting (or transforming) spends differential privacy, recorded in the ledger.
+    needs_friends : the training set must have a friend graph.
+    needs_categories : the space must have location categories.
+    pd_test : the model has ``pd_test`` (plausible deniability, paper 001 §3.5).
+    """
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        REGISTRY[cls.name] = cls
+    virtual_users: bool = False
+    ragged: bool = False
+    dp: bool = False
+    needs_friends: bool = False
+    needs_categories: bool = False
+    pd_test: bool = False
 
-    # -- hyperparameters (scikit-learn's get_params) -------------------------------------------
+    def names(self) -> list[str]:
+        return [k for k, v in self.__dict__.items() if v]
+
+
+class _Params:
+    """Hyperparameters read from the constructor's signature (scikit-learn's get_params)."""
+
+    name: ClassVar[str] = "base"
+    tags: ClassVar[Tags] = Tags()
+
+    @classmethod
+    def hyperparameters(cls) -> dict[str, inspect.Parameter]:
+        return {k: p for k, p in inspect.signature(cls.__init__).parameters.items() if k != "self"}
+
     def get_params(self) -> dict:
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {name: getattr(self, name) for name in names}
+        return {name: getattr(self, name) for name in self.hyperparameters()}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+
+class Synthesizer(_Params):
+    """Base class of synthesizers: hyperparameters in ``__init__``, ``fit`` -> self, ``sample`` -> TraceSet.
+
+    Fitted attributes every synthesizer has: ``users_`` (the training user table), ``space_``,
+    ``time_``, ``training_`` (counts of the training set) and ``ledger_`` (its DP spends).
+    """
+
+    def fit(self, train: TraceSet, *, progress=None) -> "Synthesizer":
+        """Learn from the training TraceSet ``train``; returns ``self``. ``progress(done, total,
+        status="")`` is called as the work advances, where a method reports progress."""
+        raise NotImplementedError
+
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0) -> TraceSet:
+        """``n`` synthetic users (None: as many as training users), each with one trace of
+        ``days`` days or, where the method has ``traces_per_user``, that many; the synthetic set
+        holds n * traces_per_user traces. A method without virtual users generates from the
+        training users 0 .. n - 1 (``users=`` picks others). Non-DP randomness comes from ``seed``.
+        Method-specific options are keyword-only."""
+        raise NotImplementedError
+
+    def summary(self) -> dict:
+        """What the fit produced, for ``locsynth fit`` and ``locsynth info`` (subclasses add)."""
+        return {}
+
     # -- the training set's frame --------------------------------------------------------------
     def _remember_frame(self, train: TraceSet) -> None:
+        if not isinstance(train, TraceSet):
+            raise InputError(f"fit needs a TraceSet, got {type(train).__name__}")
         if train.n_traces == 0 or train.n_events == 0:
             raise InputError("the training set is empty")
+        if self.tags.needs_friends and (train.friends is None or not len(train.friends)):
+            raise InputError(f"{self.name} needs a training set with a friend graph (prepare it with --friends)")
+        if self.tags.needs_categories and train.space.category is None:
+            raise InputError(f"{self.name} needs locations with categories")
         self.users_ = train.users[["user_id"]].copy()
         self.space_ = train.space
         self.time_ = train.time
+        self.training_ = {"users": train.n_users, "traces": train.n_traces, "events": train.n_events}
+        self.ledger_ = Ledger()
 
     def check_is_fitted(self) -> None:
         if not hasattr(self, "users_"):
@@ -67,20 +128,46 @@ class Synthesizer:
         self.check_is_fitted()
         return len(self.users_)
 
-    def _synthetic(self, source: np.ndarray, trace_no: np.ndarray, locs: np.ndarray, days: int,
-                   extra: dict | None = None, user_id=None) -> TraceSet:
-        """A synthetic TraceSet from ``locs`` (n_traces, days * instants_per_day), every trace from day 0."""
-        n, T = locs.shape
+    def _rows(self, n: int | None, users=None) -> np.ndarray:
+        """Training rows to generate from: ``users`` when given, else 0 .. n - 1 (all when None)."""
+        if users is not None:
+            if n is not None:
+                raise InputError("give n (the first n training users) or users (their rows), not both")
+            rows = np.asarray(users, np.int64).ravel()
+        else:
+            n = self.n_users if n is None else _count("n", n)
+            if n > self.n_users:
+                raise InputError(f"{self.name} generates traces of its {self.n_users} training users: n = {n} is "
+                                 f"too many (a method with virtual users, such as ppmtf-plus, makes more)")
+            rows = np.arange(n)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_users):
+            raise InputError(f"user rows must be in 0..{self.n_users - 1}")
+        return rows
+
+    def _synthetic(self, user: np.ndarray, t: np.ndarray, loc: np.ndarray, source: np.ndarray,
+                   trace_no: np.ndarray, *, extra: dict | None = None, user_id=None, friends=None,
+                   info: dict | None = None) -> TraceSet:
+        """A synthetic TraceSet from events (``user``: each event's trace, any order, any length
+        and start) and one row per trace: ``source`` (training row, -1 for a virtual user) and
+        ``trace_no``; ``user_id`` defaults to the source's training id (internal sets only: a
+        release replaces it). It carries this model's ledger."""
+        source = np.asarray(source, np.int64)
         if user_id is None:
             user_id = self.users_["user_id"].to_numpy()[source]
         users = pd.DataFrame({"user_id": user_id, "source": source.astype(np.int32),
-                              "trace_no": trace_no.astype(np.int32)})
+                              "trace_no": np.asarray(trace_no).astype(np.int32)})
         for key, value in (extra or {}).items():
             users[key] = value
-        info = {"source": self.name, "synthesizer": self.name, "params": _jsonable(self.get_params()),
-                "days": days, "instants": T}
-        return TraceSet(np.repeat(np.arange(n, dtype=np.int32), T), np.tile(np.arange(T, dtype=np.int64), n),
-                        locs.ravel().astype(np.int32), users, self.space_, self.time_, info)
+        meta = {"source": self.name, "synthesizer": self.name, "params": _jsonable(self.get_params()),
+                "training": dict(self.training_), **(info or {})}
+        return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends, self.ledger_.copy())
+
+    def _rectangular(self, locs: np.ndarray, source: np.ndarray, trace_no: np.ndarray, days: int,
+                     extra: dict | None = None, user_id=None) -> TraceSet:
+        """A synthetic TraceSet from ``locs`` (n_traces, T): every trace on instants 0 .. T - 1."""
+        n, T = locs.shape
+        return self._synthetic(np.repeat(np.arange(n), T), np.tile(np.arange(T), n), locs.ravel(), source,
+                               trace_no, extra=extra, user_id=user_id, info={"days": days, "instants": T})
 
     # -- persistence ---------------------------------------------------------------------------
     def _arrays(self) -> dict[str, np.ndarray]:
@@ -95,11 +182,16 @@ class Synthesizer:
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Save the fitted model as a directory (npz + JSON + Parquet, no pickle)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         self.check_is_fitted()
         path = Path(path)
         with atomic_output(path, overwrite, directory=True) as tmp:
-            meta = {"format": MODEL_FORMAT, "format_version": MODEL_VERSION, "synthesizer": self.name,
+            meta = {"format": MODEL_FORMAT, "format_version": MODEL_VERSION, "method": self.name,
                     "params": _jsonable(self.get_params()), "fitted": _jsonable(self._fitted_scalars()),
+                    "training": self.training_, "summary": _jsonable(self.summary()),
+                    "ledger": self.ledger_.to_dict(),
                     "space": self.space_.meta(), "time": self.time_.meta()}
             (tmp / "model.json").write_text(json.dumps(meta, indent=2))
             np.savez(tmp / "arrays.npz", **self._arrays())
@@ -110,20 +202,15 @@ class Synthesizer:
 
     @classmethod
     def load(cls, path: str | Path) -> "Synthesizer":
-        """Load a model directory written by :meth:`save` (any synthesizer when called on the base)."""
+        """Load a model directory written by :meth:`save` (any method when called on the base)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from .. import registry
+
         path = Path(path)
-        try:
-            meta = json.loads((path / "model.json").read_text())
-        except FileNotFoundError:
-            raise InputError(f"{path} is not a locsynth model directory (no model.json)") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path / 'model.json'} is damaged: {exc}") from None
-        if meta.get("format") != MODEL_FORMAT or meta.get("format_version") != MODEL_VERSION:
-            raise InputError(f"{path} is not a locsynth model of format version {MODEL_VERSION}")
-        kind = REGISTRY.get(meta.get("synthesizer"))
-        if kind is None:
-            raise InputError(f"{path} holds an unknown synthesizer {meta.get('synthesizer')!r}; "
-                             f"expected one of {', '.join(sorted(REGISTRY))}")
+        meta = read_model_meta(path)
+        kind = registry.get(meta["method"])
         if cls is not Synthesizer and not issubclass(kind, cls):
             raise InputError(f"{path} holds a {kind.__name__}, not a {cls.__name__}")
         model = kind(**meta["params"])
@@ -137,13 +224,70 @@ class Synthesizer:
         model.users_ = users
         model.space_ = Space.from_saved(locations, meta["space"])
         model.time_ = TimeAxis.from_meta(meta["time"])
+        model.training_ = meta.get("training", {})
+        model.ledger_ = Ledger.from_dict(meta.get("ledger"))
         model._restore(arrays, meta.get("fitted", {}))
         return model
+
+
+class Anonymizer(_Params):
+    """Base class of methods that perturb traces instead of learning a model (obfuscations).
+
+    ``transform(traces, seed=...)`` returns the perturbed TraceSet: one trace per input trace,
+    ``source`` its input row (so the attacks can score it) and the input's ledger plus this
+    step's spends. DP noise never comes from ``seed`` (see privacy/_opendp.py); ``seed`` drives
+    any other randomness.
+    """
+
+    def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
+        raise NotImplementedError
+
+    def _check(self, traces: TraceSet) -> None:
+        if not isinstance(traces, TraceSet):
+            raise InputError(f"transform needs a TraceSet, got {type(traces).__name__}")
+        if traces.n_events == 0:
+            raise InputError("the trace set to anonymize is empty")
+
+    def _anonymized(self, traces: TraceSet, loc: np.ndarray, ledger: Ledger) -> TraceSet:
+        """``traces`` with locations ``loc`` (same events), marked as this method's output."""
+        users = traces.users[["user_id"]].assign(source=np.arange(traces.n_traces, dtype=np.int32),
+                                                 trace_no=np.int32(0))
+        info = {"source": self.name, "anonymizer": self.name, "params": _jsonable(self.get_params()),
+                "training": {"users": traces.n_users, "traces": traces.n_traces, "events": traces.n_events}}
+        before = traces.ledger or Ledger()
+        return replace(traces, loc=np.asarray(loc, np.int32), users=users, info=info, ledger=before.merged(ledger))
+
+
+def read_model_meta(path: Path) -> dict:
+    """model.json of a model directory, checked; an InputError for anything else."""
+    try:
+        meta = json.loads((path / "model.json").read_text())
+    except FileNotFoundError:
+        raise InputError(f"{path} is not a locsynth model directory (no model.json)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path / 'model.json'} is damaged: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+        raise InputError(f"{path} is not a locsynth model directory")
+    if meta.get("format_version") != MODEL_VERSION:
+        raise InputError(f"{path} is a locsynth model of format version {meta.get('format_version')!r}; this "
+                         f"locsynth reads version {MODEL_VERSION} (fit it again)")
+    return meta
 
 
 def load_model(path: str | Path) -> Synthesizer:
     """Load any saved synthesizer."""
     return Synthesizer.load(path)
+
+
+def _count(name: str, value) -> int:
+    """A whole number >= 1, or an InputError naming it."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a whole number, got {value!r}") from None
+    if number != value or number < 1:
+        raise InputError(f"{name} must be at least 1, got {value!r}")
+    return number
 
 
 def _jsonable(value):

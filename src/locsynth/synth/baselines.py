@@ -8,7 +8,7 @@ from numba import njit
 
 from ..errors import InputError
 from ..traces import TraceSet
-from .base import Synthesizer, user_uniforms
+from .base import Synthesizer, _count, user_uniforms
 
 
 class Uniform(Synthesizer):
@@ -19,19 +19,22 @@ class Uniform(Synthesizer):
     def __init__(self, seed: int = 0):
         self.seed = seed
 
-    def fit(self, train: TraceSet) -> "Uniform":
+    def fit(self, train: TraceSet, *, progress=None) -> "Uniform":
         self._remember_frame(train)
         return self
 
-    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0) -> TraceSet:
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+               users=None) -> TraceSet:
+        """``traces_per_user`` uniformly random traces of ``days`` days for each of the training
+        users 0 .. n - 1 (or ``users``)."""
         self.check_is_fitted()
-        rows = _rows(self, users)
-        T = days * self.time_.instants_per_day
+        rows = self._rows(n, users)
+        T = _count("days", days) * self.time_.instants_per_day
+        k = _count("traces_per_user", traces_per_user)
         L = self.space_.n_locations
-        locs = np.vstack([np.minimum((user_uniforms(seed, int(n), (traces_per_user, T)) * L).astype(np.int64), L - 1)
-                          for n in rows]) if rows.size else np.zeros((0, T), np.int64)
-        return self._synthetic(np.repeat(rows, traces_per_user), np.tile(np.arange(traces_per_user), rows.size),
-                               locs, days)
+        locs = np.vstack([np.minimum((user_uniforms(seed, int(u), (k, T)) * L).astype(np.int64), L - 1)
+                          for u in rows]) if rows.size else np.zeros((0, T), np.int64)
+        return self._rectangular(locs, np.repeat(rows, k), np.tile(np.arange(k), rows.size), days)
 
 
 class Training(Synthesizer):
@@ -42,23 +45,21 @@ class Training(Synthesizer):
     def __init__(self):
         pass
 
-    def fit(self, train: TraceSet) -> "Training":
+    def fit(self, train: TraceSet, *, progress=None) -> "Training":
         self._remember_frame(train)
         self.events_ = (train.user.copy(), train.t.copy(), train.loc.copy())
         return self
 
-    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0) -> TraceSet:
-        """The training traces themselves (``traces_per_user`` copies; ``days`` and ``seed`` unused)."""
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+               users=None) -> TraceSet:
+        """The training traces of users 0 .. n - 1 (or ``users``) themselves, ``traces_per_user``
+        copies each, whatever their length (``days`` and ``seed`` are not used)."""
         self.check_is_fitted()
-        rows = _rows(self, users)
+        rows = self._rows(n, users)
+        k = _count("traces_per_user", traces_per_user)
         user, t, loc = self.events_
-        train = TraceSet(user, t, loc, self.users_, self.space_, self.time_).select_users(
-            np.repeat(rows, traces_per_user))
-        from dataclasses import replace
-
-        users_table = train.users.assign(source=np.repeat(rows, traces_per_user).astype(np.int32),
-                                         trace_no=np.tile(np.arange(traces_per_user), rows.size).astype(np.int32))
-        return replace(train, users=users_table, info={"source": self.name, "synthesizer": self.name})
+        chosen = TraceSet(user, t, loc, self.users_, self.space_, self.time_).select_users(np.repeat(rows, k))
+        return self._synthetic(chosen.user, chosen.t, chosen.loc, np.repeat(rows, k), np.tile(np.arange(k), rows.size))
 
     def _arrays(self):
         return dict(zip(("user", "t", "loc"), self.events_))
@@ -83,14 +84,14 @@ class SGD(Synthesizer):
         self.xi = xi
         self.seed = seed
 
-    def fit(self, train: TraceSet) -> "SGD":
+    def fit(self, train: TraceSet, *, progress=None) -> "SGD":
         if self.xi < 0:
             raise InputError(f"xi must be >= 0, got {self.xi}")
         self._remember_frame(train)
         L, S = self.space_.n_locations, self.time_.n_slots
-        same = (train.user[1:] == train.user[:-1]) & train.time.consecutive(train.t[:-1], train.t[1:])
-        slot = train.time.slot(train.t[1:][same]).astype(np.int64)
-        src, dst = train.loc[:-1][same].astype(np.int64), train.loc[1:][same].astype(np.int64)
+        i = train.transition_index()
+        slot = train.time.slot(train.t[i + 1]).astype(np.int64)
+        src, dst = train.loc[i].astype(np.int64), train.loc[i + 1].astype(np.int64)
         self.counts_ = sp.csr_array((np.ones(src.size), (slot * L + src, dst)), shape=(S * L, L))
         self.counts_.sum_duplicates()
         first_instant = train.t % train.time.instants_per_day == 0
@@ -127,10 +128,14 @@ class SGD(Synthesizer):
         scale = 1.0 / np.asarray(full.sum(axis=1)).ravel()
         return sp.csr_array(sp.diags_array(scale) @ full)
 
-    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0) -> TraceSet:
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+               users=None) -> TraceSet:
+        """``traces_per_user`` traces of ``days`` days for each of the training users 0 .. n - 1
+        (or ``users``), each starting with its user's first ``xi`` events."""
         self.check_is_fitted()
-        rows = _rows(self, users)
-        T = days * self.time_.instants_per_day
+        rows = self._rows(n, users)
+        traces_per_user = _count("traces_per_user", traces_per_user)
+        T = _count("days", days) * self.time_.instants_per_day
         L = self.space_.n_locations
         P = self.transition_rows()
         cdf = np.empty_like(P.data)
@@ -148,8 +153,8 @@ class SGD(Synthesizer):
             u = user_uniforms(seed, int(n), (traces_per_user, T))
             _walk(P.indptr, P.indices, cdf, first_cdf, slots, L, prefix, u,
                   locs[q * traces_per_user:(q + 1) * traces_per_user])
-        return self._synthetic(np.repeat(rows, traces_per_user), np.tile(np.arange(traces_per_user), rows.size),
-                               locs, days)
+        return self._rectangular(locs, np.repeat(rows, traces_per_user), np.tile(np.arange(traces_per_user), rows.size),
+                                 days)
 
     def _arrays(self):
         c = self.counts_.tocoo()
@@ -196,10 +201,3 @@ def _walk(indptr, indices, cdf, first_cdf, slots, L, prefix, uniforms, out):
                 b = indices[_pick(cdf, indptr[r], indptr[r + 1], uniforms[k, t])]
             out[k, t] = b
             a = b
-
-
-def _rows(model: Synthesizer, users) -> np.ndarray:
-    rows = np.arange(model.n_users) if users is None else np.asarray(users, np.int64)
-    if rows.size and (rows.min() < 0 or rows.max() >= model.n_users):
-        raise InputError(f"user rows must be in 0..{model.n_users - 1}")
-    return rows

@@ -26,11 +26,8 @@ FORMAT = 1
 
 def fingerprint(train: TraceSet, params: dict) -> str:
     """Hash of the training events and of ``params``."""
-    h = hashlib.sha256()
-    for a in (train.user, train.t, train.loc):
-        h.update(np.ascontiguousarray(a).tobytes())
+    h = hashlib.sha256(train.fingerprint().encode())
     h.update(json.dumps({k: params[k] for k in sorted(params)}, default=str).encode())
-    h.update(f"{train.space.n_locations}/{train.time.n_slots}".encode())
     return h.hexdigest()
 
 

@@ -1,8 +1,9 @@
 """PPMTF and PPMTF+ (paper 001 §3; paper 003 Appendices A and D).
 
     model = PPMTF(alpha=200, rank=16, iterations=100, seed=0).fit(train)
-    synthetic = model.sample(traces_per_user=10, seed=1)
+    synthetic = model.sample(traces_per_user=10, seed=1)      # every training user, 10 traces each
     result = model.pd_test(synthetic, k=10, eta=1.0)
+    release = synthetic.select_users(result.passed)             # then privacy.release.release
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ... import parallel
 from ...errors import InputError
 from ...privacy.plausible_deniability import PDResult, choose_candidates
 from ...traces import TraceSet
-from ..base import Synthesizer, user_uniforms
+from ..base import Synthesizer, Tags, _count, user_uniforms
 from .generate import PHI, StepIndex, UserModel, reconstruct, sample_users
 from . import checkpoint as ckpt
 from .pdtest import pd_test_factors
@@ -53,6 +54,9 @@ class PPMTF(Synthesizer):
     """
 
     name = "ppmtf"
+    tags = Tags(pd_test=True)
+    #: command-line spellings of hyperparameters whose names are Python keywords
+    cli_aliases = {"lambda": "lam"}
 
     def __init__(self, alpha: float = 200.0, rank: int = 16, iterations: int = 100, lam: int = 100,
                  r_max: int = 10, rho: int = 1000, hyper: str = "bpmf", seed: int = 0):
@@ -74,10 +78,11 @@ class PPMTF(Synthesizer):
         if self.rho < 0 or self.alpha <= 0:
             raise InputError(f"rho must be >= 0 and alpha > 0, got rho={self.rho}, alpha={self.alpha}")
 
-    def fit(self, train: TraceSet, progress=None, checkpoint: str | Path | None = None) -> "PPMTF":
+    def fit(self, train: TraceSet, *, progress=None, checkpoint: str | Path | None = None) -> "PPMTF":
         """Build the tensors of ``train`` and run the Gibbs sampler (§3.2-3.3).
 
-        ``progress(iteration, iterations, rmse)`` is called after each sweep. With ``checkpoint``
+        ``progress(iteration, iterations, status)`` is called after each sweep, ``status`` giving
+        the training RMSE. With ``checkpoint``
         (a directory) the state is saved after each sweep and a later fit resumes from it
         (see checkpoint.py); the result equals an uninterrupted run's.
         """
@@ -102,7 +107,7 @@ class PPMTF(Synthesizer):
                                      f"{self.iterations} asked for")
                 log.info("resuming from iteration %d of %s", state.iteration, checkpoint)
                 if progress is not None and self.rmse_:
-                    progress(state.iteration, self.iterations, self.rmse_[-1])
+                    progress(state.iteration, self.iterations, f"training RMSE {self.rmse_[-1]:.4f}")
         with threadpool_limits(1, user_api="blas"):
             while state.iteration < self.iterations:
                 state, error = gibbs_step(state, tensors, self.alpha, prior, rng, centered=self.hyper == "bpmf")
@@ -112,10 +117,33 @@ class PPMTF(Synthesizer):
                 log.info("Gibbs iteration %d/%d: training RMSE %.5f", state.iteration, self.iterations,
                          self.rmse_[-1])
                 if progress is not None:
-                    progress(state.iteration, self.iterations, self.rmse_[-1])
+                    progress(state.iteration, self.iterations, f"training RMSE {self.rmse_[-1]:.4f}")
         self._set_state(state)
         self.n_cells_ = {"transitions": tensors.transitions.size, "visits": tensors.visits.size}
+        self._record_appendix_f()
         return self
+
+    def _record_appendix_f(self) -> None:
+        """Paper 001's DP bound for the factors into the ledger, as a bound that does not hold
+        here (its assumptions are not met), never as a guarantee."""
+        eps = self.epsilon()
+        saw = (f"transition and visit counts of the {self.training_['users']} training users: at most "
+               f"lambda = {self.lam} positive and rho = {self.rho} zero cells per user and tensor, counts "
+               f"capped at r_max = {self.r_max}")
+        exact = ("Theta drawn exactly from the posterior with every reconstructed count in "
+                 "[-kappa, r_max + kappa] (the paper's retry-if-fail); here the Gibbs sampler's last sweep "
+                 "is not an exact posterior draw and no retry is made")
+        self.ledger_.record("posterior-sampling", eps["trace"], unit="user", saw=saw, holds=False,
+                            assumptions=f"paper 001 App. F, eq. (9), with lambda^I = lambda^II, rho^I = rho^II, "
+                                        f"r^I_max = r^II_max, alpha = {self.alpha:g}, kappa = 0; {exact}")
+        self.ledger_.record("posterior-sampling", eps["location"], unit="location", saw=saw, holds=False,
+                            assumptions=f"paper 001 App. F.2-F.3, neighbouring sets differing in one location: "
+                                        f"alpha (4 r^I_max + 8 r^II_max - 6), the value for kappa = rho = 0 "
+                                        f"(larger here, rho = {self.rho}); {exact}")
+
+    def summary(self) -> dict:
+        return {"Gibbs sweeps": int(self.n_iter_),
+                "training RMSE": round(float(self.rmse_[-1]), 5) if len(self.rmse_) else None}
 
     def _set_state(self, state: GibbsState) -> None:
         self.factors_ = state.factors
@@ -154,26 +182,25 @@ class PPMTF(Synthesizer):
             return np.empty((0, T), np.int32), np.empty(0)
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
-    def sample(self, traces_per_user: int = 1, days: int = 1, users=None, seed: int = 0,
-               instants: int | None = None, progress=None, client=None) -> TraceSet:
-        """Synthetic traces of the training users (§3.4): ``traces_per_user`` traces of ``days``
-        days each (or of ``instants`` instants), one location per instant of the training set's
-        time axis, whose slots fix how many instants each slot has.
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+               users=None, instants: int | None = None, progress=None, client=None) -> TraceSet:
+        """Synthetic traces of the training users 0 .. n - 1 (all when None; ``users``: these
+        rows) (§3.4): ``traces_per_user`` traces of ``days`` days each (or of ``instants``
+        instants), one location per instant of the training set's time axis, whose slots fix how
+        many instants each slot has.
 
-        ``users`` restricts generation to these training rows. The trace of user n is a function
-        of (seed, n) only, whatever the set of users generated with it; with ``client`` (a Dask
-        client, see parallel.py) users are generated in chunks on the cluster, with the same output.
+        The trace of user u is a function of (seed, u) only, whatever the set of users generated
+        with it; with ``client`` (a Dask client, see parallel.py) users are generated in chunks on
+        the cluster, with the same output. ``progress(done, total)`` counts users.
         """
         self.check_is_fitted()
-        _check_counts(traces_per_user=traces_per_user, days=days)
-        rows = np.arange(self.n_users) if users is None else np.asarray(users, np.int64)
-        if rows.size and (rows.min() < 0 or rows.max() >= self.n_users):
-            raise InputError(f"user rows must be in 0..{self.n_users - 1}")
+        rows = self._rows(n, users)
+        traces_per_user = _count("traces_per_user", traces_per_user)
         T = _length(self, days, instants)
         locs, loglik = self._generate(rows, traces_per_user, T, seed, stream=0, progress=progress, client=client)
         source = np.repeat(rows, traces_per_user)
         trace_no = np.tile(np.arange(traces_per_user), rows.size)
-        return self._synthetic(source, trace_no, locs, days, {"loglik": loglik})
+        return self._rectangular(locs, source, trace_no, days, {"loglik": loglik})
 
     # -- privacy -------------------------------------------------------------------------------
     def steps(self, locs: np.ndarray, slots: np.ndarray) -> StepIndex:
@@ -250,11 +277,13 @@ class PPMTF(Synthesizer):
         """A model with given factors (e.g. the authors' published A, B, C, D) on ``train``'s frame."""
         model = cls(**params)
         model._remember_frame(train)
+        model.n_cells_ = {}
         z = factors["A"].shape[1]
         model._set_state(GibbsState({n: np.asarray(factors[n], np.float64) for n in FACTORS},
                                     mu or {n: np.zeros(z) for n in FACTORS},
                                     Lambda or {n: np.eye(z) for n in FACTORS}, 0))
         model.rmse_ = []
+        model._record_appendix_f()
         return model
 
 
@@ -268,25 +297,24 @@ class PPMTFPlus(PPMTF):
     """
 
     name = "ppmtf-plus"
+    tags = Tags(virtual_users=True)
 
-    def fit(self, train: TraceSet, progress=None, checkpoint: str | Path | None = None) -> "PPMTFPlus":
-        super().fit(train, progress, checkpoint)
+    def fit(self, train: TraceSet, *, progress=None, checkpoint: str | Path | None = None) -> "PPMTFPlus":
+        super().fit(train, progress=progress, checkpoint=checkpoint)
         from ...metrics.population import population_by_slot
 
         self.home_population_ = population_by_slot(train)[0]
         return self
 
-    def sample(self, n_users: int | None = None, traces_per_user: int = 1, days: int = 1, seed: int = 0,
-               home_regions: bool = False, home_boost: float = 20.0, users=None,
-               instants: int | None = None, progress=None, client=None) -> TraceSet:
-        """``n_users`` virtual users (default: as many as training users), eq. (4) of paper 003.
-        ``progress(done, total)`` is called after each block of users; ``client``: generate on a
-        Dask cluster (parallel.py), with the serial output."""
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+               home_regions: bool = False, home_boost: float = 20.0, instants: int | None = None,
+               progress=None, client=None) -> TraceSet:
+        """``n`` virtual users (default: as many as training users), eq. (4) of paper 003, each
+        with ``traces_per_user`` traces. ``progress(done, total)`` is called after each block of
+        users; ``client``: generate on a Dask cluster (parallel.py), with the serial output."""
         self.check_is_fitted()
-        if users is not None:
-            raise InputError("PPMTF+ generates virtual users: give n_users, not users")
-        m = self.n_users if n_users is None else int(n_users)
-        _check_counts(n_users=m, traces_per_user=traces_per_user, days=days)
+        m = self.n_users if n is None else _count("n", n)
+        traces_per_user = _count("traces_per_user", traces_per_user)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         cov = np.linalg.inv(self.Lambda_["A"])
         feature = rng.multivariate_normal(self.mu_["A"], (cov + cov.T) / 2, size=m, method="cholesky")
@@ -300,8 +328,8 @@ class PPMTFPlus(PPMTF):
         extra = {"loglik": loglik}
         if homes is not None:
             extra["home"] = np.repeat(homes, traces_per_user).astype(np.int32)
-        return self._synthetic(source, trace_no, locs, days, extra,
-                               user_id=np.repeat([f"v{q}" for q in rows], traces_per_user))
+        return self._rectangular(locs, source, trace_no, days, extra,
+                                 user_id=np.repeat([f"v{q}" for q in rows], traces_per_user))
 
     def _arrays(self) -> dict[str, np.ndarray]:
         out = super()._arrays()
@@ -361,12 +389,5 @@ def _trace_matrix(synthetic: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarr
 def _length(model: PPMTF, days: int, instants: int | None) -> int:
     """Instants per trace: ``instants`` when given, else ``days`` whole days."""
     if instants is not None:
-        _check_counts(instants=instants)
-        return int(instants)
-    return int(days) * model.time_.instants_per_day
-
-
-def _check_counts(**values) -> None:
-    for name, value in values.items():
-        if int(value) < 1:
-            raise InputError(f"{name.replace('_', ' ')} must be at least 1, got {value}")
+        return _count("instants", instants)
+    return _count("days", days) * model.time_.instants_per_day

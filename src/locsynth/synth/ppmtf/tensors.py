@@ -156,9 +156,9 @@ def _sort_blocks(block_user, off, tgt, oth, r, starts, user, other, rr):
 
 def transition_counts(traces: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(user, i, j, count) of R^I before trimming: transitions between consecutive instants."""
-    same = (traces.user[1:] == traces.user[:-1]) & traces.time.consecutive(traces.t[:-1], traces.t[1:])
+    user, src, dst = traces.transitions()
     n_loc = traces.space.n_locations
-    key = (traces.user[:-1][same].astype(np.int64) * n_loc + traces.loc[:-1][same]) * n_loc + traces.loc[1:][same]
+    key = (user * n_loc + src) * n_loc + dst
     return _split_keys(key, n_loc, n_loc)
 
 

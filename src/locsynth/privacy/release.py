@@ -1,0 +1,234 @@
+"""Releases: what may leave the building (DESIGN.md, the last step of the data path).
+
+A synthetic set as ``sample`` writes it, and a model, name training users (``user_id``, ``source``,
+``trace_no``, log-likelihoods): they are internal. :func:`release` turns a synthetic (or
+anonymized) set into a release directory:
+
+- only the traces that passed the plausible-deniability test, when its result is given (checked
+  to be of this very set);
+- every trace under a random pseudonym 1 .. n, drawn from the operating system's randomness
+  (not from a seed: whoever knows the seed could otherwise undo the shuffle), traces written in
+  pseudonym order, so neither names nor order point at training users;
+- nothing else per trace: no source, trace number, log-likelihood, home or user id;
+- ``traces.csv`` and ``traces.parquet`` (pseudonym, datetime, lat, lon, location_id),
+  ``locations.csv``, ``release.json`` (the release card, machine-readable, with the space and time
+  axis needed to read the release back) and ``RELEASE.md`` (the same card for people).
+
+The link from pseudonym to source goes only to a separate key file, for evaluation
+(``locsynth evaluate --synthetic RELEASE --key KEY``), never into the release directory.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..privacy.ledger import Ledger
+from ..space import Space
+from ..timeaxis import TimeAxis
+from ..traces import TraceSet, atomic_output
+
+RELEASE_FORMAT = "locsynth.release"
+RELEASE_VERSION = 1
+#: what an evaluation's metrics.json contributes to the card
+ATTACK_KEYS = ("reid_rate", "mia_advantage", "mia_accuracy", "mia_epsilon_lower_bound")
+
+
+def release(synthetic: TraceSet, out: str | Path, *, pdtest: str | Path | None = None, key: str | Path | None = None,
+            evaluation: str | Path | None = None, overwrite: bool = False) -> dict:
+    """Write the release of ``synthetic`` to the directory ``out`` (and the key to ``key``);
+    returns the card. See the module docstring for what is kept and what is dropped."""
+    out = Path(out)
+    if "source" not in synthetic.users:
+        raise InputError("release needs a synthetic or anonymized set (the output of locsynth sample or "
+                         "anonymize); this set has no source column")
+    if key is not None:
+        key = Path(key)
+        if _inside(key, out):
+            raise InputError(f"the key file {key} would be inside the release {out}; write it elsewhere")
+        if key.exists() and not overwrite:
+            raise InputError(f"{key} exists; pass --overwrite to replace it")
+    keep, pd_card = _pd_filter(synthetic, pdtest)
+    chosen = synthetic.select_users(np.flatnonzero(keep)).drop_empty()
+    if chosen.n_traces == 0:
+        raise InputError("no trace is left to release (none passed the PD test)")
+    rng = np.random.default_rng(secrets.randbits(128))
+    pseudonym = rng.permutation(chosen.n_traces) + 1            # trace i is released as pseudonym[i]
+    order = np.argsort(pseudonym)
+    released = chosen.select_users(order)
+    ids = pseudonym[order]
+    card = _card(synthetic, released, pd_card, evaluation)
+    frame = _events(released, ids)
+    key_table = pd.DataFrame({"pseudonym": ids, "source": released.users["source"].to_numpy(),
+                              "trace_no": released.users["trace_no"].to_numpy(),
+                              "user_id": released.users["user_id"].to_numpy()})
+    with atomic_output(out, overwrite, directory=True) as tmp:
+        csv = frame.assign(datetime=frame["datetime"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        csv.to_csv(tmp / "traces.csv", index=False, float_format="%.6f")
+        frame.to_parquet(tmp / "traces.parquet", index=False)
+        locations = released.space.to_frame().drop(columns=["name"], errors="ignore")
+        locations.insert(0, "location_id", np.arange(released.space.n_locations))
+        locations.to_csv(tmp / "locations.csv", index=False, float_format="%.6f")
+        (tmp / "release.json").write_text(json.dumps(card, indent=2, default=_json))
+        (tmp / "RELEASE.md").write_text(card_markdown(card))
+        if key is not None:
+            with atomic_output(key, overwrite, directory=False) as key_tmp:
+                key_table.to_csv(key_tmp, index=False)
+    return card
+
+
+def load_release(path: str | Path, key: str | Path | None = None) -> TraceSet:
+    """A release directory as a TraceSet: one trace per pseudonym (``user_id``); with the ``key``
+    file, ``source`` and ``trace_no`` as in the synthetic set, so that it can be evaluated."""
+    path = Path(path)
+    try:
+        card = json.loads((path / "release.json").read_text())
+        events = pd.read_parquet(path / "traces.parquet")
+        locations = pd.read_csv(path / "locations.csv")
+    except FileNotFoundError as exc:
+        raise InputError(f"{path} is not a locsynth release ({Path(exc.filename).name} is missing)") from None
+    except (ValueError, OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path} is damaged: {exc}") from None
+    if card.get("format") != RELEASE_FORMAT:
+        raise InputError(f"{path / 'release.json'} does not describe a locsynth release")
+    space = Space.from_saved(locations.drop(columns="location_id"), card["space"])
+    time = TimeAxis.from_meta(card["time"])
+    ids, user = np.unique(events["pseudonym"].to_numpy(), return_inverse=True)
+    t = time.instants(events["datetime"])
+    if (t < 0).any():
+        raise InputError(f"{path / 'traces.parquet'} has times outside the release's time axis")
+    users = pd.DataFrame({"user_id": ids})
+    if key is not None:
+        table = _read_key(Path(key))
+        row = pd.Index(table["pseudonym"]).get_indexer(ids)
+        if (row < 0).any() or len(table) != ids.size:
+            raise InputError(f"the key {key} does not belong to the release {path}: its pseudonyms differ")
+        users["source"] = table["source"].to_numpy()[row].astype(np.int32)
+        users["trace_no"] = table["trace_no"].to_numpy()[row].astype(np.int32)
+    info = {"source": card.get("method"), "release": str(path), "params": card.get("params")}
+    return TraceSet.from_events(user, t, events["location_id"].to_numpy(), users, space, time, info,
+                                ledger=Ledger.from_dict(card.get("ledger")))
+
+
+def is_release(path: str | Path) -> bool:
+    return (Path(path) / "release.json").is_file()
+
+
+def card_markdown(card: dict) -> str:
+    """The release card for people."""
+    lines = [f"# Release card: {card['traces']} synthetic traces", "",
+             f"Made by locsynth {card['locsynth']} with the method **{card['method']}** "
+             f"trained on {card['training'].get('users', '?')} users "
+             f"({card['training'].get('traces', '?')} traces, {card['training'].get('events', '?')} events).", "",
+             "## What is in it", "",
+             f"- `traces.csv`, `traces.parquet`: {card['traces']} traces, {card['events']} events "
+             f"(pseudonym, datetime in UTC, lat, lon, location_id); pseudonyms are random and say nothing "
+             f"about who the synthesizer learned from.",
+             f"- `locations.csv`: the {card['space']['n_locations']} locations ({card['space']['kind']}).",
+             f"- Time: {card['time_description']}.", "",
+             "## What protects it", ""]
+    pd_card = card.get("pd_test")
+    if pd_card:
+        lines.append(f"- Plausible deniability (paper 001 §3.5): only the {card['traces']} traces that passed the "
+                     f"(k = {pd_card['k']}, eta = {pd_card['eta']:g}) test against {pd_card['candidates']} candidates "
+                     f"are released ({100 * pd_card['pass_rate']:.1f}% of {pd_card['tested']}).")
+    else:
+        lines.append("- No plausible-deniability test was applied before this release.")
+    ledger = Ledger.from_dict(card.get("ledger"))
+    if ledger:
+        lines += [f"- Differential privacy: {line}." for line in ledger.describe()]
+        lines += [f"  - {s.mechanism}: epsilon {s.epsilon:.4g}, delta {s.delta:.3g}, unit {s.unit}"
+                  f"{'' if s.holds else ' (a bound only; does not hold here)'}. {s.saw}. {s.assumptions}"
+                  for s in ledger.spends]
+    else:
+        lines.append("- Differential privacy: none (the method took no differentially private step).")
+    attacks = card.get("attacks")
+    lines += ["", "## What an attacker was measured to learn", ""]
+    if attacks:
+        scope = attacks.get("evaluated", "")
+        for k in ATTACK_KEYS:
+            if attacks.get(k) is not None:
+                lines.append(f"- {k}: {attacks[k]:.4f}")
+        lines.append(f"- Measured on: {scope}.")
+    else:
+        lines.append("- Not measured: no evaluation was given (locsynth release --evaluation DIR).")
+    lines += ["", "## Method parameters", "", "```json", json.dumps(card.get("params"), indent=2, default=_json), "```", ""]
+    return "\n".join(lines)
+
+
+def _pd_filter(synthetic: TraceSet, pdtest) -> tuple[np.ndarray, dict | None]:
+    if pdtest is None:
+        return np.ones(synthetic.n_traces, bool), None
+    from .plausible_deniability import load_pd_result
+
+    summary, passed = load_pd_result(pdtest)
+    if summary.get("synthetic") != synthetic.fingerprint() or passed.size != synthetic.n_traces:
+        raise InputError(f"the PD test in {pdtest} was run on another synthetic set; run locsynth pdtest on this one")
+    return passed, {"k": summary["k"], "eta": summary["eta"], "pass_rate": summary["pass_rate"],
+                    "candidates": summary.get("candidates"), "tested": int(passed.size)}
+
+
+def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
+    from .. import __version__
+
+    info = synthetic.info
+    ledger = synthetic.ledger or Ledger()
+    card = {
+        "format": RELEASE_FORMAT, "format_version": RELEASE_VERSION, "locsynth": __version__,
+        "method": info.get("source"), "params": info.get("params"), "training": info.get("training", {}),
+        "traces": released.n_traces, "events": released.n_events,
+        "space": {**released.space.meta(), "n_locations": released.space.n_locations},
+        "time": released.time.meta(), "time_description": released.time.describe(),
+        "pd_test": pd_card, "ledger": ledger.to_dict(), "ledger_summary": ledger.describe(),
+        "attacks": _attacks(evaluation, synthetic) if evaluation is not None else None,
+    }
+    return card
+
+
+def _attacks(evaluation, synthetic: TraceSet) -> dict:
+    from ..report import load_metrics
+
+    metrics = load_metrics(evaluation)
+    out = {k: (metrics.get(k) or {}).get("synthetic") for k in ATTACK_KEYS}
+    meta = metrics.get("_meta") or {}
+    same = meta.get("synthetic_fingerprint") == synthetic.fingerprint()
+    out["evaluated"] = (f"{evaluation}: " + ("this synthetic set before the PD filter" if same else
+                        f"a set of {(meta.get('synthetic') or {}).get('traces', '?')} traces (not verified to be this one)"))
+    return out
+
+
+def _events(ts: TraceSet, ids: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"pseudonym": ids[ts.user].astype(np.int64), "datetime": ts.time.start_of(ts.t),
+                         "lat": ts.space.lat[ts.loc], "lon": ts.space.lon[ts.loc], "location_id": ts.loc})
+
+
+def _read_key(path: Path) -> pd.DataFrame:
+    try:
+        table = pd.read_csv(path)
+    except (FileNotFoundError, ValueError) as exc:
+        raise InputError(f"cannot read the key file {path}: {exc}") from None
+    missing = {"pseudonym", "source", "trace_no"} - set(table.columns)
+    if missing:
+        raise InputError(f"{path} is not a release key: missing column(s) {', '.join(sorted(missing))}")
+    return table
+
+
+def _inside(a: Path, b: Path) -> bool:
+    try:
+        a.resolve().relative_to(b.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def _json(value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return str(value)

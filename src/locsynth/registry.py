@@ -1,0 +1,95 @@
+"""Every method by name: where its class lives, imported only when the method is used.
+
+    registry.get("ppmtf")            # -> the PPMTF class (imports locsynth.synth.ppmtf now)
+    registry.names("synthesizer")    # ['ppmtf', 'ppmtf-plus', 'sgd', 'training', 'uniform']
+
+A method whose optional dependency is missing (torch for DP-SGD) stays listed; asking for it
+raises an InputError that names the extra to install. Third-party methods join with
+:func:`register`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from .errors import InputError
+
+KINDS = ("synthesizer", "anonymizer")
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered method: ``module:cls`` imported on first use.
+
+    ``requires`` are the top-level modules of its optional dependencies and ``extra`` the pip
+    extra that installs them (``pip install 'locsynth[extra]'``).
+    """
+
+    name: str
+    module: str
+    cls: str
+    kind: str
+    summary: str
+    requires: tuple[str, ...] = ()
+    extra: str | None = None
+
+    def available(self) -> bool:
+        """Whether the optional dependencies can be imported (without importing them)."""
+        return all(importlib.util.find_spec(m) is not None for m in self.requires)
+
+    def missing(self) -> list[str]:
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+
+_METHODS: dict[str, Method] = {}
+
+
+def register(name: str, module: str, cls: str, kind: str, summary: str, requires: tuple[str, ...] = (),
+             extra: str | None = None) -> Method:
+    """Add (or replace) a method; ``module:cls`` is imported only when the method is used."""
+    if kind not in KINDS:
+        raise InputError(f"unknown method kind {kind!r}; expected one of {', '.join(KINDS)}")
+    method = Method(name, module, cls, kind, summary, tuple(requires), extra)
+    _METHODS[name] = method
+    return method
+
+
+register("ppmtf", "locsynth.synth.ppmtf.model", "PPMTF", "synthesizer",
+         "PPMTF: Bayesian multiple tensor factorization, MH generation, PD test (Murakami et al., PoPETs 2021)")
+register("ppmtf-plus", "locsynth.synth.ppmtf.model", "PPMTFPlus", "synthesizer",
+         "PPMTF+: virtual users from PPMTF's feature distribution, optional homes (PoPETs 2023, App. A, D)")
+register("sgd", "locsynth.synth.baselines", "SGD", "synthesizer",
+         "SGD: one Markov chain per time slot for all users, xi events kept (paper 001 App. C)")
+register("uniform", "locsynth.synth.baselines", "Uniform", "synthesizer",
+         "Uniform: every event at a uniformly random location (the no-utility baseline)")
+register("training", "locsynth.synth.baselines", "Training", "synthesizer",
+         "Training: the training traces released as they are (the no-privacy baseline)")
+register("krr", "locsynth.anonymize.obfuscate", "KRR", "anonymizer",
+         "k-RR: every event's location through k-ary randomized response (local DP per event)")
+register("planar-laplace", "locsynth.anonymize.obfuscate", "PlanarLaplace", "anonymizer",
+         "Planar Laplace: every event moved by geo-indistinguishable noise and snapped to the grid")
+
+
+def method(name: str) -> Method:
+    """The registered method ``name``, or an InputError naming the valid ones."""
+    if name not in _METHODS:
+        raise InputError(f"unknown method {name!r}; expected one of {', '.join(names())}")
+    return _METHODS[name]
+
+
+def names(kind: str | None = None) -> list[str]:
+    """Registered method names (of one kind), sorted."""
+    return sorted(n for n, m in _METHODS.items() if kind is None or m.kind == kind)
+
+
+def get(name: str) -> type:
+    """The class of method ``name``, imported now; an InputError when an optional dependency is
+    missing, naming the extra to install."""
+    m = method(name)
+    missing = m.missing()
+    if missing:
+        hint = f"pip install 'locsynth[{m.extra}]'" if m.extra else f"pip install {' '.join(missing)}"
+        raise InputError(f"method {name!r} needs {', '.join(missing)}, which is not installed: {hint}")
+    return getattr(importlib.import_module(m.module), m.cls)
