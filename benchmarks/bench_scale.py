@@ -1,4 +1,4 @@
-"""PPMTF at Istanbul size (issue #5): fit, sampling and the PD test at 1/4, 1/2 and full size.
+"""PPMTF at Istanbul size: fit, sampling and the PD test at 1/4, 1/2 and full size.
 
 The data are simulated (locsynth.simulate): 219,793 users, 1000 POIs, hourly instants, 12 two-hour
 slots, ``--days`` days thinned to Foursquare-like sparsity (per-user check-in rates with mean

@@ -179,6 +179,6 @@ def test_demo_runs_every_method_on_a_prepared_pair(pair, tmp_path):
     for name in ("ppmtf", "ppmtf-plus", "sgd", "uniform", "training", "krr", "planar-laplace"):
         assert name in res.output and (tmp_path / "demo" / name / "evaluation" / "metrics.json").is_file()
     html = (tmp_path / "demo" / "report.html").read_text()
-    assert "ppmtf/evaluation/report.html" in html and "per event: epsilon" in html
+    assert "ppmtf/evaluation/report.html" in html and "epsilon = 1 per event" in html
     summary = json.loads((tmp_path / "demo" / "demo.json").read_text())
     assert summary["methods"]["ppmtf"]["pd_pass_rate"] is not None and not summary["skipped"]

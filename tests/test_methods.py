@@ -146,6 +146,12 @@ def test_registry_names_lazy_imports_and_missing_extras(monkeypatch):
     assert "dp-trips" in registry.names("synthesizer") and not registry.method("dp-trips").available()
     with pytest.raises(InputError, match=r"needs no_such_dependency_xyz.*pip install 'locsynth\[dp\]'"):
         registry.get("dp-trips")
+    from typer.testing import CliRunner
+
+    from locsynth.cli import app
+
+    res = CliRunner().invoke(app, ["fit", "dp-trips", "train", "--out", "model"])
+    assert res.exit_code == 2 and "pip install 'locsynth[dp]'" in res.output and "Traceback" not in res.output
     code = ("import sys, locsynth.cli, locsynth.synth, locsynth.registry; "
             "print(sorted(m for m in ('numba', 'locsynth.synth.ppmtf', 'opendp', 'torch', 'scipy.stats') "
             "if m in sys.modules))")

@@ -1,4 +1,9 @@
-"""PPMTF (paper 001 §3): worked examples, properties, the authors' PF factors, end to end on PF."""
+"""PPMTF (paper 001 §3): worked examples, properties, the authors' PF factors, end to end on PF.
+
+PPMTF's own mechanics are tested on a simulated city (always) and on PF (when its data are
+present): tests taking ``sets`` or ``fitted`` run once per dataset. Tests of PF-specific facts
+(the authors' files, factors and published numbers) need the PF data.
+"""
 
 from datetime import date
 
@@ -10,6 +15,7 @@ import pytest
 from locsynth import Grid, InputError, TimeAxis, TraceSet
 from locsynth.metrics.population import population_by_slot, tp_tv
 from locsynth.privacy.plausible_deniability import buckets, pd_test
+from locsynth.simulate import simulate
 from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
 from locsynth.synth.ppmtf.generate import mh_matrix, reconstruct
 from locsynth.synth.ppmtf.gibbs import (Prior, draw_rows, draw_user_rows, gibbs_step, gram_sums, init_state, rmse,
@@ -17,6 +23,26 @@ from locsynth.synth.ppmtf.gibbs import (Prior, draw_rows, draw_user_rows, gibbs_
 from locsynth.synth.ppmtf.tensors import build_tensors, select_cells, transition_counts, visit_counts
 
 AUTHORS = "PPMTF_TK_alp200_mnt100_mnv100"
+DATASETS = ["city", "pf"]
+
+
+@pytest.fixture(scope="module")
+def city_sets():
+    """60 training and 60 test users of a simulated city: 20 x 20 grid, 24 hourly instants, 12 slots."""
+    train, test = simulate(120, seed=1).split(0.5, seed=0)
+    return {"train": train, "test": test}
+
+
+@pytest.fixture(scope="module")
+def city_fit(city_sets):
+    """PPMTF fitted briefly on the city (10 sweeps: clusters of its users already beat uniform)."""
+    return PPMTF(iterations=10, seed=0).fit(city_sets["train"])
+
+
+@pytest.fixture(scope="module", params=DATASETS)
+def sets(request):
+    """Training and test sets of the simulated city, then of PF (skipped without its data)."""
+    return request.getfixturevalue(f"{request.param}_sets")
 
 
 def figure1():
@@ -74,15 +100,31 @@ def test_trimming_and_zero_cells_bounds():
     assert not np.array_equal(again.i, cells.i[cells.offsets[0]:cells.offsets[1]])   # user 0 of `again` draws as user 0
 
 
-def test_build_tensors_caps_counts_and_is_seeded(pf_sets):
-    a, b = build_tensors(pf_sets["train"], lam=10, r_max=3, rho=50, seed=4), \
-        build_tensors(pf_sets["train"], lam=10, r_max=3, rho=50, seed=4)
-    for cells in (a.transitions, a.visits):
-        assert cells.r.max() <= 3
-        pos = np.bincount(cells.user[cells.r > 0], minlength=500)
-        zero = np.bincount(cells.user[cells.r == 0], minlength=500)
-        assert pos.max() <= 10 and (zero == 50).all()
+def test_build_tensors_caps_counts_and_is_seeded(sets):
+    """Each user keeps min(its positive cells, lam) of them, with counts min(count, r_max), and
+    rho cells that are zero in its data; the same seed gives the same cells."""
+    train = sets["train"]
+    n, n_loc = train.n_users, train.space.n_locations
+    a, b = build_tensors(train, lam=10, r_max=3, rho=50, seed=4), build_tensors(train, lam=10, r_max=3, rho=50, seed=4)
+    raw = {"transitions": (transition_counts(train), n_loc), "visits": (visit_counts(train), train.time.n_slots)}
+    caps_bind = {"lam": False, "r_max": False}
+    for name, cells in (("transitions", a.transitions), ("visits", a.visits)):
+        (u, i, j, c), n_j = raw[name]
+        raw_key = (u.astype(np.int64) * n_loc + i) * n_j + j                   # sorted and unique
+        key = (cells.user.astype(np.int64) * n_loc + cells.i) * n_j + cells.j
+        pos = cells.r > 0
+        at = np.minimum(np.searchsorted(raw_key, key), raw_key.size - 1)
+        assert (raw_key[at[pos]] == key[pos]).all() and (cells.r[pos] == np.minimum(c[at[pos]], 3)).all()
+        assert not (raw_key[at[~pos]] == key[~pos]).any()                      # zero cells are zero
+        per_user = np.bincount(u, minlength=n)
+        assert np.array_equal(np.bincount(cells.user[pos], minlength=n), np.minimum(per_user, 10))
+        assert (np.bincount(cells.user[~pos], minlength=n) == 50).all()
+        caps_bind["lam"] |= bool((per_user > 10).any())
+        caps_bind["r_max"] |= bool((c > 3).any())
+    assert caps_bind == {"lam": True, "r_max": True}                             # both caps were tested
     assert np.array_equal(a.transitions.i, b.transitions.i) and np.array_equal(a.visits.j, b.visits.j)
+    other = build_tensors(train, lam=10, r_max=3, rho=50, seed=5)
+    assert not np.array_equal(a.transitions.i, other.transitions.i)
 
 
 @pytest.fixture(scope="module")
@@ -91,12 +133,21 @@ def authors_factors(pf_dir):
     return {k: np.loadtxt(d / f"modelparameter_Itr100_{k}.csv", delimiter=",") for k in "ABCD"}
 
 
-def test_mh_rows_sum_to_one_and_pi_is_stationary(authors_factors):
-    f = authors_factors
-    for n in (0, 123, 499):
+@pytest.fixture(params=["city", "authors"])
+def factors(request):
+    """Factors of the city's fit, then the authors' PF factors (skipped without the PF data)."""
+    if request.param == "city":
+        return request.getfixturevalue("city_fit").factors_
+    return request.getfixturevalue("authors_factors")
+
+
+def test_mh_rows_sum_to_one_and_pi_is_stationary(factors):
+    f = factors
+    n_users, n_slots = f["A"].shape[0], f["D"].shape[0]
+    for n in (0, n_users // 4, n_users - 1):
         m = reconstruct(f["A"][n], f["B"], f["C"], f["D"])
         assert np.allclose(m.Q.sum(axis=1), 1, atol=1e-12) and np.allclose(m.piT.sum(axis=1), 1, atol=1e-12)
-        for l in (0, 17, 29):
+        for l in (0, n_slots // 2 + 2, n_slots - 1):
             Q = mh_matrix(m, l)
             assert (Q >= 0).all() and np.abs(Q.sum(axis=1) - 1).max() < 1e-9
             assert np.abs(m.piT[l] @ Q - m.piT[l]).max() < 1e-9
@@ -123,27 +174,35 @@ def test_traces_from_the_authors_factors_match_their_traces(pf_sets, pf_dir, aut
     assert between < 0.25
 
 
-def test_row_order_is_a_stable_sort_of_each_block_by_target_row(pf_sets, monkeypatch):
+def test_row_order_is_a_stable_sort_of_each_block_by_target_row(sets, monkeypatch):
     """Every cell appears once, in its block, under its target row, users in order within a row;
-    blocks respect their cell and user limits."""
+    blocks respect their cell and user limits, and end only at a limit or a chunk's end."""
     import locsynth.synth.ppmtf.tensors as tensors
 
-    monkeypatch.setattr(tensors, "BLOCK_CELLS", 5000)
-    monkeypatch.setattr(tensors, "BLOCK_USERS", 3)
-    t = build_tensors(pf_sets["train"].select_users(np.arange(40)), lam=20, rho=40, seed=1)
+    t = build_tensors(sets["train"].select_users(np.arange(40)), lam=20, rho=40, seed=1)
     R1 = t.transitions
+    # three users' cells on average: some blocks are cut by the cell limit, some by the user limit
+    block_cells = int(3 * np.diff(R1.offsets).mean())
+    monkeypatch.setattr(tensors, "BLOCK_CELLS", block_cells)
+    monkeypatch.setattr(tensors, "BLOCK_USERS", 3)
     o = tensors.row_order(R1, R1.j, R1.i, t.n_locations)
     assert np.diff(o.block_user).max() <= 3 and o.chunks[-1] == o.block_user.size - 1
+    chunk_ends = set(o.block_user[o.chunks].tolist())
+    cut_by = set()
     for b in range(o.block_user.size - 1):
         u, v = o.block_user[b], o.block_user[b + 1]
         lo, hi = R1.offsets[u], R1.offsets[v]
-        assert v - u == 1 or hi - lo <= 5000
+        assert v - u == 1 or hi - lo <= block_cells
+        if v not in chunk_ends:                     # a block stops only where adding user v would break a limit
+            assert v - u == 3 or R1.offsets[v + 1] - lo > block_cells
+            cut_by.add("users" if v - u == 3 else "cells")
         user = np.repeat(np.arange(u, v), np.diff(R1.offsets[u:v + 1]))
         want = sorted(zip(R1.j[lo:hi], user, R1.i[lo:hi], R1.r[lo:hi]), key=lambda cell: cell[0])
         got = [(row, o.block_user[b] + o.user[c], o.other[c], o.r[c])
                for row in range(t.n_locations) for c in range(o.starts[b, row], o.starts[b, row + 1])]
         assert [(int(a), int(b_), int(c), int(d)) for a, b_, c, d in got] == \
             [(int(a), int(b_), int(c), int(d)) for a, b_, c, d in want]
+    assert cut_by == {"users", "cells"}
 
 
 def _conditional_draw(P, b, alpha, mu, Lam, eps):
@@ -154,11 +213,11 @@ def _conditional_draw(P, b, alpha, mu, Lam, eps):
 
 
 @pytest.mark.parametrize("z", [4, 3])
-def test_gibbs_rows_match_the_gaussian_conditional(pf_sets, z):
+def test_gibbs_rows_match_the_gaussian_conditional(sets, z):
     """The float32 Gram sums of every factor equal a float64 computation of the conditional's
     precision and mean (module docstring of gibbs), rows are drawn from that conditional, and the
     RMSE from the Gram sums equals a direct pass."""
-    t = build_tensors(pf_sets["train"].select_users(np.arange(30)), lam=20, rho=40, seed=1)
+    t = build_tensors(sets["train"].select_users(np.arange(30)), lam=20, rho=40, seed=1)
     f = init_state(t, z, np.random.default_rng(0)).factors
     R1, R2 = t.transitions, t.visits
     n1, n2 = R1.user, R2.user
@@ -244,6 +303,41 @@ def test_pd_test_counts_by_hand():
         pd_test(TableModel(table), np.zeros((2, 1)), np.zeros(1), source, k=9)
 
 
+def test_scalable_pd_test_equals_the_full_matrix_reference(city_fit, monkeypatch):
+    """pdtest.pd_test_factors (a block of candidates at a time, float32 products, stays from the
+    factors) gives the counts of the reference pd_test (each user's full MH matrices through
+    StepIndex), and its own log-likelihoods to the float32 rounding of its products."""
+    from locsynth.synth.ppmtf import pdtest
+    from locsynth.synth.ppmtf.model import _trace_matrix
+
+    monkeypatch.setattr(pdtest, "CANDIDATE_BLOCK", 8)         # 40 candidates: 5 blocks, for the early stop
+    model = city_fit
+    syn = model.sample(traces_per_user=2, seed=4)
+    locs, slots, source = _trace_matrix(syn)
+    T, n_slots, z = locs.shape[1], model.time_.n_slots, model.rank
+    kw = dict(k=3, eta=2.0, candidates=40, seed=3)
+    ref = pd_test(model, locs, slots, source, **kw)
+    exact = pdtest.pd_test_factors(model.factors_, locs, slots, source, n_slots, early_stop=False, **kw)
+    assert np.array_equal(exact.candidates, ref.candidates)
+    assert np.array_equal(exact.counts, ref.counts) and np.array_equal(exact.passed, ref.passed)
+    assert 0 < ref.passed.sum() < ref.passed.size and ref.counts.max() > kw["k"]     # not a trivial outcome
+    # a move's probability has two float32 parts: an R^I entry G[a, b] or G[b, a] (a dot product of
+    # z terms, each rounded from float64: relative error about (z + 2) 2^-24 when the terms do not
+    # cancel) and a normaliser (float64 sums of such entries); the rest is float64. So |error of
+    # log p| <= 2 (T - 1) (z + 2) 2^-24 = 5e-5 here (seen: 4e-6), for moves and for stays of
+    # probability >= 1/2 (1 - the moves' sum), as the traces' own models mostly give. A relative
+    # perturbation of 1e-4 of A moves these log-likelihoods by 1e-2.
+    assert np.allclose(exact.loglik, ref.loglik, rtol=0, atol=2 * (T - 1) * (z + 2) * 2.0 ** -24)
+    # with the early stop a passing trace stops counting at k: same verdicts, failing counts exact
+    early = pdtest.pd_test_factors(model.factors_, locs, slots, source, n_slots, early_stop=True, **kw)
+    assert np.array_equal(early.passed, ref.passed) and np.array_equal(early.loglik, exact.loglik)
+    assert np.array_equal(early.counts[~ref.passed], ref.counts[~ref.passed])
+    assert (early.counts[ref.passed] >= kw["k"]).all() and (early.counts <= ref.counts).all()
+    assert (early.counts < ref.counts).any()                   # some traces did stop early
+    # the model's pd_test takes the traces' own log-likelihoods from generation
+    assert np.array_equal(model.pd_test(syn, early_stop=False, **kw).counts, ref.counts)
+
+
 def test_epsilon_of_appendix_f():
     eps = PPMTF(alpha=0.4).epsilon()
     assert eps["location"] == pytest.approx(45.6)                   # paper 001 App. F.3
@@ -253,6 +347,12 @@ def test_epsilon_of_appendix_f():
 @pytest.fixture(scope="module")
 def pf_fit(pf_sets):
     return PPMTF(seed=0).fit(pf_sets["train"])
+
+
+@pytest.fixture(scope="module", params=DATASETS)
+def fitted(request):
+    """(a fitted PPMTF, its training and test sets): the simulated city, then PF."""
+    return request.getfixturevalue(f"{request.param}_fit"), request.getfixturevalue(f"{request.param}_sets")
 
 
 def test_end_to_end_on_pf(pf_fit, pf_sets):
@@ -268,8 +368,8 @@ def test_end_to_end_on_pf(pf_fit, pf_sets):
     assert pf_fit.rmse_[-1] < pf_fit.rmse_[0]
 
 
-def test_same_seed_same_output_whatever_the_threads(pf_sets):
-    small = pf_sets["train"].select_users(np.arange(60))
+def test_same_seed_same_output_whatever_the_threads(sets):
+    small = sets["train"].select_users(np.arange(60))
     first = PPMTF(iterations=3, seed=5).fit(small)
     before = numba.get_num_threads()
     numba.set_num_threads(1)
@@ -285,59 +385,65 @@ def test_same_seed_same_output_whatever_the_threads(pf_sets):
     assert np.array_equal(first.sample(users=[7], seed=9).loc, a.select_users([14]).loc)
 
 
-def test_save_load_round_trip(pf_fit, tmp_path):
-    pf_fit.save(tmp_path / "m")
+def test_save_load_round_trip(fitted, tmp_path):
+    model, _ = fitted
+    model.save(tmp_path / "m")
     back = PPMTF.load(tmp_path / "m")
     for k in "ABCD":
-        assert np.array_equal(back.factors_[k], pf_fit.factors_[k])
-    assert np.array_equal(back.sample(users=[3, 4], seed=2).loc, pf_fit.sample(users=[3, 4], seed=2).loc)
-    assert back.get_params() == pf_fit.get_params()
+        assert np.array_equal(back.factors_[k], model.factors_[k])
+    assert np.array_equal(back.sample(users=[3, 4], seed=2).loc, model.sample(users=[3, 4], seed=2).loc)
+    assert back.get_params() == model.get_params()
 
 
-def test_ppmtf_plus_virtual_users_and_homes(pf_sets):
-    model = PPMTFPlus(iterations=5, seed=1).fit(pf_sets["train"])
-    syn = model.sample(50, days=2, seed=0, home_regions=True)
-    assert syn.n_users == 50 and (syn.users["source"] == -1).all() and syn.n_events == 50 * 60
-    locs = syn.loc.reshape(50, 60)
+def test_ppmtf_plus_virtual_users_and_homes(sets):
+    model = PPMTFPlus(iterations=5, seed=1).fit(sets["train"])
+    n, T = 200, 2 * model.time_.instants_per_day
+    syn = model.sample(n, days=2, seed=0, home_regions=True)
+    assert syn.n_users == n and (syn.users["source"] == -1).all() and syn.n_events == n * T
     home = syn.users["home"].to_numpy()
-    at_home = (locs[:, [0, 30]] == home[:, None]).mean()
-    plain = model.sample(50, days=2, seed=0).loc.reshape(50, 60)
-    by_chance = (plain[:, [0, 30]] == home[:, None]).mean()
-    # the home's visit count is raised by 20 in the first slot: far above the same users' chance
-    assert at_home > 0.2 and at_home > 10 * max(by_chance, 0.01)
+    at_home = (syn.loc.reshape(n, T)[:, 0] == home).mean()
+    by_chance = (model.sample(n, days=2, seed=0).loc.reshape(n, T)[:, 0] == home).mean()
+    # a trace starts from pi of the first slot, where the home's visit count is raised by 20: far
+    # above the same users' chance (about 0.4 on the city, 0.65 on PF, against about 0.01). Later
+    # instants are not tested: MH only moves where Q* proposes, so the boost of the last slot
+    # barely brings users home (a few percent at the next day's first instant, on both sets).
+    assert at_home > 0.25 and at_home > 10 * max(by_chance, 0.01)
     with pytest.raises(TypeError, match="users"):           # virtual users: no training rows to pick
         model.sample(users=[1])
 
 
-def test_sample_length_in_instants_and_cluster_metric(pf_fit, pf_sets):
+def test_sample_length_in_instants_and_cluster_metric(fitted):
     from locsynth.evaluate import evaluate
 
-    syn = pf_fit.sample(instants=45, users=[0, 1], seed=0)
-    assert (syn.counts() == 45).all() and syn.t.max() == 44          # a day and a half of PF instants
-    full = pf_fit.sample(traces_per_user=10, seed=1)
-    m = evaluate(pf_sets["train"], pf_sets["test"], full, attacks=(), sglt=False,
-                 user_factors=pf_fit.factors_["A"]).metrics
+    model, sets = fitted
+    T = model.time_.instants_per_day * 3 // 2                                # a day and a half
+    syn = model.sample(instants=T, users=[0, 1], seed=0)
+    assert (syn.counts() == T).all() and syn.t.max() == T - 1
+    full = model.sample(traces_per_user=10, seed=1)
+    m = evaluate(sets["train"], sets["test"], full, attacks=(), sglt=False, user_factors=model.factors_["A"]).metrics
     assert m["cluster_tv"]["synthetic"] < m["cluster_tv"]["uniform"]
 
 
-def test_scalable_generation_equals_the_full_matrix_reference(pf_fit):
+def test_scalable_generation_equals_the_full_matrix_reference(fitted):
     """sample_users (MH rows along the path, float32 normalisers) gives the traces of the
     full-matrix reference (mh_matrix / generate_traces) and their log-likelihoods to 1e-6."""
     from locsynth.synth.base import user_uniforms
     from locsynth.synth.ppmtf.generate import generate_traces
 
-    syn = pf_fit.sample(traces_per_user=3, users=[5, 17], seed=9)
-    slots = np.arange(30)
+    model, _ = fitted
+    T = model.time_.instants_per_day
+    syn = model.sample(traces_per_user=3, users=[5, 17], seed=9)
+    slots = model.time_.slot(np.arange(T)).astype(np.int64)
     for q, n in enumerate([5, 17]):
-        m = pf_fit.user_model(n)
-        out, ll = np.empty((3, 30), np.int64), np.empty(3)
-        generate_traces(m.Q, m.QT, m.piT, slots, user_uniforms(9, n, (3, 30), 0), out, ll)
-        assert np.array_equal(syn.loc.reshape(-1, 30)[3 * q:3 * q + 3], out)
+        m = model.user_model(n)
+        out, ll = np.empty((3, T), np.int64), np.empty(3)
+        generate_traces(m.Q, m.QT, m.piT, slots, user_uniforms(9, n, (3, T), 0), out, ll)
+        assert np.array_equal(syn.loc.reshape(-1, T)[3 * q:3 * q + 3], out)
         assert np.allclose(syn.users["loglik"].to_numpy()[3 * q:3 * q + 3], ll, atol=1e-6)
 
 
-def test_checkpoint_resumes_to_the_uninterrupted_result(pf_sets, tmp_path):
-    small = pf_sets["train"].select_users(np.arange(40))
+def test_checkpoint_resumes_to_the_uninterrupted_result(sets, tmp_path):
+    small = sets["train"].select_users(np.arange(40))
     straight = PPMTF(iterations=4, rho=50, seed=2).fit(small)
     PPMTF(iterations=2, rho=50, seed=2).fit(small, checkpoint=tmp_path / "ck")       # "interrupted" after 2
     seen = []

@@ -144,3 +144,25 @@ def test_friends_follow_user_selection_and_round_trip(tmp_path):
     ts.save(tmp_path / "f")
     assert TraceSet.load(tmp_path / "f").friends.tolist() == [[0, 1], [1, 2], [0, 2]]
     assert ts.summary()["friendships"] == 3
+
+
+def test_ragged_synthetic_set_with_friends_and_ledger_round_trips(tmp_path):
+    """Traces of any length and start, a friend graph and a ledger survive save and load, and the
+    transitions are the consecutive-instant pairs within a trace."""
+    from locsynth.privacy.ledger import Ledger
+
+    base = small_set()
+    ledger = Ledger()
+    ledger.record("laplace", 0.5, sensitivity=2, saw="counts")
+    users = pd.DataFrame({"user_id": ["x", "y"], "source": np.int32([-1, -1]), "trace_no": np.int32([0, 0])})
+    ts = TraceSet.from_events([1, 0, 1, 1, 0], [40, 7, 41, 43, 8], [0, 1, 2, 3, 1], users, base.space, base.time,
+                              {"source": "test"}, friends=np.array([[0, 1]]), ledger=ledger)
+    assert ts.counts().tolist() == [2, 3] and ts.t.tolist() == [7, 8, 40, 41, 43]
+    row, src, dst = ts.transitions()
+    assert row.tolist() == [0, 1] and src.tolist() == [1, 0] and dst.tolist() == [1, 2]     # 41 -> 43 is no step
+    assert ts.transitions(consecutive_only=False)[0].tolist() == [0, 1, 1]
+    ts.save(tmp_path / "s")
+    back = TraceSet.load(tmp_path / "s")
+    assert back.friends.tolist() == [[0, 1]] and back.ledger.spends == ledger.spends
+    assert np.array_equal(back.t, ts.t) and back.fingerprint() == ts.fingerprint()
+    assert json.loads((tmp_path / "s" / "meta.json").read_text())["ledger"]["totals"]["user"]["epsilon"] == 0.5

@@ -32,7 +32,7 @@ def _console(stderr: bool):
 
 
 def say(text: str) -> None:
-    _console(False).print(text, highlight=False, soft_wrap=True)
+    _console(False).print(text, highlight=False, soft_wrap=True, markup=False)
 
 
 def reports_errors(fn):
@@ -43,19 +43,39 @@ def reports_errors(fn):
         try:
             return fn(*args, **kwargs)
         except InputError as exc:
-            _console(True).print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            from rich.markup import escape
+
+            _console(True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper
 
 
+class _NoBar:
+    """What progress_bar gives when stderr is not a terminal: nothing drawn, nothing imported."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def add_task(self, *args, **kwargs):
+        return 0
+
+    def update(self, *args, **kwargs):
+        pass
+
+
 def progress_bar():
+    console = _console(True)
+    if not console.is_terminal:
+        return _NoBar()
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
-    console = _console(True)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal)
+                    TimeRemainingColumn(), console=console, transient=True)
 
 
 def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:

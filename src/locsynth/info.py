@@ -5,10 +5,8 @@ A model and a release are described from their JSON alone (nothing is loaded or 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from .errors import InputError
 from .privacy.ledger import Ledger
 
 
@@ -18,7 +16,10 @@ def describe(path: str | Path) -> dict:
     totals) where the data has one."""
     path = Path(path)
     if (path / "release.json").is_file():
-        card = _json(path / "release.json")
+        from .privacy.release import RELEASE_FORMAT, RELEASE_VERSION
+        from .traces import read_json_meta
+
+        card = read_json_meta(path, "release.json", RELEASE_FORMAT, RELEASE_VERSION, "release")
         facts = {"kind": "release", "method": card.get("method"), "traces": card.get("traces"),
                  "events": card.get("events"), "training": card.get("training"), "pd_test": card.get("pd_test"),
                  "attacks": card.get("attacks"), "time": card.get("time_description")}
@@ -37,13 +38,6 @@ def describe(path: str | Path) -> dict:
     if ts.ledger is not None:
         facts["ledger"] = _ledger(ts.ledger.to_dict())
     return facts
-
-
-def _json(file: Path) -> dict:
-    try:
-        return json.loads(file.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{file} is damaged: {exc}") from None
 
 
 def _ledger(data: dict | None) -> dict:

@@ -101,7 +101,10 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
                           "totals": ledger.totals() if ledger else {},
                           "traces": synthetic.n_traces, "seconds": round(time.perf_counter() - start, 2)}
         say("comparing")
-        table = compare({name: run["metrics"] for name, run in runs.items()})
+        from .report.labels import PRIVACY, UTILITY
+
+        table = compare({name: {k: v for k, v in run["metrics"].items() if k in UTILITY or k in PRIVACY}
+                         for name, run in runs.items()})
         # the training and uniform methods stand for the baselines when they ran
         table = table.drop(index=[row for row, method in (("Training", "training"), ("Uniform", "uniform"))
                                   if method in runs])
@@ -147,7 +150,10 @@ def _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, pro
 def _notes(runs: dict, skipped: dict) -> list[str]:
     notes = []
     for name, run in runs.items():
-        guarantee = "; ".join(run["ledger"]) if run["ledger"] else "no differential privacy"
+        held = [f"epsilon = {t['epsilon']:.3g} per {unit}" for unit, t in run["totals"].items() if t["spends"]]
+        bounds = any(t["bounds_only"] for t in run["totals"].values())
+        guarantee = "; ".join(held) if held else "no differential-privacy guarantee" + (
+            " (its paper's bound needs assumptions not met here; see its report)" if bounds else "")
         pd = f"; PD test pass rate {run['pd_pass_rate']:.3f}" if run["pd_pass_rate"] is not None else ""
         notes.append(f"{name} ({run['kind']}, {run['traces']} traces, {run['seconds']:.1f} s): {guarantee}{pd}.")
     notes += [f"{name}: skipped, {reason}." for name, reason in skipped.items()]

@@ -54,7 +54,7 @@ from .traces import TraceSet, TraceSetWriter
 __all__ = ["City", "Geometry", "TOKYO_BBOX", "explore_probability", "make_geometry", "make_space", "simulate",
            "simulate_to_dir", "space_bbox", "synthetic_pois", "user_keys"]
 
-#: (lat_min, lat_max, lon_min, lon_max) of central Tokyo, the PF bounding box (REFERENCE.md)
+#: (lat_min, lat_max, lon_min, lon_max) of central Tokyo: the box of the PPMTF authors' PF preprocessing
 TOKYO_BBOX = (35.65, 35.75, 139.68, 139.80)
 DEFAULT_GRID = (20, 20)
 #: labels of synthetic POIs and their shares

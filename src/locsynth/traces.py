@@ -299,20 +299,7 @@ class TraceSet:
     def load(cls, path: str | Path) -> "TraceSet":
         """Load a directory written by :meth:`save`; a damaged or unknown one is an InputError."""
         path = Path(path)
-        meta_path = path / "meta.json"
-        if not path.is_dir():
-            raise InputError(f"{path} is not a TraceSet directory (no such directory)")
-        if not meta_path.is_file():
-            raise InputError(f"{path} is not a TraceSet directory (no meta.json)")
-        try:
-            meta = json.loads(meta_path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{meta_path} is damaged: {exc}") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-            raise InputError(f"{meta_path} does not describe a locsynth TraceSet")
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise InputError(f"{path} has TraceSet format version {meta.get('format_version')!r}; this "
-                             f"locsynth reads version {FORMAT_VERSION}")
+        meta = read_json_meta(path, "meta.json", FORMAT_NAME, FORMAT_VERSION, "TraceSet")
         tables = {}
         for name in ("events", "users", "locations"):
             try:
@@ -407,6 +394,25 @@ class TraceSetWriter:
                 raise
         self._close_writers()
         return self._atomic.__exit__(exc_type, exc, tb)
+
+
+def read_json_meta(path: Path, file: str, format_name: str, version: int, what: str) -> dict:
+    """The JSON ``file`` of the directory ``path``, checked to be a ``what`` of ``version``; an
+    InputError naming the directory otherwise."""
+    if not path.is_dir():
+        raise InputError(f"{path} is not a {what} directory (no such directory)")
+    if not (path / file).is_file():
+        raise InputError(f"{path} is not a {what} directory (no {file})")
+    try:
+        meta = json.loads((path / file).read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path / file} is damaged: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("format") != format_name:
+        raise InputError(f"{path / file} does not describe a locsynth {what}")
+    if meta.get("format_version") != version:
+        raise InputError(f"{path} has {what} format version {meta.get('format_version')!r}; this locsynth reads "
+                         f"version {version}")
+    return meta
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

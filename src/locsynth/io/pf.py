@@ -1,4 +1,4 @@
-"""The PF Tokyo data as the PPMTF authors publish it (paper 001 §4.1; REFERENCE.md).
+"""The PF Tokyo data as the PPMTF authors publish it (paper 001 §4.1 and their preprocessing code).
 
 Files: ``traintraces_TK.csv`` and ``testtraces_TK.csv``
 (``user_index,poi_index,category,unixtime,dow,hour,min,distance``) and ``POI_TK.csv`` (the 400
@@ -20,7 +20,8 @@ from ..points import unix_seconds_utc, validate_points
 from ..traces import TraceSet
 from ._common import read_csv_checked
 
-#: The authors' preprocessing: bounding box, grid and time axis of PF (REFERENCE.md).
+#: The authors' preprocessing of PF: lat 35.65-35.75, lon 139.68-139.80, a 20 x 20 grid, 30 instants
+#: of 20 minutes from 9:00, one instant per slot.
 PF_PRESET = {
     "grid": (20, 20),
     "bbox": (35.65, 35.75, 139.68, 139.80),

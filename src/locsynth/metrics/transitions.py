@@ -11,7 +11,6 @@ mover's distance, averaged over all rows. TM-SWD takes the sliced 1-Wasserstein 
 from __future__ import annotations
 
 import numpy as np
-import ot
 import scipy.sparse as sp
 
 from ..space import Grid, Space
@@ -105,6 +104,8 @@ def tm_swd(reference, synthetic, space: Space, n_projections: int = 50, seed: in
     support (W_1 = integral of |F_p - F_q| along the projected, sorted locations).
     """
     ref, syn = sp.csr_array(reference), sp.csr_array(synthetic)
+    import ot            # POT pulls in scikit-learn and networkx (0.4 s): only where it is used
+
     theta = ot.sliced.get_random_projections(2, n_projections, seed=seed)      # (2, K)
     proj = planar_km(space) @ theta                                             # (n, K)
     order = np.argsort(proj, axis=0, kind="stable")

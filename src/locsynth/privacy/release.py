@@ -31,7 +31,7 @@ from ..errors import InputError
 from ..privacy.ledger import Ledger
 from ..space import Space
 from ..timeaxis import TimeAxis
-from ..traces import TraceSet, atomic_output
+from ..traces import TraceSet, atomic_output, read_json_meta
 
 RELEASE_FORMAT = "locsynth.release"
 RELEASE_VERSION = 1
@@ -86,16 +86,14 @@ def load_release(path: str | Path, key: str | Path | None = None) -> TraceSet:
     """A release directory as a TraceSet: one trace per pseudonym (``user_id``); with the ``key``
     file, ``source`` and ``trace_no`` as in the synthetic set, so that it can be evaluated."""
     path = Path(path)
+    card = read_json_meta(path, "release.json", RELEASE_FORMAT, RELEASE_VERSION, "release")
     try:
-        card = json.loads((path / "release.json").read_text())
         events = pd.read_parquet(path / "traces.parquet")
         locations = pd.read_csv(path / "locations.csv")
     except FileNotFoundError as exc:
         raise InputError(f"{path} is not a locsynth release ({Path(exc.filename).name} is missing)") from None
-    except (ValueError, OSError, json.JSONDecodeError) as exc:
+    except (ValueError, OSError) as exc:
         raise InputError(f"{path} is damaged: {exc}") from None
-    if card.get("format") != RELEASE_FORMAT:
-        raise InputError(f"{path / 'release.json'} does not describe a locsynth release")
     space = Space.from_saved(locations.drop(columns="location_id"), card["space"])
     time = TimeAxis.from_meta(card["time"])
     ids, user = np.unique(events["pseudonym"].to_numpy(), return_inverse=True)

@@ -180,9 +180,9 @@ figcaption, .note { color: #555; font-size: 0.9em; }
 <body>
 <main>
 <h1>{{ title }}</h1>
-<p class="note">Each row is one synthetic set evaluated against the same real test traces; Training and Uniform
-are the baselines (the training traces released as they are, uniformly random traces). Lower is better in
-every column; the best synthetic set in each column is highlighted.</p>
+<p class="note">Each row is one synthetic set evaluated against the same real test traces{% if has_baselines %};
+Training and Uniform are the baselines (the training traces released as they are, uniformly random traces){% endif %}.
+Lower is better in every column; the best set in each column is highlighted.</p>
 <table>
 <tr><th>Set</th>{% for c in columns %}<th title="{{ c.description }}">{{ c.label }}</th>{% endfor %}</tr>
 {% for row in rows %}
@@ -200,7 +200,7 @@ every column; the best synthetic set in each column is highlighted.</p>
 {% if uri %}
 <figure>
 <img src="{{ uri }}" alt="privacy-utility trade-off">
-<figcaption>Utility loss against privacy risk, one point per set; the baselines are grey squares.
+<figcaption>Utility loss against privacy risk, one point per set{% if has_baselines %}; the baselines are grey squares{% endif %}.
 Lower-left is better: little utility lost and little learnt by the attacker.</figcaption>
 </figure>
 {% endif %}
@@ -230,4 +230,5 @@ def compare_html(table: pd.DataFrame, png: bytes | None = None, title: str | Non
         rows.append({"name": str(name), "baseline": baseline, "cells": cells, "link": (links or {}).get(str(name))})
     columns = [{"label": metric_label(str(c)), "description": metric_description(str(c))} for c in table.columns]
     return _PAGE.render(title=title or "locsynth comparison", columns=columns, rows=rows,
-                        uri=plots.data_uri(png) if png else None, version=__version__, notes=notes or [])
+                        uri=plots.data_uri(png) if png else None, version=__version__, notes=notes or [],
+                        has_baselines=any(name in baselines for name in table.index))

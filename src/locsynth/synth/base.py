@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..privacy.ledger import Ledger
 from ..space import Space
 from ..timeaxis import TimeAxis
-from ..traces import TraceSet, atomic_output
+from ..traces import TraceSet, atomic_output, read_json_meta
 
 MODEL_FORMAT = "locsynth.model"
 MODEL_VERSION = 2
@@ -260,18 +260,7 @@ class Anonymizer(_Params):
 
 def read_model_meta(path: Path) -> dict:
     """model.json of a model directory, checked; an InputError for anything else."""
-    try:
-        meta = json.loads((path / "model.json").read_text())
-    except FileNotFoundError:
-        raise InputError(f"{path} is not a locsynth model directory (no model.json)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path / 'model.json'} is damaged: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-        raise InputError(f"{path} is not a locsynth model directory")
-    if meta.get("format_version") != MODEL_VERSION:
-        raise InputError(f"{path} is a locsynth model of format version {meta.get('format_version')!r}; this "
-                         f"locsynth reads version {MODEL_VERSION} (fit it again)")
-    return meta
+    return read_json_meta(Path(path), "model.json", MODEL_FORMAT, MODEL_VERSION, "model")
 
 
 def load_model(path: str | Path) -> Synthesizer:

@@ -14,7 +14,7 @@ a feature f_c (the elementwise product of the other two factors' rows) and a cou
 A uses the cells of both tensors (features b_i * c_j and b_i * d_l), B both (a_n * c_j and
 a_n * d_l), C only R^I (a_n * b_i), D only R^II (a_n * b_i).
 
-Scale (issue #5): the cells are stored once, grouped by user (tensors.Cells). Rows of A sum their
+Scale: the cells are stored once, grouped by user (tensors.Cells). Rows of A sum their
 own cells and are drawn in place; the rows of B, C and D are summed over the cells laid out by
 target row within blocks of users (tensors.RowOrder, made once per fit). Features, and Gram sums over at most FLUSH cells, are
 float32; totals, Cholesky factors and draws are float64 (tests check the conditional against a
@@ -28,7 +28,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
-from scipy.stats import wishart
 
 from .tensors import RowOrder, Tensors
 
@@ -67,7 +66,7 @@ def sample_hyperparameters(X: np.ndarray, prior: Prior, rng: np.random.Generator
     """(mu, Lambda) from the normal-Wishart posterior given the rows of X (BPMF eq. 14).
 
     ``centered=False`` uses the uncentered second moment X^T X / N in place of the sample
-    covariance, as the authors' C++ does (REFERENCE.md).
+    covariance, as the PPMTF authors' C++ does.
     """
     n, z = X.shape
     xbar = X.mean(axis=0)
@@ -78,6 +77,8 @@ def sample_hyperparameters(X: np.ndarray, prior: Prior, rng: np.random.Generator
     W_inv = np.linalg.inv(prior.W0) + n * S + (prior.beta0 * n / beta_n) * (d @ d.T)
     W_n = np.linalg.inv(W_inv)
     W_n = (W_n + W_n.T) / 2
+    from scipy.stats import wishart        # 0.5 s to import: only when fitting
+
     Lam = wishart.rvs(df=nu_n, scale=W_n, random_state=rng)
     Lam = np.atleast_2d(Lam)
     cov = np.linalg.inv(beta_n * Lam)

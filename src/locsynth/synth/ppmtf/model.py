@@ -48,7 +48,7 @@ class PPMTF(Synthesizer):
         user and tensor (1000) (§3.2-3.3).
     hyper : {'bpmf', 'authors'}
         Hyperparameter conditional: BPMF's centered sample covariance (default) or the authors'
-        uncentered second moment X^T X / N (REFERENCE.md).
+        uncentered second moment X^T X / N, as their C++ does.
     seed : int
         Seed of trimming, zero cells, initialisation and Gibbs sampling.
     """

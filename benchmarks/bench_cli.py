@@ -1,0 +1,128 @@
+"""The command line's fixed cost: each command against the same library call, in one run.
+
+For every command, the installed ``locsynth`` script is timed as a user runs it (best of
+``--repeat``), and so is the same work done by the library in a fresh Python process: its
+imports are left out of the clock, the first call is timed (with numba's cache loads, as in a
+user's script) and then a second, warm call. The fixed cost is the command's time minus the
+fresh library call; limits: ``--help`` 0.3 s, every command 1.0 s.
+
+    python benchmarks/bench_cli.py [--data ../shared/data/ppmtf-pf-tokyo] [--repeat 3]
+
+On PF (500 training users, 400 cells, 30 instants), PPMTF with its paper's settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+#: as on a user's machine: Python may keep compiled bytecode (this sandbox sets PYTHONDONTWRITEBYTECODE,
+#: which makes every start compile locsynth's modules again)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+LIMITS = {"--help": 0.3}
+DEFAULT_LIMIT = 1.0
+
+#: command -> (CLI arguments, library imports, library call); {d} is the work directory, the
+#: call writes to {o} (a fresh path each time)
+CASES = {
+    "--help": (["--help"], "", ""),
+    "info": (["info", "{d}/m"], "from locsynth.info import describe", "describe('{d}/m')"),
+    "fit": (["fit", "ppmtf", "{d}/pf/train", "--out", "{o}"],
+            "from locsynth.traces import TraceSet\nfrom locsynth.synth import PPMTF",
+            "PPMTF().fit(TraceSet.load('{d}/pf/train')).save('{o}')"),
+    "sample": (["sample", "{d}/m", "--out", "{o}", "--traces-per-user", "10"],
+               "from locsynth.synth import load_model",
+               "load_model('{d}/m').sample(traces_per_user=10).save('{o}')"),
+    "pdtest": (["pdtest", "{d}/m", "{d}/s", "--out", "{o}"],
+               "from locsynth.synth import load_model\nfrom locsynth.traces import TraceSet",
+               "s = TraceSet.load('{d}/s'); load_model('{d}/m').pd_test(s).save('{o}', s)"),
+    "release": (["release", "{d}/s", "--out", "{o}", "--pdtest", "{d}/pd"],
+                "from locsynth.privacy.release import release\nfrom locsynth.traces import TraceSet",
+                "release(TraceSet.load('{d}/s'), '{o}', pdtest='{d}/pd')"),
+    "anonymize": (["anonymize", "krr", "{d}/pf/train", "--out", "{o}", "--epsilon", "1"],
+                  "from locsynth.anonymize.obfuscate import KRR\nfrom locsynth.traces import TraceSet",
+                  "KRR(epsilon=1.0).transform(TraceSet.load('{d}/pf/train')).save('{o}')"),
+    "evaluate": (["evaluate", "--train", "{d}/pf/train", "--test", "{d}/pf/test", "--synthetic", "{d}/s",
+                  "--out", "{o}"],
+                 "from locsynth.evaluate import evaluate\nfrom locsynth.traces import TraceSet",
+                 "evaluate(*(TraceSet.load('{d}/' + p) for p in ('pf/train', 'pf/test', 's'))).save('{o}')"),
+}
+
+LIBRARY = """
+import time
+{imports}
+t0 = time.perf_counter()
+{first}
+t1 = time.perf_counter()
+{second}
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def script() -> str:
+    """The installed console script (not a pyenv shim, which adds its own start-up)."""
+    path = Path(sys.executable).parent / "locsynth"
+    return str(path) if path.exists() else shutil.which("locsynth")
+
+
+def cli_seconds(args: list[str], d: Path, out: Path, repeat: int) -> float:
+    best = float("inf")
+    for r in range(repeat):
+        o = out.with_name(f"{out.name}-cli{r}")
+        cmd = [script(), *(a.format(d=d, o=o) for a in args)]
+        start = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+        best = min(best, time.perf_counter() - start)
+        if done.returncode:
+            raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr}")
+    return best
+
+
+def library_seconds(imports: str, call: str, d: Path, out: Path, repeat: int) -> tuple[float, float]:
+    """(first call, warm second call) in a fresh process, imports excluded; best of ``repeat``."""
+    first = warm = float("inf")
+    for r in range(repeat):
+        code = LIBRARY.format(imports=imports, first=call.format(d=d, o=out.with_name(f"{out.name}-a{r}")),
+                              second=call.format(d=d, o=out.with_name(f"{out.name}-b{r}")))
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+        if done.returncode:
+            raise SystemExit(f"library call failed:\n{done.stderr}")
+        a, b = map(float, done.stdout.split())
+        first, warm = min(first, a), min(warm, b)
+    return first, warm
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"
+                                              / "ppmtf-pf-tokyo"))
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        setup = [["prepare", args.data, "--format", "pf", "--out", d / "pf"],
+                 ["fit", "ppmtf", d / "pf" / "train", "--out", d / "m"],
+                 ["sample", d / "m", "--out", d / "s", "--traces-per-user", "10"],
+                 ["pdtest", d / "m", d / "s", "--out", d / "pd"]]
+        for cmd in setup:                       # also fills numba's cache and the bytecode caches
+            subprocess.run([script(), *map(str, cmd)], check=True, capture_output=True, env=ENV)
+        print(f"{'command':<10} {'CLI s':>7} {'library s':>10} {'warm s':>7} {'fixed s':>8} {'limit s':>8} "
+              f"{'fixed/limit':>11}")
+        for name, (cli_args, imports, call) in CASES.items():
+            out = d / f"out-{name.strip('-')}"
+            cli = cli_seconds(cli_args, d, out, args.repeat)
+            first, warm = library_seconds(imports, call, d, out, args.repeat) if call else (0.0, 0.0)
+            limit = LIMITS.get(name, DEFAULT_LIMIT)
+            fixed = cli - first
+            print(f"{name:<10} {cli:>7.2f} {first:>10.2f} {warm:>7.2f} {fixed:>8.2f} {limit:>8.1f} {fixed / limit:>11.2f}")
+
+
+if __name__ == "__main__":
+    main()
