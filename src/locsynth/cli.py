@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -65,6 +66,12 @@ class _NoBar:
 
     def update(self, *args, **kwargs):
         pass
+
+
+def spinner(text: str):
+    """rich's status spinner on a terminal; nothing otherwise."""
+    console = _console(True)
+    return console.status(text) if console.is_terminal else _NoBar()
 
 
 def progress_bar():
@@ -213,7 +220,7 @@ def prepare(
     reader_options = {k: v for k, v in {
         "pois_file": pois_file, "user_col": user_col, "time_col": time_col, "lat_col": lat_col,
         "lon_col": lon_col, "venue_col": venue_col, "time_unit": time_unit}.items() if v is not None}
-    with _console(True).status(f"preparing {input} ({format})"):
+    with spinner(f"preparing {input} ({format})"):
         sets = prep.prepare(
             input, format, out, grid=prep.parse_grid(grid) if grid else None,
             bbox=prep.parse_bbox(bbox) if bbox else None, pois=pois, instant=instant, slot=slot,
@@ -500,7 +507,7 @@ def evaluate(
     else:
         syn = TraceSet.load(synthetic)
     sets = {"train": TraceSet.load(train), "test": TraceSet.load(test)}
-    with executor(workers, scheduler) as client, _console(True).status("evaluating") as status:
+    with executor(workers, scheduler) as client, spinner("evaluating") as status:
         report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, vf_bins=vf_bins,
                               mia_per_trace_number=mia_per_trace_number, seed=seed, client=client,
                               progress=lambda step: status.update(f"evaluating: {step}"))
@@ -575,8 +582,7 @@ def demo(
     method: List[str] = typer.Option([], "--method", "-m", help="Run only these methods (default: every one)."),
     seed: int = typer.Option(0, help="Random seed."),
 ):
-    """The main job: every registered method on a simulated city (or --data), evaluated on the same
-    test users; one table here, one comparison page and a report per method in OUT."""
+    """The main job: every registered method on one simulated city (or --data), evaluated on the same test users."""
     from .pipeline import SUMMARY, run_demo
 
     with progress_bar() as bar:
@@ -604,7 +610,23 @@ def _epsilon(totals: dict) -> str:
 
 
 def main() -> None:  # pragma: no cover
-    app(prog_name="locsynth")
+    """The ``locsynth`` script: the app, then an exit that skips the interpreter's teardown.
+
+    Every command has closed its files and clusters by the time it returns; what is left is
+    Python unloading numba, pandas, matplotlib and POT module by module, which took 0.3-0.8 s
+    (benchmarks/bench_cli.py). An uncaught exception still ends the normal way, with its traceback.
+    """
+    try:
+        app(prog_name="locsynth")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if isinstance(code, str):
+        sys.stderr.write(code + "\n")
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
