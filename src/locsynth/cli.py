@@ -273,6 +273,9 @@ def export(
     ts = TraceSet.load(directory)
     ts.to_csv(out, overwrite=overwrite)
     say(f"wrote {out}: {ts.n_events} events")
+    if ts.synthetic:
+        say("note: this set names the training users its traces came from (user_id, source): it is for "
+            "internal use; locsynth release makes a set that can be published")
 
 
 @app.command()

@@ -146,11 +146,11 @@ class Synthesizer(_Params):
 
     def _synthetic(self, user: np.ndarray, t: np.ndarray, loc: np.ndarray, source: np.ndarray,
                    trace_no: np.ndarray, *, extra: dict | None = None, user_id=None, friends=None,
-                   info: dict | None = None) -> TraceSet:
-        """A synthetic TraceSet from events (``user``: each event's trace, any order, any length
-        and start) and one row per trace: ``source`` (training row, -1 for a virtual user) and
-        ``trace_no``; ``user_id`` defaults to the source's training id (internal sets only: a
-        release replaces it). It carries this model's ledger."""
+                   info: dict | None = None, presorted: bool = False) -> TraceSet:
+        """A synthetic TraceSet from events (``user``: each event's trace, in any order unless
+        ``presorted``, of any length and start) and one row per trace: ``source`` (training row,
+        -1 for a virtual user) and ``trace_no``; ``user_id`` defaults to the source's training id
+        (internal sets only: a release replaces it). It carries this model's ledger."""
         source = np.asarray(source, np.int64)
         if user_id is None:
             user_id = self.users_["user_id"].to_numpy()[source]
@@ -160,14 +160,20 @@ class Synthesizer(_Params):
             users[key] = value
         meta = {"source": self.name, "synthesizer": self.name, "params": _jsonable(self.get_params()),
                 "training": dict(self.training_), **(info or {})}
-        return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends, self.ledger_.copy())
+        if not presorted:
+            return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends,
+                                        self.ledger_.copy())
+        ts = TraceSet(user, t, loc, users, self.space_, self.time_, meta, friends, self.ledger_.copy())
+        ts.check()
+        return ts
 
     def _rectangular(self, locs: np.ndarray, source: np.ndarray, trace_no: np.ndarray, days: int,
                      extra: dict | None = None, user_id=None) -> TraceSet:
         """A synthetic TraceSet from ``locs`` (n_traces, T): every trace on instants 0 .. T - 1."""
         n, T = locs.shape
-        return self._synthetic(np.repeat(np.arange(n), T), np.tile(np.arange(T), n), locs.ravel(), source,
-                               trace_no, extra=extra, user_id=user_id, info={"days": days, "instants": T})
+        return self._synthetic(np.repeat(np.arange(n, dtype=np.int32), T), np.tile(np.arange(T, dtype=np.int64), n),
+                               locs.ravel(), source, trace_no, extra=extra, user_id=user_id,
+                               info={"days": days, "instants": T}, presorted=True)
 
     # -- persistence ---------------------------------------------------------------------------
     def _arrays(self) -> dict[str, np.ndarray]:

@@ -59,7 +59,8 @@ class Training(Synthesizer):
         k = _count("traces_per_user", traces_per_user)
         user, t, loc = self.events_
         chosen = TraceSet(user, t, loc, self.users_, self.space_, self.time_).select_users(np.repeat(rows, k))
-        return self._synthetic(chosen.user, chosen.t, chosen.loc, np.repeat(rows, k), np.tile(np.arange(k), rows.size))
+        return self._synthetic(chosen.user, chosen.t, chosen.loc, np.repeat(rows, k), np.tile(np.arange(k), rows.size),
+                               presorted=True)
 
     def _arrays(self):
         return dict(zip(("user", "t", "loc"), self.events_))

@@ -2,8 +2,7 @@
 
     model = PPMTF(alpha=200, rank=16, iterations=100, seed=0).fit(train)
     synthetic = model.sample(traces_per_user=10, seed=1)      # every training user, 10 traces each
-    result = model.pd_test(synthetic, k=10, eta=1.0)
-    release = synthetic.select_users(result.passed)             # then privacy.release.release
+    result = model.pd_test(synthetic, k=10, eta=1.0)          # which traces a release may keep
 """
 
 from __future__ import annotations
