@@ -51,11 +51,6 @@ class AuditResult:
     rejections: int
     samples: int
 
-    @property
-    def margin(self) -> float:
-        """The largest delta_hat - tolerance - delta over repeats and directions (< 0: no evidence)."""
-        return float((self.delta_hat - self.tolerance).max() - self.delta)
-
     def __str__(self) -> str:
         verdict = "passes" if self.passed else "fails"
         worst = np.unravel_index(np.argmax(self.delta_hat - self.tolerance), self.delta_hat.shape)
