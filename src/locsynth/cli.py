@@ -113,7 +113,10 @@ def _hyperparameters(kind, extra: list[str], pairs: list[str]) -> dict:
     for the constructor parameters of ``kind``, converted to the type of their defaults."""
     accepted = kind.hyperparameters()
     aliases = getattr(kind, "cli_aliases", {})
-    given: list[tuple[str, str | None]] = []
+    def key(name: str) -> str:
+        return aliases.get(name, name.replace("-", "_"))
+
+    given: list[tuple[str, str]] = []
     i = 0
     while i < len(extra):
         token = extra[i]
@@ -121,10 +124,10 @@ def _hyperparameters(kind, extra: list[str], pairs: list[str]) -> dict:
             raise InputError(f"unexpected argument {token!r}")
         name, eq, value = token[2:].partition("=")
         if not eq:
-            flag = aliases.get(name, name.replace("-", "_"))
-            negated = name.startswith("no-") and name[3:].replace("-", "_") in accepted
-            if (flag in accepted and _is_bool(accepted[flag])) or negated:
-                value = None
+            if key(name) in accepted and _is_bool(accepted[key(name)]):
+                value = "true"
+            elif name.startswith("no-") and key(name[3:]) in accepted:
+                name, value = name[3:], "false"
             elif i + 1 < len(extra):
                 i += 1
                 value = extra[i]
@@ -139,13 +142,10 @@ def _hyperparameters(kind, extra: list[str], pairs: list[str]) -> dict:
         given.append((name, value))
     params = {}
     for name, value in given:
-        key = aliases.get(name, name.replace("-", "_"))
-        if value is None and key not in accepted and name.startswith("no-"):
-            key, value = name[3:].replace("-", "_"), "false"
-        if key not in accepted:
+        if key(name) not in accepted:
             options = ", ".join("--" + p.replace("_", "-") for p in accepted) or "none"
             raise InputError(f"{kind.name} has no hyperparameter --{name}; its hyperparameters: {options}")
-        params[key] = _convert(kind.name, name, "true" if value is None else value, accepted[key])
+        params[key(name)] = _convert(kind.name, name, value, accepted[key(name)])
     return params
 
 

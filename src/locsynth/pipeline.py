@@ -33,12 +33,7 @@ def skip_reason(name: str, train: TraceSet) -> str | None:
     if missing:
         return (f"needs {', '.join(missing)}: pip install 'locsynth[{m.extra}]'" if m.extra
                 else f"needs {', '.join(missing)}")
-    tags = registry.get(name).tags
-    if tags.needs_friends and (train.friends is None or not len(train.friends)):
-        return "needs a friend graph, which this data has not"
-    if tags.needs_categories and train.space.category is None:
-        return "needs location categories, which this data has not"
-    return None
+    return registry.get(name).tags.unmet(train)
 
 
 def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path | None = None,

@@ -56,10 +56,10 @@ class Spend:
     holds: bool = True
 
     def __post_init__(self):
-        check_epsilon(self.epsilon)
-        check_delta(self.delta)
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
         if self.sensitivity is not None:
-            check_sensitivity(self.sensitivity)
+            object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
         if not self.unit:
             raise InputError("a privacy spend needs its unit (what neighbouring inputs differ in)")
 
@@ -73,8 +73,7 @@ class Ledger:
     def record(self, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float | None = None,
                unit: str = "user", saw: str = "", assumptions: str = "", holds: bool = True) -> Spend:
         """Append a spend and return it."""
-        spend = Spend(mechanism, check_epsilon(epsilon), check_delta(delta),
-                      None if sensitivity is None else check_sensitivity(sensitivity), unit, saw, assumptions, holds)
+        spend = Spend(mechanism, epsilon, delta, sensitivity, unit, saw, assumptions, holds)
         self.spends.append(spend)
         return spend
 

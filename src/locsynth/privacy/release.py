@@ -54,14 +54,12 @@ def release(synthetic: TraceSet, out: str | Path, *, pdtest: str | Path | None =
         if key.exists() and not overwrite:
             raise InputError(f"{key} exists; pass --overwrite to replace it")
     keep, pd_card = _pd_filter(synthetic, pdtest)
-    chosen = synthetic.select_users(np.flatnonzero(keep)).drop_empty()
-    if chosen.n_traces == 0:
+    rows = np.flatnonzero(keep & (synthetic.counts() > 0))
+    if rows.size == 0:
         raise InputError("no trace is left to release (none passed the PD test)")
-    rng = np.random.default_rng(secrets.randbits(128))
-    pseudonym = rng.permutation(chosen.n_traces) + 1            # trace i is released as pseudonym[i]
-    order = np.argsort(pseudonym)
-    released = chosen.select_users(order)
-    ids = pseudonym[order]
+    # the kept traces in a random order, released as pseudonyms 1 .. n in that order
+    released = synthetic.select_users(np.random.default_rng(secrets.randbits(128)).permutation(rows))
+    ids = np.arange(1, rows.size + 1)
     card = _card(synthetic, released, pd_card, evaluation)
     frame = _events(released, ids)
     key_table = pd.DataFrame({"pseudonym": ids, "source": released.users["source"].to_numpy(),

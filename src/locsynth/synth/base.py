@@ -60,6 +60,14 @@ class Tags:
     def names(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]
 
+    def unmet(self, train: TraceSet) -> str | None:
+        """What ``train`` lacks that these tags need (None: nothing)."""
+        if self.needs_friends and (train.friends is None or not len(train.friends)):
+            return "needs a training set with a friend graph (prepare it with --friends)"
+        if self.needs_categories and train.space.category is None:
+            return "needs locations with categories"
+        return None
+
 
 class _Params:
     """Hyperparameters read from the constructor's signature (scikit-learn's get_params)."""
@@ -109,10 +117,9 @@ class Synthesizer(_Params):
             raise InputError(f"fit needs a TraceSet, got {type(train).__name__}")
         if train.n_traces == 0 or train.n_events == 0:
             raise InputError("the training set is empty")
-        if self.tags.needs_friends and (train.friends is None or not len(train.friends)):
-            raise InputError(f"{self.name} needs a training set with a friend graph (prepare it with --friends)")
-        if self.tags.needs_categories and train.space.category is None:
-            raise InputError(f"{self.name} needs locations with categories")
+        unmet = self.tags.unmet(train)
+        if unmet:
+            raise InputError(f"{self.name} {unmet}")
         self.users_ = train.users[["user_id"]].copy()
         self.space_ = train.space
         self.time_ = train.time
