@@ -15,7 +15,7 @@ from locsynth.simulate import simulate
 from locsynth.synth import NotFittedError, load_model
 
 #: hyperparameters that keep the slow methods quick here
-FAST = {"ppmtf": dict(iterations=4, rho=50), "ppmtf-plus": dict(iterations=4, rho=50)}
+FAST = {"ppmtf": dict(iterations=4, rho=50), "ppmtf-plus": dict(iterations=4, rho=50), "sglt": dict(clusters=8)}
 SYNTHESIZERS = registry.names("synthesizer")
 ANONYMIZERS = registry.names("anonymizer")
 

@@ -164,3 +164,15 @@ def test_cli_workers_and_scheduler_equal_serial(client, city, tmp_path):
 
     res = cli("sample", tmp_path / "model", "--out", tmp_path / "x", "--workers", 2, "--scheduler", address)
     assert res.exit_code == 2 and "not both" in res.output and not (tmp_path / "x").exists()
+
+
+def test_sglt_on_the_cluster_equals_serial(client, city):
+    from locsynth.synth.sglt import SGLT
+
+    train = city["train"]
+    serial = SGLT(clusters=6, periods=2).fit(train)
+    spread = SGLT(clusters=6, periods=2).fit(train, client=client)
+    assert np.array_equal(serial.semantic_, spread.semantic_) and np.array_equal(serial.labels_, spread.labels_)
+    assert (serial.graph_ != spread.graph_).nnz == 0
+    assert same_traces(serial.sample(traces_per_user=3, days=2, seed=4),
+                       serial.sample(traces_per_user=3, days=2, seed=4, client=client))

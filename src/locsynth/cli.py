@@ -342,6 +342,8 @@ def fit(
                                     help="A hyperparameter; also --NAME VALUE (e.g. --alpha 200 --iterations 100)."),
     seed: int = typer.Option(0, help="Random seed (of the method's non-DP randomness)."),
     checkpoint: Optional[Path] = typer.Option(None, help="PPMTF: save each sweep here and resume from it."),
+    workers: Optional[int] = typer.Option(None, metavar="N", help=WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Fit a synthesizer to a training TraceSet and save the model.
@@ -362,13 +364,17 @@ def fit(
     ts = TraceSet.load(train)
     model = kind(**params)
     options = _optional(model.fit, {"checkpoint": checkpoint}, method)
-    with progress_bar() as bar:
+    if (workers is not None or scheduler is not None) and "client" not in inspect.signature(model.fit).parameters:
+        raise InputError(f"--workers and --scheduler do not apply to fitting {method}")
+    from .parallel import executor
+
+    with executor(workers, scheduler) as client, progress_bar() as bar:
         task = bar.add_task(f"fitting {method}", total=None)
 
         def progress(done, total, status=""):
             bar.update(task, completed=done, total=total, description=f"fitting {method} {status}".rstrip())
 
-        model.fit(ts, progress=progress, **options)
+        model.fit(ts, progress=progress, **options, **({"client": client} if client is not None else {}))
     facts = ", ".join(f"{k} {v}" for k, v in model.summary().items())
     say(f"fitted {method}" + (f": {facts}" if facts else ""))
     for line in model.ledger_.describe():

@@ -60,6 +60,8 @@ register("ppmtf", "locsynth.synth.ppmtf.model", "PPMTF", "synthesizer",
          "PPMTF: Bayesian multiple tensor factorization, MH generation, PD test (Murakami et al., PoPETs 2021)")
 register("ppmtf-plus", "locsynth.synth.ppmtf.model", "PPMTFPlus", "synthesizer",
          "PPMTF+: virtual users from PPMTF's feature distribution, optional homes (PoPETs 2023, App. A, D)")
+register("sglt", "locsynth.synth.sglt.model", "SGLT", "synthesizer",
+         "SGLT: semantic classes, randomized Viterbi from seeds, privacy tests (Bindschaedler and Shokri, S&P 2016)")
 register("sgd", "locsynth.synth.baselines", "SGD", "synthesizer",
          "SGD: one Markov chain per time slot for all users, xi events kept (paper 001 App. C)")
 register("uniform", "locsynth.synth.baselines", "Uniform", "synthesizer",

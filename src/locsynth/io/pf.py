@@ -73,11 +73,19 @@ def read_pf_synthetic(path: str | Path, like: TraceSet) -> TraceSet:
 
     Columns ``user,trace_no,time_slot,time_instant,poi_index[,category,loglikeli]``. ``user`` is
     the training user's id in ``like`` (the authors' user_index), ``poi_index`` a location id.
+    The SGLT tool's outputs, as the PPMTF authors stored them, say ``time_period`` where PPMTF's
+    say ``time_slot``; both are read.
     The traces have no date: they are placed on day 0, at the ``time_instant``-th instant of
     slot ``time_slot``.
     """
     path = Path(path)
-    raw = read_csv_checked(path, SYNTHETIC_COLUMNS)
+    raw = read_csv_checked(path, ())
+    if "time_slot" not in raw and "time_period" in raw:
+        raw = raw.rename(columns={"time_period": "time_slot"})
+    missing = [c for c in SYNTHETIC_COLUMNS if c not in raw.columns]
+    if missing:
+        raise InputError(f"{path} is missing column(s) {', '.join(missing)}; required: {', '.join(SYNTHETIC_COLUMNS)} "
+                         f"(time_period may stand for time_slot)")
     vals = {c: pd.to_numeric(raw[c], errors="coerce") for c in SYNTHETIC_COLUMNS}
     for c, v in vals.items():
         bad = v.isna() | (v < 0) | (v % 1 != 0)
