@@ -181,3 +181,18 @@ def test_load_metrics(pf_report, tmp_path):
     (tmp_path / "other.json").write_text(json.dumps({"name": "x"}))
     with pytest.raises(InputError, match="other.json is not a locsynth metrics.json"):
         load_metrics(tmp_path / "other.json")
+
+
+def test_other_metrics_have_names_and_their_own_direction():
+    from locsynth.evaluate import Report
+
+    metrics = {"sglt_top10_coverage": {"synthetic": 0.3, "training": 0.8, "uniform": None},
+               "sglt_visits_kl": {"synthetic": 0.5, "training": 0.1, "uniform": None}}
+    page = render_html(Report(metrics, {}, {"privacy_tests": {"privacy_test": True, "passed": 9, "requested": 10,
+                                                              "tries": 12, "pass_rate": 0.75, "seeds_short": 1},
+                                            "params": {"delta_i": 0, "delta_s": 0.1, "k": 1, "delta_d": 0.1}}))
+    assert "Top-10 coverage (c)" in page and "Visits KL (a)" in page
+    # coverage: higher is better, so the training's 0.8 is highlighted; KL: the lower 0.1
+    assert re.search(r'class="[^"]*best[^"]*"[^>]*>\s*<?b?>?0\.8000', page) and re.search(
+        r'class="[^"]*best[^"]*"[^>]*>\s*<?b?>?0\.1000', page)
+    assert "9 of 10 requested fakes passed" in page and "1 seeds ran out of tries" in page

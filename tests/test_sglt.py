@@ -298,3 +298,40 @@ def test_sglt_tool_outputs_load_as_pf_synthetic(pf_sets, tmp_path):
     path.write_text("user,trace_no,time_instant,poi_index\n0,0,0,5\n")
     with pytest.raises(InputError, match="missing column.*time_slot.*time_period may stand for time_slot"):
         read_pf_synthetic(path, train)
+
+
+def test_all_pairs_match_the_pairwise_reference(city):
+    """fit's batched pairs (geographic similarity as one array operation, edges collected in
+    bulk) against semantic_similarity / geographic_similarity called pair by pair."""
+    from locsynth.synth.sglt.similarity import location_graph
+
+    train = city[0].select_users(np.arange(15))
+    for P, edge_weight in ((1, "similarity"), (3, "overlap")):
+        model = SGLT(clusters=4, periods=P, edge_weight=edge_weight).fit(train)
+        owner = np.repeat(np.arange(15), np.diff(model.day_ptr_))
+        prof, weight = visit_profiles(model.day_locs_, owner, 15, period_of(24, P), train.space.n_locations, P)
+        er, er2, ew = [], [], []
+        for u in range(15):
+            for v in range(15):
+                if u == v:
+                    continue
+                sim, pairs = semantic_similarity(prof, weight, u, v, P)
+                assert model.semantic_[u, v] == pytest.approx(sim, abs=1e-6)
+                geo = sum(weight[u, tau] * geographic_similarity(
+                    (prof.indices[prof.indptr[u * P + tau]:prof.indptr[u * P + tau + 1]],
+                     prof.data[prof.indptr[u * P + tau]:prof.indptr[u * P + tau + 1]]),
+                    (prof.indices[prof.indptr[v * P + tau]:prof.indptr[v * P + tau + 1]],
+                     prof.data[prof.indptr[v * P + tau]:prof.indptr[v * P + tau + 1]])) for tau in range(P))
+                assert model.geographic_[u, v] == pytest.approx(geo, abs=1e-6)
+                if u > v:
+                    continue
+                # Fig. 2 for (u, v) and (v, u), sigma_v^u the inverse of sigma_u^v
+                back = semantic_similarity(prof, weight, v, u, P)[0]
+                for tau, (r, r2, mins) in enumerate(pairs):
+                    keep = r != r2
+                    er.append(r[keep])
+                    er2.append(r2[keep])
+                    share = 0.5 * (weight[u, tau] + weight[v, tau]) * (sim + back)
+                    ew.append(share * (mins[keep] if edge_weight == "overlap" else np.ones(keep.sum())))
+        ref = location_graph(np.concatenate(er), np.concatenate(er2), np.concatenate(ew), train.space.n_locations)
+        assert np.allclose(ref.toarray(), model.graph_.toarray(), rtol=1e-9, atol=0)

@@ -253,6 +253,8 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
     }
     if synthetic.ledger is not None:
         meta["ledger"] = synthetic.ledger.to_dict()
+    if synthetic.info.get("fakes"):
+        meta["privacy_tests"] = synthetic.info["fakes"]
     return Report(metrics, details, meta)
 
 

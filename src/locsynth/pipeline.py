@@ -92,6 +92,7 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
             ledger = synthetic.ledger
             runs[name] = {"kind": registry.method(name).kind, "metrics": report.metrics,
                           "pd_pass_rate": None if pd is None else pd.pass_rate,
+                          "privacy_tests": synthetic.info.get("fakes"),
                           "ledger": ledger.describe() if ledger else [],
                           "totals": ledger.totals() if ledger else {},
                           "traces": synthetic.n_traces, "seconds": round(time.perf_counter() - start, 2)}
@@ -150,6 +151,10 @@ def _notes(runs: dict, skipped: dict) -> list[str]:
         guarantee = "; ".join(held) if held else "no differential-privacy guarantee" + (
             " (its paper's bound needs assumptions not met here; see its report)" if bounds else "")
         pd = f"; PD test pass rate {run['pd_pass_rate']:.3f}" if run["pd_pass_rate"] is not None else ""
+        tests = run.get("privacy_tests")
+        if tests and tests.get("privacy_test"):
+            pd += (f"; {tests['passed']} fakes passed the privacy tests in {tests['tries']} tries "
+                   f"(pass rate {tests['pass_rate']:.3f})")
         notes.append(f"{name} ({run['kind']}, {run['traces']} traces, {run['seconds']:.1f} s): {guarantee}{pd}.")
     notes += [f"{name}: skipped, {reason}." for name, reason in skipped.items()]
     return notes

@@ -14,7 +14,7 @@ import jinja2
 
 from .. import __version__
 from . import plots
-from .labels import PRIVACY, UTILITY, format_value, metric_description, metric_label
+from .labels import HIGHER_IS_BETTER, PRIVACY, UTILITY, format_value, metric_description, metric_label
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222; margin: 0;
@@ -114,6 +114,9 @@ attacks above measure{% if pd_test %} and the plausible-deniability test below{%
 {% if pd_test %}
 <p class="note">Plausible deniability (paper 001 §3.5): {{ pd_test }}</p>
 {% endif %}
+{% if privacy_tests %}
+<p class="note">Privacy tests (paper 002 §V-C to §V-E): {{ privacy_tests }}</p>
+{% endif %}
 
 {% if others %}
 <h2>Other metrics</h2>
@@ -170,7 +173,8 @@ def render_html(report, title: str | None = None) -> str:
         compared=_compared(meta), counts=_counts(meta), summary=summary_sentences(metrics),
         utility=utility, privacy=privacy, others=others, privacy_notes=_privacy_notes(metrics, meta),
         figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
-        method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")))
+        method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")),
+        privacy_tests=_privacy_tests_text(meta.get("privacy_tests"), meta.get("params") or {}))
 
 
 def _ledger(meta: dict) -> dict | None:
@@ -193,12 +197,26 @@ def _pd_text(pd: dict | None) -> str | None:
             f"against {pd.get('candidates', '?')} candidate users; a release keeps only those.")
 
 
+def _privacy_tests_text(tests: dict | None, params: dict) -> str | None:
+    """SGLT's fakes: how many passed the intersection, similarity and plausible-deniability tests."""
+    if not tests:
+        return None
+    if not tests.get("privacy_test"):
+        return (f"not applied: the {tests['passed']} fakes are the first ones of every seed, as generated "
+                f"(they may copy their seeds' locations).")
+    rule = (f"delta_i = {params.get('delta_i')}, delta_s = {params.get('delta_s')}, "
+            f"(k = {params.get('k')}, delta_d = {params.get('delta_d')})" if params else "")
+    short = f"; {tests['seeds_short']} seeds ran out of tries" if tests.get("seeds_short") else ""
+    return (f"{tests['passed']} of {tests['requested']} requested fakes passed ({rule}) in {tests['tries']} tries, "
+            f"a pass rate of {100 * tests['pass_rate']:.1f}%{short}; the fakes that failed were dropped.")
+
+
 def _rows(metrics: dict, keys: list[str], options: dict, space_kind: str | None) -> list[dict]:
     rows = []
     for key in keys:
         values = [metrics[key].get(b) for b in ("synthetic", "training", "uniform")]
         finite = [v for v in values[:2] if _finite(v)]
-        best = min(finite) if finite else None
+        best = (max if key in HIGHER_IS_BETTER else min)(finite) if finite else None
         cells = [{"text": format_value(v), "best": i < 2 and len(finite) == 2 and _finite(v) and v == best}
                  for i, v in enumerate(values)]
         rows.append({"label": metric_label(key, options), "cells": cells,

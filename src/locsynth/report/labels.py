@@ -41,6 +41,37 @@ PRIVACY = {
                                           "would need to allow this attack, at 95% confidence"),
 }
 
+#: SGLT's utility features (paper 002 §VIII.C (a)-(f); metrics/sglt.py), shown as "other metrics"
+OTHER = {
+    "sglt_visits_kl": MetricInfo("Visits KL (a)", "KL divergence of the visit distribution over locations"),
+    "sglt_visits_kl_rank": MetricInfo("Visits KL by rank (a)", "the same with locations sorted by popularity"),
+    "sglt_visits_relative_error": MetricInfo("Visits relative error (a)", "mean relative error of the visit "
+                                                                          "counts per location"),
+    "sglt_top50_visits_kl": MetricInfo("Top-50 visits KL (b)", "visits KL over the 50 most visited locations"),
+    "sglt_top50_visits_relative_error": MetricInfo("Top-50 relative error (b)", "relative error over the 50 "
+                                                                                "most visited locations"),
+    **{f"sglt_top{n}_coverage": MetricInfo(f"Top-{n} coverage (c)", f"share of the reference's {n} most "
+                                           f"visited locations among the set's {n} most visited; higher is better")
+       for n in (10, 20, 30, 40, 50)},
+    **{f"sglt_time_allocation_kl_{k}": MetricInfo(f"Time allocation KL, #{k} (d)", f"KL divergence of the "
+                                                  f"share of time users spend at their #{k} location")
+       for k in (1, 2, 3)},
+    **{f"sglt_time_allocation_paired_kl_{k}": MetricInfo(f"Paired time allocation KL, #{k} (d)", "the same, "
+                                                         "each synthetic trace against its own seed")
+       for k in (1, 2, 3)},
+    "sglt_mobility_visit_similarity": MetricInfo("Aggregate visit similarity (e)", "geographic similarity of the "
+                                                 "aggregate visit distributions; higher is better"),
+    "sglt_mobility_transition_similarity": MetricInfo("Aggregate transition similarity (e)", "geographic "
+                                                      "similarity of the aggregate transition models; higher is "
+                                                      "better"),
+    "sglt_seed_semantic_similarity": MetricInfo("Seed semantic similarity (f)", "mean semantic similarity of a "
+                                                "synthetic trace to its seed; higher is better"),
+    "sglt_semantic_qq_correlation": MetricInfo("Semantic Q-Q correlation (f)", "how straight the Q-Q plot of "
+                                               "pairwise semantic similarities is; higher is better"),
+}
+#: metrics for which higher is better (all others: lower)
+HIGHER_IS_BETTER = frozenset(k for k, v in OTHER.items() if v.description.endswith("higher is better"))
+
 BASELINES = ("synthetic", "training", "uniform")
 
 
@@ -48,12 +79,12 @@ def metric_label(key: str, options: dict | None = None) -> str:
     """Display name of a metric key ('tp_tv_top50' -> 'TP-TV-Top50', or Top<top> from the options)."""
     if key == "tp_tv_top50" and options and options.get("top") not in (None, 50):
         return f"TP-TV-Top{options['top']}"
-    info = UTILITY.get(key) or PRIVACY.get(key)
+    info = UTILITY.get(key) or PRIVACY.get(key) or OTHER.get(key)
     return info.label if info else key
 
 
 def metric_description(key: str, options: dict | None = None, space_kind: str | None = None) -> str:
-    info = UTILITY.get(key) or PRIVACY.get(key)
+    info = UTILITY.get(key) or PRIVACY.get(key) or OTHER.get(key)
     if info is None:
         return ""
     options = options or {}

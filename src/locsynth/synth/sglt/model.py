@@ -243,11 +243,12 @@ class SGLT(Synthesizer):
         n = self.n_users
         off = ~np.eye(n, dtype=bool)
         sizes = np.bincount(self.labels_)[:self.n_clusters_]
-        return {"clusters": int(self.n_clusters_), "periods": int(self.periods),
+        return {"clusters": int(self.n_clusters_), "nonempty_clusters": int((sizes > 0).sum()),
+                "periods": int(self.periods),
                 "pairs": int(n * (n - 1) // 2), "missing_filled": int(self.missing_filled_),
                 "median_semantic_similarity": round(float(np.median(self.semantic_[off])), 4) if n > 1 else None,
                 "median_geographic_similarity": round(float(np.median(self.geographic_[off])), 4) if n > 1 else None,
-                "cluster_sizes": f"{int(sizes.min())}-{int(sizes.max())}" if sizes.size else "-"}
+                "cluster_sizes": f"{int(sizes[sizes > 0].min())}-{int(sizes.max())}" if sizes.any() else "-"}
 
     # -- persistence ---------------------------------------------------------------------------------
     def _arrays(self) -> dict[str, np.ndarray]:

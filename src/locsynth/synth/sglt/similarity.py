@@ -142,42 +142,64 @@ def pair_chunk(us: np.ndarray, profile: sp.csr_array, weight: np.ndarray, n_user
                ground: np.ndarray | None, edge_weight: str = "similarity") -> tuple:
     """Similarities of the pairs (u, v), u in ``us``, v > u, and the location-graph edges they add.
 
-    Fig. 2 adds s_u^v to w(r, sigma_u^v(r)) for every ordered pair (u, v); sigma_v^u is the
-    inverse mapping, so the unordered pair adds s_u^v + s_v^u to each mapped pair, per period
-    weighted by the period's mean share. Only pairs of visited locations (positive minima) are
+    Fig. 2 adds s_u^v to w(r, sigma_u^v(r)) for every ordered pair (u, v); we take sigma_v^u as
+    the inverse of sigma_u^v (an optimal mapping too; where several tie, a separate assignment
+    could pick another), so the unordered pair adds s_u^v + s_v^u to each mapped pair, per
+    period weighted by the period's mean share. Only pairs of visited locations (positive minima) are
     edges: the rest of a permutation is arbitrary (every choice has value 0), and a location
     mapped to itself is no edge. ``edge_weight`` 'overlap' multiplies a pair's addition by
-    min(pi^r(u), pi^sigma(r)(v)), as the authors' tool does.
+    min(pi^r(u), pi^sigma(r)(v)), as the authors' tool does. With the Hamming ground the
+    geographic similarities of u to all v are one array operation (the closed form of §IV-C).
 
     Returns (u, v, sem_uv, sem_vu, geo_uv, geo_vu, edge_r, edge_r2, edge_w).
     """
-    out_u, out_v, s_uv, s_vu, g_uv, g_vu = [], [], [], [], [], []
-    er, er2, ew = [], [], []
+    P = periods
+    rows = [[_row(profile, x * P + tau) for tau in range(P)] for x in range(n_users)]
+    dense = profile.toarray().reshape(n_users, P, -1) if ground is None else None
+    out_u, out_v, values_all, geo_all = [], [], [], []
+    er, er2, emin, ecount = [], [], [], []
     for u in us:
-        for v in range(u + 1, n_users):
-            values, pairs = period_mappings(profile, u, v, periods)
-            sem, sem_back = float(weight[u] @ values), float(weight[v] @ values)
-            geo = np.zeros(periods)
-            for tau in range(periods):
-                ru, rv = _row(profile, u * periods + tau), _row(profile, v * periods + tau)
-                if ru[0].size and rv[0].size:
-                    geo[tau] = geographic_similarity(ru, rv, ground)
-                r, r2, mins = pairs[tau]
+        vs = np.arange(u + 1, n_users)
+        values = np.zeros((vs.size, P))
+        if ground is None:
+            geo = np.minimum(dense[u][None], dense[vs]).sum(axis=2)
+        else:
+            geo = np.zeros((vs.size, P))
+        for q, v in enumerate(vs):
+            for tau in range(P):
+                su, au = rows[u][tau]
+                sv, av = rows[v][tau]
+                if not su.size or not sv.size:
+                    ecount.append(0)
+                    continue
+                w = np.minimum.outer(au, av)
+                i, j = linear_sum_assignment(w, maximize=True)
+                mins = w[i, j]
+                values[q, tau] = mins.sum()
+                r, r2 = su[i], sv[j]
                 keep = r != r2
-                if keep.any():
-                    er.append(r[keep])
-                    er2.append(r2[keep])
-                    w = 0.5 * (weight[u, tau] + weight[v, tau]) * (sem + sem_back)
-                    ew.append(w * mins[keep] if edge_weight == "overlap" else np.full(int(keep.sum()), w))
-            out_u.append(u)
-            out_v.append(v)
-            s_uv.append(sem)
-            s_vu.append(sem_back)
-            g_uv.append(float(weight[u] @ geo))
-            g_vu.append(float(weight[v] @ geo))
+                er.append(r[keep])
+                er2.append(r2[keep])
+                emin.append(mins[keep])
+                ecount.append(int(keep.sum()))
+                if ground is not None:
+                    geo[q, tau] = geographic_similarity((su, au), (sv, av), ground)
+        out_u.append(np.full(vs.size, u))
+        out_v.append(vs)
+        values_all.append(values)
+        geo_all.append(geo)
     cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
-    return (np.asarray(out_u, np.int64), np.asarray(out_v, np.int64), np.asarray(s_uv), np.asarray(s_vu),
-            np.asarray(g_uv), np.asarray(g_vu), cat(er, np.int64), cat(er2, np.int64), cat(ew, np.float64))
+    u, v = cat(out_u, np.int64), cat(out_v, np.int64)
+    values = np.concatenate(values_all) if values_all else np.zeros((0, P))
+    geo = np.concatenate(geo_all) if geo_all else np.zeros((0, P))
+    s_uv, s_vu = (weight[u] * values).sum(axis=1), (weight[v] * values).sum(axis=1)
+    # the addition of each (pair, period) to its mapped location pairs
+    per = 0.5 * (weight[u] + weight[v]) * (s_uv + s_vu)[:, None]
+    ew = np.repeat(per.ravel(), np.asarray(ecount, np.int64))
+    if edge_weight == "overlap":
+        ew = ew * cat(emin, np.float64)
+    return (u, v, s_uv, s_vu, (weight[u] * geo).sum(axis=1), (weight[v] * geo).sum(axis=1),
+            cat(er, np.int64), cat(er2, np.int64), ew)
 
 
 def location_graph(edge_r: np.ndarray, edge_r2: np.ndarray, edge_w: np.ndarray, n_locations: int) -> sp.csr_array:
