@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from ...rng import below, uniform
+from .similarity import semantic_value_sorted
 
 #: log of probability 0 (kept finite so that every path has a score)
 LOG_ZERO = -690.0
@@ -179,20 +180,6 @@ def _profile(trace, period, n_periods, counts, sorted_out, weight_out):
 
 
 @njit(cache=True)
-def _sem(a, wa, b):
-    total = 0.0
-    for tau in range(a.shape[0]):
-        s = 0.0
-        for i in range(a.shape[1]):
-            x, y = a[tau, i], b[tau, i]
-            if x == 0.0 or y == 0.0:
-                break
-            s += x if x < y else y
-        total += wa[tau] * s
-    return total
-
-
-@njit(cache=True)
 def privacy_scores(fake, seed, period, u, test, delta_d, k_pd, sorted_all, weight_all, counts_s, counts_f,
                    sorted_s, sorted_f, w_s, w_f):
     """(|intersection(f, s)|, sim_G(f, s), sim_S(u, f), alternatives) of a fake ``fake`` of seed
@@ -228,13 +215,13 @@ def privacy_scores(fake, seed, period, u, test, delta_d, k_pd, sorted_all, weigh
         n_tau = w_f[tau] * T
         if n_tau > 0:
             geo += w_f[tau] * s / n_tau
-    sem_seed = _sem(sorted_all[u], weight_all[u], sorted_f[:, :M])
+    sem_seed = semantic_value_sorted(sorted_all[u], weight_all[u], sorted_f[:, :M])
     alt = 0
     if test:
         for a in range(sorted_all.shape[0]):
             if a == u:
                 continue
-            if abs(_sem(sorted_all[a], weight_all[a], sorted_f[:, :M]) - sem_seed) <= delta_d:
+            if abs(semantic_value_sorted(sorted_all[a], weight_all[a], sorted_f[:, :M]) - sem_seed) <= delta_d:
                 alt += 1
                 if alt >= k_pd:
                     break

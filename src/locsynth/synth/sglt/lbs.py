@@ -67,6 +67,7 @@ from numba import njit, prange
 
 from ...errors import InputError
 from ...traces import TraceSet
+from ..base import _count
 from .generate import LOG_ZERO
 from .mobility import day_traces, fill_missing, period_of
 
@@ -438,8 +439,8 @@ def lbs_scenario(model, test: TraceSet, fakes=(1, 5, 10), methods=METHODS, repea
     ms = _fake_counts(fakes)
     methods = _check_methods(methods)
     _check_adversary(adversary)
-    repeats = _whole("repeats", repeats)
-    pool = _whole("pool", pool)
+    repeats = _count("repeats", repeats)
+    pool = _count("pool", pool)
     if not query_minutes > 0:
         raise InputError(f"query_minutes must be positive, got {query_minutes}")
     if temperature is not None and not temperature > 0:
@@ -514,16 +515,7 @@ def _fake_counts(fakes) -> list[int]:
     values = [fakes] if np.isscalar(fakes) else list(fakes)
     if not values:
         raise InputError("fakes is empty: give at least one number of fake traces, e.g. 1, 5, 10")
-    out = []
-    for value in values:
-        try:
-            m = int(value)
-        except (TypeError, ValueError):
-            raise InputError(f"the number of fake traces must be a whole number, got {value!r}") from None
-        if m != value or m < 1:
-            raise InputError(f"the number of fake traces must be at least 1, got {value!r}")
-        out.append(m)
-    return sorted(set(out))
+    return sorted({_count("the number of fake traces", value) for value in values})
 
 
 def _check_methods(methods) -> list[str]:
@@ -539,16 +531,6 @@ def _check_methods(methods) -> list[str]:
 def _check_adversary(adversary: str) -> None:
     if adversary not in ADVERSARIES:
         raise InputError(f"unknown adversary {adversary!r}; expected one of {', '.join(ADVERSARIES)}")
-
-
-def _whole(name: str, value) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a whole number, got {value!r}") from None
-    if number != value or number < 1:
-        raise InputError(f"{name} must be at least 1, got {value!r}")
-    return number
 
 
 # -- Figure 6 and the page ----------------------------------------------------------------------------------
