@@ -34,7 +34,7 @@ TOOL_HOURS_100_USERS = 0.47
 
 def assignment_floor(model: SGLT, train) -> float:
     """Seconds of linear_sum_assignment alone on every pair's support matrix (built beforehand)."""
-    days = fill_missing(day_traces(train), train.space, 1, seed=model.seed)
+    days = fill_missing(day_traces(train), train.space, seed=model.seed)
     prof, _ = visit_profiles(days.locs, days.owner, train.n_traces, period_of(train.time.instants_per_day, 1),
                              train.space.n_locations, 1)
     rows = [prof.data[prof.indptr[i]:prof.indptr[i + 1]] for i in range(train.n_traces)]

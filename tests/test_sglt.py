@@ -101,14 +101,14 @@ def test_day_traces_and_fill_keep_observed_events(city):
                         sparse.time)
     days = day_traces(thin)
     assert days.locs.shape == (10, 24) and days.missing == 240 - keep.sum()
-    filled = fill_missing(days, train.space, 1, seed=4)
+    filled = fill_missing(days, train.space, seed=4)
     observed = days.locs >= 0
     assert (filled.locs >= 0).all() and np.array_equal(filled.locs[observed], days.locs[observed])
-    assert np.array_equal(fill_missing(days, train.space, 1, seed=4).locs, filled.locs)
-    other = fill_missing(days, train.space, 1, seed=5).locs
+    assert np.array_equal(fill_missing(days, train.space, seed=4).locs, filled.locs)
+    other = fill_missing(days, train.space, seed=5).locs
     assert not np.array_equal(other, filled.locs) and np.array_equal(other[observed], filled.locs[observed])
     complete = day_traces(train)
-    assert fill_missing(complete, train.space, 1) is complete
+    assert fill_missing(complete, train.space) is complete
 
 
 def test_aggregate_model_is_stochastic_and_averages_users(city):

@@ -451,7 +451,7 @@ def lbs_scenario(model, test: TraceSet, fakes=(1, 5, 10), methods=METHODS, repea
     T = model.time_.instants_per_day
     period = period_of(T, model.periods)
     P, pi = model.aggregate_.P, model.aggregate_.pi
-    days = fill_missing(day_traces(test), test.space, model.periods, seed=seed)
+    days = fill_missing(day_traces(test), test.space, seed=seed)
     truth = days.locs.astype(np.int64)
     owner = days.owner
     lo = np.searchsorted(owner, owner)

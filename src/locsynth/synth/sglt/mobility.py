@@ -104,14 +104,12 @@ def transition_counts(locs: np.ndarray, period: np.ndarray, n_locations: int, pe
 def distance_kernel(space, floor_km: float = 1.0) -> np.ndarray:
     """Rows of max(d(r, r'), 1 km)^-2, normalised (§V-B's smoothing term; d in km as the tool's
     location file)."""
-    R = space.n_locations
-    i = np.arange(R)
-    d = space.distance_m(i[:, None], i[None, :]) / 1000.0
-    k = 1.0 / np.maximum(d, floor_km) ** 2
+    k = 1.0 / np.maximum(distance_km(space), floor_km) ** 2
     return k / k.sum(axis=1, keepdims=True)
 
 
 def distance_km(space) -> np.ndarray:
+    """(R, R) distances between the locations' points, in km."""
     i = np.arange(space.n_locations)
     return space.distance_m(i[:, None], i[None, :]) / 1000.0
 
@@ -167,7 +165,7 @@ def aggregate_model(locs: np.ndarray, owner: np.ndarray, period: np.ndarray, spa
     P = np.empty((periods, R, R))
     pi = np.zeros((periods, R))
     for tau in range(periods):
-        mean_rows, users_per_row = _mean_user_rows(locs, owner, period, tau, R, n_users, wrap)
+        mean_rows, users_per_row = _mean_user_rows(locs, owner, period, tau, R, wrap)
         seen = users_per_row > 0
         P[tau] = K
         P[tau][seen] = (1.0 - smoothing) * mean_rows[seen] + smoothing * K[seen]
@@ -181,7 +179,7 @@ def aggregate_model(locs: np.ndarray, owner: np.ndarray, period: np.ndarray, spa
     return AggregateModel(P, pi)
 
 
-def _mean_user_rows(locs, owner, period, tau, R, n_users, wrap):
+def _mean_user_rows(locs, owner, period, tau, R, wrap):
     """(R, R) sum over users of p_{r,tau}(u) / number of users with row r; users per row."""
     a, b = locs[:, :-1], locs[:, 1:]
     own = np.broadcast_to(owner[:, None], a.shape)
@@ -205,7 +203,7 @@ def _mean_user_rows(locs, owner, period, tau, R, n_users, wrap):
 
 
 # -- filling missing events -----------------------------------------------------------------------
-def fill_missing(days: DayTraces, space, periods: int, seed: int = 0, sweeps: int = FILL_SWEEPS,
+def fill_missing(days: DayTraces, space, seed: int = 0, sweeps: int = FILL_SWEEPS,
                  prior: float = FILL_PRIOR) -> DayTraces:
     """Day traces with every missing instant filled by Gibbs sampling.
 

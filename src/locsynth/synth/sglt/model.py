@@ -124,7 +124,7 @@ class SGLT(Synthesizer):
         period = period_of(Tday, self.periods)
         raw = day_traces(train)
         self.missing_filled_ = raw.missing
-        days = fill_missing(raw, self.space_, self.periods, seed=self.seed)
+        days = fill_missing(raw, self.space_, seed=self.seed)
         n = self.n_users
         self.day_locs_ = days.locs
         self.day_ptr_ = np.searchsorted(days.owner, np.arange(n + 1)).astype(np.int64)
