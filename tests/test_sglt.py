@@ -14,7 +14,7 @@ from locsynth.synth.sglt.generate import semantic_seed, viterbi
 from locsynth.synth.sglt.mobility import (aggregate_model, day_traces, fill_missing, period_of,
                                           sorted_profiles, visit_profiles)
 from locsynth.synth.sglt.similarity import (best_mapping, geographic_similarity, period_mappings,
-                                            semantic_similarity, semantic_values)
+                                            semantic_similarity, semantic_value_sorted)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_assignment_value_equals_sorted_pairing_and_brute_force():
         n = max(a.size, b.size)
         pa, pb = np.pad(a, (0, n - a.size)), np.pad(b, (0, n - b.size))
         brute = max(np.minimum(pa, pb[list(s)]).sum() for s in itertools.permutations(range(n)))
-        srt = semantic_values(np.sort(pa)[::-1][None], np.ones(1), np.sort(pb)[::-1][None, None])[0]
+        srt = semantic_value_sorted(np.sort(pa)[::-1][None], np.ones(1), np.sort(pb)[::-1][None])
         assert value == pytest.approx(brute) == pytest.approx(srt)
         assert len(set(i)) == i.size and len(set(j)) == j.size
 
@@ -214,7 +214,7 @@ def test_plausible_deniability_counts_alternatives(fitted):
     f_sorted = sorted_profiles(f_prof, 1, 1)
     width = max(srt.shape[2], f_sorted.shape[2])
     pad = lambda a: np.pad(a, ((0, 0), (0, 0), (0, width - a.shape[2])))
-    s_all = np.array([semantic_values(pad(srt)[a], w[a], pad(f_sorted))[0] for a in range(srt.shape[0])])
+    s_all = np.array([semantic_value_sorted(pad(srt)[a], w[a], pad(f_sorted)[0]) for a in range(srt.shape[0])])
     expected = int((np.abs(s_all - s_all[0]) <= fitted.delta_d)[1:].sum())
     assert scores["semantic_similarity"] == pytest.approx(s_all[0])
     assert scores["alternatives"] == min(expected, fitted.k)

@@ -332,7 +332,7 @@ def visit_profiles(locs: np.ndarray, owner: np.ndarray, n_users: int, period: np
 
 def sorted_profiles(profile: sp.csr_array, n_users: int, periods: int) -> np.ndarray:
     """(n_users, periods, M): each row of ``profile`` sorted in decreasing order, zero-padded to
-    the largest support M (for :func:`..similarity.semantic_values`)."""
+    the largest support M (for :func:`..similarity.semantic_value_sorted`)."""
     nnz = np.diff(profile.indptr)
     M = max(int(nnz.max()) if nnz.size else 0, 1)
     out = np.zeros((n_users * periods, M))

@@ -110,21 +110,16 @@ def semantic_similarity(profile: sp.csr_array, weight: np.ndarray, u: int, v: in
     return float(weight[u] @ values), pairs
 
 
-def semantic_values(sorted_u: np.ndarray, weight_u: np.ndarray, sorted_v: np.ndarray) -> np.ndarray:
-    """sim_S(u, v) for many v at once, from decreasingly sorted profiles.
-
-    ``sorted_u`` (periods, M), ``weight_u`` (periods,), ``sorted_v`` (n, periods, M). min is
-    supermodular, so the sum of :math:`\\min(a_r, b_{\\sigma(r)})` is largest when sigma pairs
-    the two vectors in the same sorted order (the rearrangement inequality): the value of the
-    assignment in :func:`best_mapping` is the sum of the minima of the sorted vectors. Used
-    where only values are needed (the plausible-deniability test); tests check both agree.
-    """
-    return (np.minimum(sorted_u[None], sorted_v).sum(axis=2) * weight_u[None]).sum(axis=1)
-
-
 @njit(cache=True)
 def semantic_value_sorted(a, wa, b):
-    """sim_S of two decreasingly sorted (periods, M) profiles, weights ``wa`` (periods,)."""
+    """sim_S(u, v) from decreasingly sorted (periods, M) profiles ``a`` of u and ``b`` of v, and
+    u's period weights ``wa`` (periods,).
+
+    min is supermodular, so the sum of :math:`\\min(a_r, b_{\\sigma(r)})` is largest when sigma
+    pairs the two vectors in the same sorted order (the rearrangement inequality): the value of
+    the assignment in :func:`best_mapping` is the sum of the minima of the sorted vectors. Used
+    where only values are needed (the plausible-deniability test); tests check both agree.
+    """
     total = 0.0
     for tau in range(a.shape[0]):
         s = 0.0
