@@ -26,6 +26,11 @@ def haversine_m(lat1, lon1, lat2, lon2) -> np.ndarray:
     return 2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
 
 
+def _foursquare_top_level(category) -> np.ndarray | None:
+    from .io.foursquare_categories import top_level
+    return top_level(category)
+
+
 @dataclass(frozen=True, eq=False)
 class Space:
     """A finite set of locations with one representative point each.
@@ -71,11 +76,28 @@ class Space:
         return {"kind": self.kind}
 
     def hierarchy(self) -> "Hierarchy":
-        """The locations as leaves of a tree (for Privelet): root > category > location when the
-        space has categories; otherwise flat (every location a child of the root)."""
-        if self.category is not None:
-            return Hierarchy.from_levels(self.category)
-        return Hierarchy.flat(self.n_locations)
+        """The locations as leaves of a tree for Privelet (Xiao et al., TKDE 2011).
+
+        With categories: root > Foursquare top level > category > location when every category
+        is a known Foursquare name (the POI category > sub-category > POI tree of Narita et al.,
+        DPM 2021), else root > category > location. Without: the spatial tree of the space (a
+        point quad-tree over the POIs; a grid's cell quad-tree)."""
+        if self.category is None:
+            return self._spatial_hierarchy()
+        top = _foursquare_top_level(self.category)
+        return Hierarchy.from_levels(self.category) if top is None else Hierarchy.from_levels(top, self.category)
+
+    def _spatial_hierarchy(self) -> "Hierarchy":
+        return Hierarchy.points(self.lat, self.lon)
+
+    def top_category(self) -> np.ndarray | None:
+        """The coarsest category of each location: its Foursquare top level when every category is
+        a known Foursquare name, else the category itself; None without categories. This is the
+        level the co-location synthesizer's per-category matrix sums over (paper 000 §5.2)."""
+        if self.category is None:
+            return None
+        top = _foursquare_top_level(self.category)
+        return np.asarray(self.category, dtype=object).copy() if top is None else top
 
     @staticmethod
     def from_saved(frame: pd.DataFrame, meta: dict) -> "Space":
@@ -158,10 +180,7 @@ class Grid(Space):
     def meta(self) -> dict:
         return {"kind": "grid", "rows": self.rows, "cols": self.cols, "bbox": list(self.bbox)}
 
-    def hierarchy(self) -> "Hierarchy":
-        """root > category > cell when the cells have categories, else the grid's quad-tree."""
-        if self.category is not None:
-            return Hierarchy.from_levels(self.category)
+    def _spatial_hierarchy(self) -> "Hierarchy":
         return Hierarchy.quadtree(self.rows, self.cols)
 
 
@@ -287,6 +306,41 @@ class Hierarchy:
         return cls(np.concatenate([above + n, internal]), n)
 
     @classmethod
+    def points(cls, lat, lon) -> "Hierarchy":
+        """A point quad-tree over POIs (leaf i = POI i): every set of two or more POIs splits at its
+        median latitude and median longitude into up to four children (empty ones dropped, a
+        single POI a leaf), down to single POIs. Medians are taken by rank with ties in index
+        order, so both latitude halves are non-empty, every internal node has 2 to 4 children and
+        coincident points split too. Nodes are numbered as in :meth:`quadtree`, level by level."""
+        lat, lon = np.asarray(lat, np.float64).ravel(), np.asarray(lon, np.float64).ravel()
+        if lat.shape != lon.shape:
+            raise InputError("a point hierarchy needs as many latitudes as longitudes")
+        n = lat.size
+        if n == 0:
+            raise InputError("a point hierarchy needs at least one point")
+        parent = [-1]
+        leaf_parent = np.zeros(n, np.int64)
+        member = np.arange(n) if n > 1 else np.zeros(0, np.int64)
+        node = np.zeros(member.size, np.int64)
+        while member.size:
+            size = np.bincount(node)[node]
+            half = size // 2
+            north = _rank_in_group(node, lat[member], member) >= half
+            east = _rank_in_group(node, lon[member], member) >= half
+            key = node * 4 + 2 * north + east
+            keys, child, count = np.unique(key, return_inverse=True, return_counts=True)
+            alone = count[child] == 1
+            leaf_parent[member[alone]] = node[alone]
+            split = count > 1
+            first = len(parent)
+            parent.extend((keys[split] // 4).tolist())
+            new_id = np.full(keys.size, -1, np.int64)
+            new_id[split] = first + np.arange(int(split.sum()))
+            member, node = member[~alone], new_id[child[~alone]]
+        internal = np.asarray(parent, np.int64)
+        return cls(np.concatenate([leaf_parent + n, np.where(internal >= 0, internal + n, -1)]), n)
+
+    @classmethod
     def quadtree(cls, rows: int, cols: int) -> "Hierarchy":
         """The quad-tree of a rows x cols grid (cell id = row * cols + col): each block splits into
         halves along every side longer than one cell, down to single cells."""
@@ -307,3 +361,12 @@ class Hierarchy:
         n = rows * cols
         internal = np.asarray(parent, np.int64)
         return cls(np.concatenate([leaf_parent + n, np.where(internal >= 0, internal + n, -1)]), n)
+
+
+def _rank_in_group(group: np.ndarray, value: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """Rank of every element by ``value`` (ties by ``tie``) among the elements of its group."""
+    order = np.lexsort((tie, value, group))
+    sorted_group = group[order]
+    rank = np.empty(group.size, np.int64)
+    rank[order] = np.arange(group.size) - np.searchsorted(sorted_group, sorted_group, side="left")
+    return rank
