@@ -64,6 +64,10 @@ register("sglt", "locsynth.synth.sglt.model", "SGLT", "synthesizer",
          "SGLT: semantic classes, randomized Viterbi from seeds, privacy tests (Bindschaedler and Shokri, S&P 2016)")
 register("sgd", "locsynth.synth.baselines", "SGD", "synthesizer",
          "SGD: one Markov chain per time slot for all users, xi events kept (paper 001 App. C)")
+register("tpm", "locsynth.synth.tpm", "TPM", "synthesizer",
+         "TPM: one DP transition matrix for all users, walks from its stationary distribution (paper 000 §5.3)")
+register("colocation", "locsynth.synth.colocation.model", "CoLocation", "synthesizer",
+         "Co-locations: DP friendship probability and co-location counts, TPM completion (Narita et al., DPM 2021)")
 register("uniform", "locsynth.synth.baselines", "Uniform", "synthesizer",
          "Uniform: every event at a uniformly random location (the no-utility baseline)")
 register("training", "locsynth.synth.baselines", "Training", "synthesizer",

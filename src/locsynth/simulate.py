@@ -687,7 +687,26 @@ def simulate(n_users: int, *, days: int = 1, space: Space | None = None, pois: i
     """
     setup = _setup(n_users, days, space, pois, instant, slot, start_date, timezone, checkin_rate, seed)
     user, t, loc, users = _simulate_range(setup, 0, n_users)
-    return TraceSet(user, t, loc, users, setup.space, setup.time, setup.info)
+    return TraceSet(user, t, loc, users, setup.space, setup.time, setup.info, simulated_friends(users, seed))
+
+
+#: probability that two users with the same home or the same work place are friends
+FRIEND_SHARE = 0.2
+
+
+def simulated_friends(users: pd.DataFrame, seed: int, share: float = FRIEND_SHARE) -> np.ndarray:
+    """Friendships between neighbours and colleagues: every pair of users with the same home or
+    the same work place is a friendship with probability ``share`` ((m, 2) rows a < b)."""
+    pairs = []
+    for column in ("home", "work"):
+        order = np.argsort(users[column].to_numpy(), kind="stable")
+        groups = np.split(order, np.flatnonzero(np.diff(users[column].to_numpy()[order])) + 1)
+        pairs += [g[np.column_stack(np.triu_indices(g.size, 1))] for g in groups if g.size > 1]
+    if not pairs:
+        return np.zeros((0, 2), np.int32)
+    edges = np.unique(np.sort(np.concatenate(pairs), axis=1), axis=0)
+    keep = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(77,))).random(len(edges)) < share
+    return edges[keep].astype(np.int32)
 
 
 def simulate_to_dir(out: str | Path, n_users: int, *, days: int = 1, space: Space | None = None,

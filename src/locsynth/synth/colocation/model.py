@@ -1,0 +1,148 @@
+"""The co-location synthesizer (Narita et al., DPM 2021, paper 000): the estimator.
+
+    model = CoLocation(epsilon1=1, epsilon2=1, trim=5).fit(train)   # train has a friend graph
+    synthetic = model.sample(seed=1)          # n users, one day each, with their friend graph
+
+``fit`` releases three things, each recorded in the ledger (user-level; basic composition gives
+epsilon1 + epsilon2 + epsilon_tpm per user): the friendship probability p' (friendship.py,
+epsilon1), the co-location counts Q' (counts.py, epsilon2, Privelet or Laplace) and the TPM chain
+(synth/tpm.py, epsilon_tpm; the paper spends epsilon2 again there and leaves it out of its total).
+``sample`` draws a friend graph from p', places theta co-location events from R' and completes
+the traces under the chain (generate.py). ``theta=0`` takes theta from the DP counts themselves:
+the co-locations per user and day in Q' (trimmed, so an underestimate) times the synthetic users
+and days, post-processing that costs no budget (the paper's future work); the number of days of the
+training window is taken as public.
+
+The fitted model also keeps, for evaluation only, |p - p'| and the per-category error of Q'
+against the untrimmed Q* (§5.2): like every fitted model it is internal, never a release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import InputError
+from ...privacy.ledger import check_epsilon
+from ...traces import TraceSet
+from ..base import Synthesizer, Tags, _count
+from ..tpm import TPM
+from .counts import MECHANISMS, category_matrix, colocation_counts, noisy_counts, row_distributions
+from .friendship import GRAPHS, friend_graph, noisy_friendship_probability
+from .generate import complete, place_colocations
+
+
+class CoLocation(Synthesizer):
+    """Synthetic traces with co-locations between synthetic friends (module docstring).
+
+    Parameters
+    ----------
+    epsilon1 : budget of the friendship probability (node DP).
+    epsilon2 : budget of the co-location counts (user-level DP).
+    epsilon_tpm : budget of the transition matrix (user-level DP).
+    trim : c, events read per user for Q and transitions read per user for the chain.
+    theta : co-location events to generate (0: from the DP counts, module docstring).
+    mechanism : 'privelet' (over the space's hierarchy) or 'laplace'.
+    graph : 'erdos-renyi' (the paper) or 'barabasi-albert'.
+    """
+
+    name = "colocation"
+    tags = Tags(virtual_users=True, dp=True, needs_friends=True)
+
+    def __init__(self, epsilon1: float = 1.0, epsilon2: float = 1.0, epsilon_tpm: float = 1.0, trim: int = 5,
+                 theta: int = 0, mechanism: str = "privelet", graph: str = "erdos-renyi", seed: int = 0):
+        self.epsilon1 = epsilon1
+        self.epsilon2 = epsilon2
+        self.epsilon_tpm = epsilon_tpm
+        self.trim = trim
+        self.theta = theta
+        self.mechanism = mechanism
+        self.graph = graph
+        self.seed = seed
+
+    def _check_params(self) -> None:
+        for name in ("epsilon1", "epsilon2", "epsilon_tpm"):
+            check_epsilon(getattr(self, name), name)
+        _count("trim", self.trim)
+        if int(self.theta) != self.theta or self.theta < 0:
+            raise InputError(f"theta must be a whole number >= 0 (0: from the DP counts), got {self.theta!r}")
+        if self.mechanism not in MECHANISMS:
+            raise InputError(f"unknown mechanism {self.mechanism!r}; expected one of {', '.join(MECHANISMS)}")
+        if self.graph not in GRAPHS:
+            raise InputError(f"unknown graph {self.graph!r}; expected one of {', '.join(GRAPHS)}")
+
+    def fit(self, train: TraceSet, *, progress=None) -> "CoLocation":
+        self._check_params()
+        self._remember_frame(train)
+        n, c = train.n_traces, int(self.trim)
+        n_edges = int(train.friends.shape[0])
+        self.p_noisy_ = noisy_friendship_probability(n_edges, n, self.epsilon1, ledger=self.ledger_)
+        self.friendship_error_ = abs(2.0 * n_edges / (n * (n - 1)) - self.p_noisy_)
+        counts = colocation_counts(train, c)
+        hierarchy = train.space.hierarchy() if self.mechanism == "privelet" else None
+        self.counts_ = noisy_counts(counts, self.epsilon2, c, self.mechanism, hierarchy, ledger=self.ledger_,
+                                    saw=f"co-locations between friends among the first {c} events of {n} users")
+        self.rows_ = row_distributions(self.counts_)
+        self.days_ = max(int(train.summary().get("days", 1)), 1)
+        self.category_error_ = self._category_error(train, colocation_counts(train, None))
+        tpm = TPM(self.epsilon_tpm, c).fit(train)
+        self.ledger_ = self.ledger_.merged(tpm.ledger_)
+        self.matrix_, self.stationary_ = tpm.matrix_, tpm.stationary_
+        return self
+
+    def _category_error(self, train: TraceSet, truth: np.ndarray) -> dict:
+        """MAE and MSE of the per-category matrix of Q' against the untrimmed Q* (§5.2)."""
+        categories = train.space.top_category() if hasattr(train.space, "top_category") else train.space.category
+        if categories is None:
+            return {}
+        _, real = category_matrix(truth, categories)
+        _, noisy = category_matrix(self.counts_, categories)
+        return {"mae": float(np.abs(real - noisy).mean()), "mse": float(((real - noisy) ** 2).mean()),
+                "categories": int(real.shape[1])}
+
+    def expected_theta(self, n: int, days: int) -> int:
+        """theta for ``n`` users over ``days`` days: the given theta, or from Q' (module docstring)."""
+        if self.theta:
+            return int(self.theta)
+        rate = max(float(self.counts_.sum()), 0.0) / (self.n_users * self.days_)
+        return int(round(rate * n * days))
+
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0) -> TraceSet:
+        """``n`` synthetic users (default: as many as training users), one trace of ``days`` days
+        each, with the synthetic friend graph (``friends``) and their co-location events."""
+        self.check_is_fitted()
+        m = self.n_users if n is None else _count("n", n)
+        T = _count("days", days) * self.time_.instants_per_day
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(4,)))
+        edges = friend_graph(m, self.p_noisy_, self.graph, rng)
+        theta = self.expected_theta(m, days)
+        fixed, placed = place_colocations(edges, self.rows_, m, T, theta, seed)
+        chain = TPM()
+        chain.matrix_, chain.stationary_, chain.users_ = self.matrix_, self.stationary_, self.users_
+        locs = complete(chain.walks(m, T, seed), fixed, self.matrix_, self.stationary_)
+        ts = self._rectangular(locs, np.full(m, -1), np.zeros(m, np.int64), days,
+                               extra={"colocation_events": (fixed >= 0).sum(axis=1).astype(np.int32)},
+                               user_id=np.array([f"v{q}" for q in range(m)], dtype=object))
+        ts.info.update({"theta": theta, "colocations_placed": placed, "friendships": int(edges.shape[0]),
+                        "friendship_probability": self.p_noisy_, "friendship_error": self.friendship_error_,
+                        "category_error": self.category_error_})
+        return TraceSet(ts.user, ts.t, ts.loc, ts.users, ts.space, ts.time, ts.info, edges, ts.ledger)
+
+    def summary(self) -> dict:
+        if not hasattr(self, "p_noisy_"):
+            return {}
+        return {"friendship_probability": self.p_noisy_, "friendship_error": self.friendship_error_,
+                "colocations_noisy_total": float(self.counts_.sum()), "theta": self.expected_theta(self.n_users, 1),
+                **{f"category_{k}": v for k, v in self.category_error_.items()}}
+
+    def _fitted_scalars(self) -> dict:
+        return {"p_noisy": self.p_noisy_, "friendship_error": self.friendship_error_, "days": self.days_,
+                "category_error": self.category_error_}
+
+    def _arrays(self):
+        return {"counts": self.counts_, "rows": self.rows_, "matrix": self.matrix_, "stationary": self.stationary_}
+
+    def _restore(self, arrays, fitted):
+        self.counts_, self.rows_ = arrays["counts"], arrays["rows"]
+        self.matrix_, self.stationary_ = arrays["matrix"], arrays["stationary"]
+        self.p_noisy_, self.friendship_error_ = float(fitted["p_noisy"]), float(fitted["friendship_error"])
+        self.days_, self.category_error_ = int(fitted["days"]), dict(fitted.get("category_error", {}))

@@ -1,0 +1,253 @@
+"""The co-location synthesizer (paper 000) and TPM: worked examples, properties against plain
+references, and end-to-end runs on Gowalla with its friend graph."""
+
+from dataclasses import replace
+from itertools import product
+
+import networkx as nx
+import numpy as np
+import pytest
+from helpers import traceset
+
+from locsynth import InputError
+from locsynth.metrics.colocation import friend_colocations, population_error, transition_error
+from locsynth.synth.colocation.counts import category_matrix, colocation_counts, row_distributions
+from locsynth.synth.colocation.friendship import (erdos_renyi, friendship_probability,
+                                                  noisy_friendship_probability, pair_of_index)
+from locsynth.synth.colocation.generate import complete, place_colocations
+from locsynth.synth.colocation.model import CoLocation
+from locsynth.synth.tpm import TPM, stationary, stochastic_rows, trimmed_transition_counts
+
+
+def with_friends(ts, edges):
+    return replace(ts, friends=np.asarray(edges, np.int32).reshape(-1, 2))
+
+
+def random_set(rng, n=12, L=3, T=6, density=0.6, p=0.4):
+    traces = [[(t, int(rng.integers(L))) for t in range(T) if rng.random() < density] or [(0, 0)] for _ in range(n)]
+    edges = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
+    return with_friends(traceset(traces, cols=L), edges)
+
+
+def reference_counts(ts, trim):
+    """Q by brute force: every cell's friend graph among the first ``trim`` events, matched by networkx."""
+    L, ipd = ts.space.n_locations, ts.time.instants_per_day
+    friends = set(map(tuple, ts.friends.tolist()))
+    present = {}
+    for u in range(ts.n_traces):
+        t, loc = ts.events_of(u)
+        for k in range(len(t) if trim is None else min(trim, len(t))):
+            present.setdefault((int(t[k]), int(loc[k])), set()).add(u)
+    Q = np.zeros((ipd, L), np.int64)
+    for (t, x), users in present.items():
+        g = nx.Graph([(a, b) for a in users for b in users if (a, b) in friends])
+        Q[t % ipd, x] += len(nx.max_weight_matching(g, maxcardinality=True))
+    return Q
+
+
+def remove_user(ts, w):
+    """The neighbour without user w: w keeps its row (n is public) but has no events and no friends."""
+    keep = ts.user != w
+    friends = ts.friends[(ts.friends != w).all(axis=1)] if ts.friends is not None else None
+    out = type(ts)(ts.user[keep], ts.t[keep], ts.loc[keep], ts.users, ts.space, ts.time, ts.info, friends, None)
+    return out
+
+
+# -- co-location counts (§4.3) ------------------------------------------------------------------
+def test_fig2_example_counts_two_colocations():
+    """Paper 000 Fig. 2: u2 and u3 meet at x1 at t1, u1 and u2 at x2 at t2 (u1-u2 and u2-u3 friends)."""
+    ts = with_friends(traceset([[(0, 2), (1, 1), (2, 2), (3, 2)], [(0, 0), (1, 1), (2, 0), (3, 1)],
+                                [(0, 0), (1, 2), (2, 1), (3, 0)], [(0, 1), (1, 2), (2, 1), (3, 2)]]),
+                      [(0, 1), (1, 2)])
+    Q = colocation_counts(ts)
+    assert Q.sum() == 2 and Q[0, 0] == 1 and Q[1, 1] == 1
+
+
+def test_counts_equal_the_brute_force_matching():
+    rng = np.random.default_rng(0)
+    for trial in range(25):
+        ts = random_set(rng)
+        for trim in (None, 1, 3):
+            assert np.array_equal(colocation_counts(ts, trim), reference_counts(ts, trim)), (trial, trim)
+
+
+def test_a_group_counts_its_disjoint_pairs():
+    """A star of 4 friends around user 0 at one place is 1 co-location; a triangle of friends too;
+    two separate pairs are 2."""
+    star = with_friends(traceset([[(0, 1)]] * 5), [(0, 1), (0, 2), (0, 3), (0, 4)])
+    assert colocation_counts(star).sum() == 1
+    triangle = with_friends(traceset([[(0, 1)]] * 3), [(0, 1), (0, 2), (1, 2)])
+    assert colocation_counts(triangle).sum() == 1
+    pairs = with_friends(traceset([[(0, 1)]] * 4), [(0, 1), (2, 3)])
+    assert colocation_counts(pairs).sum() == 2
+    assert colocation_counts(replace(pairs, friends=None), pairs="all").sum() == 2
+
+
+def test_removing_any_user_moves_trimmed_counts_by_at_most_c():
+    """The sensitivity claim of counts.py, checked for every user of random sets with stars."""
+    rng = np.random.default_rng(1)
+    worst = 0
+    for _ in range(15):
+        ts = random_set(rng, n=10, p=0.5, density=0.8)
+        for c in (1, 2, 4):
+            Q = colocation_counts(ts, c)
+            for w in range(ts.n_traces):
+                change = np.abs(Q - colocation_counts(remove_user(ts, w), c)).sum()
+                assert change <= c
+                worst = max(worst, change)
+    assert worst == 4                                            # the bound is reached
+
+
+def test_counts_need_a_friend_graph_or_all_pairs():
+    ts = traceset([[(0, 1)], [(0, 1)]])
+    with pytest.raises(InputError, match="friend graph"):
+        colocation_counts(ts)
+    with pytest.raises(InputError, match="unknown pairs"):
+        colocation_counts(ts, pairs="strangers")
+
+
+def test_row_distributions_shift_by_the_minimum():
+    R = row_distributions(np.array([[-2.0, 0.0, 2.0], [1.0, 1.0, 2.0], [0.0, 0.0, 0.0]]))
+    assert np.allclose(R.sum(axis=1), 1) and (R >= 0).all()
+    assert np.allclose(R[0], [0, 2 / 6, 4 / 6]) and np.allclose(R[1], [0.25, 0.25, 0.5]) and np.allclose(R[2], 1 / 3)
+
+
+def test_category_matrix_sums_columns():
+    labels, Qbar = category_matrix(np.array([[1, 2, 3], [4, 5, 6]]), np.array(["b", "a", "b"]))
+    assert list(labels) == ["a", "b"] and np.array_equal(Qbar, [[2, 4], [5, 10]])
+
+
+# -- friendship probability and graphs (§4.2, §4.4) ----------------------------------------------
+def test_fig1_friendship_probability():
+    """Fig. 1: 5 users, friendships u1-u3, u1-u5, u2-u3, u4-u5: p = 8 / 20 = 0.4."""
+    assert friendship_probability(4, 5) == pytest.approx(0.4)
+
+
+def test_rewiring_one_user_moves_p_by_at_most_2_over_n():
+    n = 6
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    worst = 0.0
+    for mask in product([0, 1], repeat=len(pairs)):
+        if sum(mask) % 3:                                       # a third of the 2^15 graphs
+            continue
+        edges = [p for p, m in zip(pairs, mask) if m]
+        isolated = [e for e in edges if 0 not in e]
+        worst = max(worst, abs(friendship_probability(len(edges), n) - friendship_probability(len(isolated), n)))
+    assert worst == pytest.approx(2 / n)
+
+
+def test_noisy_probability_is_clamped_and_recorded():
+    from locsynth.privacy.ledger import Ledger
+
+    ledger = Ledger()
+    values = [noisy_friendship_probability(0, 3, 0.05, ledger=ledger) for _ in range(50)]
+    assert min(values) == 0.0 and max(values) <= 1.0
+    assert ledger.spends[0].sensitivity == pytest.approx(2 / 3) and ledger.spends[0].epsilon == pytest.approx(0.05)
+
+
+def test_pair_index_and_erdos_renyi():
+    n = 7
+    a, b = pair_of_index(np.arange(n * (n - 1) // 2), n)
+    assert [(x, y) for x, y in zip(a, b)] == [(x, y) for x in range(n) for y in range(x + 1, n)]
+    rng = np.random.default_rng(0)
+    sizes = [erdos_renyi(200, 0.05, rng).shape[0] for _ in range(20)]
+    assert abs(np.mean(sizes) - 0.05 * 200 * 199 / 2) < 3 * np.sqrt(995 * 0.95 / 20)
+    edges = erdos_renyi(200, 0.05, rng)
+    assert (edges[:, 0] < edges[:, 1]).all() and len(np.unique(edges, axis=0)) == len(edges)
+    assert len(erdos_renyi(30, 1.0, rng)) == 435 and len(erdos_renyi(30, 0.0, rng)) == 0
+
+
+# -- generation (§4.4) ----------------------------------------------------------------------------
+def test_placed_colocations_are_consistent():
+    rng = np.random.default_rng(2)
+    edges = erdos_renyi(50, 0.1, rng)
+    rows = row_distributions(rng.random((24, 8)))
+    fixed, placed = place_colocations(edges, rows, 50, 24, 300, seed=1)
+    assert placed == 300
+    together = 0
+    for a, b in edges:
+        shared = (fixed[a] >= 0) & (fixed[a] == fixed[b])
+        together += shared.sum()
+    assert together >= 300                                      # every placed event joins a pair of friends
+    assert np.array_equal(fixed, place_colocations(edges, rows, 50, 24, 300, seed=1)[0])
+
+
+def test_viterbi_completion_is_the_best_path_through_fixed_events():
+    rng = np.random.default_rng(3)
+    L, T = 3, 4
+    for _ in range(10):
+        P = rng.random((L, L)) ** 3
+        P /= P.sum(axis=1, keepdims=True)
+        pi = stationary(P)
+        fixed = np.full((1, T), -1, np.int32)
+        fixed[0, rng.integers(T)] = rng.integers(L)
+        out = complete(np.zeros((1, T), np.int64), fixed, P, pi)[0]
+        def score(p):
+            return np.log(pi[p[0]]) + sum(np.log(P[p[t], p[t + 1]]) for t in range(T - 1))
+
+        allowed = [p for p in product(range(L), repeat=T) if all(f < 0 or f == x for f, x in zip(fixed[0], p))]
+        assert tuple(out) in allowed and score(out) == pytest.approx(max(map(score, allowed)))   # ties may differ
+
+
+# -- TPM -----------------------------------------------------------------------------------------
+def test_tpm_trims_each_users_transitions():
+    ts = traceset([[(0, 0), (1, 1), (2, 2), (3, 0)], [(0, 2), (1, 2)]])
+    assert trimmed_transition_counts(ts, None).sum() == 4
+    C = trimmed_transition_counts(ts, 2)
+    assert C.sum() == 3 and C[0, 1] == C[1, 2] == C[2, 2] == 1
+
+
+def test_tpm_chain_is_stochastic_and_its_stationary_distribution_holds():
+    rng = np.random.default_rng(4)
+    P = stochastic_rows(rng.normal(size=(6, 6)) * 3)
+    assert np.allclose(P.sum(axis=1), 1) and (P >= 0).all()
+    pi = stationary(P)
+    assert np.allclose(pi @ P, pi, atol=1e-9) and pi.sum() == pytest.approx(1)
+    assert np.allclose(stationary(np.array([[0.0, 1.0], [1.0, 0.0]])), 0.5, atol=1e-3)   # periodic
+
+
+def test_tpm_fit_sample_save_load(tmp_path):
+    rng = np.random.default_rng(5)
+    ts = random_set(rng, n=30, L=4, T=24)
+    model = TPM(epsilon=2.0, trim=3).fit(ts)
+    assert model.ledger_.spends[0].sensitivity == 3 and model.ledger_.spends[0].epsilon == pytest.approx(2.0)
+    a = model.sample(5, seed=1)
+    assert a.n_traces == 5 and (a.users["source"] == -1).all() and not a.users["user_id"].isin(ts.users["user_id"]).any()
+    b = TPM.load(model.save(tmp_path / "m")).sample(5, seed=1)
+    assert np.array_equal(a.loc, b.loc)
+
+
+# -- the synthesizer end to end ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def gowalla(data_dir, tmp_path_factory):
+    """Gowalla's 1,000-user slice, its 100 most visited POIs, hours of one folded day (paper 000 §5.1)."""
+    from locsynth.prepare import prepare
+
+    root = data_dir / "gowalla-vldb17"
+    return prepare(root / "Gowalla_3", "gowalla", tmp_path_factory.mktemp("gw") / "set", pois=100, instant="1h",
+                   friends=root / "Gowalla_1", fold_days=True, timezone="America/Chicago")[""]
+
+
+def test_colocation_on_gowalla(gowalla, tmp_path):
+    model = CoLocation(theta=200).fit(gowalla)
+    spends = model.ledger_.spends
+    assert [s.mechanism for s in spends] == ["laplace", "privelet", "laplace"]
+    assert sum(s.epsilon for s in spends) == pytest.approx(3.0, rel=1e-6)
+    assert model.friendship_error_ < 0.01
+    synthetic = model.sample(seed=1)
+    assert synthetic.n_traces == gowalla.n_traces and synthetic.friends is not None
+    assert synthetic.info["colocations_placed"] == 200
+    together = friend_colocations(synthetic, seed=0)
+    assert together["friends"] > together["non_friends"]
+    assert population_error(gowalla, synthetic)["mae"] < 0.02 and transition_error(gowalla, synthetic)["mae"] < 0.03
+    again = CoLocation.load(model.save(tmp_path / "m")).sample(seed=1)
+    assert np.array_equal(again.loc, synthetic.loc) and np.array_equal(again.friends, synthetic.friends)
+
+
+def test_colocation_checks_its_parameters(gowalla):
+    for bad, match in [(dict(mechanism="wavelet"), "unknown mechanism"), (dict(graph="tree"), "unknown graph"),
+                       (dict(theta=-1), "theta"), (dict(trim=0), "trim"), (dict(epsilon1=0), "epsilon1")]:
+        with pytest.raises(InputError, match=match):
+            CoLocation(**bad).fit(gowalla)
+    with pytest.raises(InputError, match="friend graph"):
+        CoLocation().fit(replace(gowalla, friends=None))
