@@ -423,6 +423,9 @@ def sample(
     if tests and tests.get("privacy_test"):
         say(f"privacy tests: {tests['passed']} of {tests['requested']} fakes passed in {tests['tries']} tries "
             f"(pass rate {tests['pass_rate']:.3f}; {tests['seeds_short']} seeds ran out of tries)")
+    if "colocations_placed" in syn.info:
+        say(f"co-locations: {syn.info['colocations_placed']} of theta = {syn.info['theta']} placed between "
+            f"{syn.info['friendships']} synthetic friendships")
 
 
 @app.command()

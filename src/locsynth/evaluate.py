@@ -199,6 +199,12 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         metrics["cluster_tv"] = _row(np.nanmean(tv), None, np.mean(uniform))
         lap("clusters")
 
+    colocations = None
+    if synthetic.friends is not None:
+        step("co-locations")
+        colocations = _colocation_metrics(train, test, synthetic, metrics, seed)
+        lap("colocations")
+
     details = {
         "population": {"test": p_test, "synthetic": np.mean(p_syn, axis=0), "training": p_train},
         "emd_rows": _emd_rows(m_test, m_syn, m_train, test, emd_bins),
@@ -255,7 +261,36 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         meta["ledger"] = synthetic.ledger.to_dict()
     if synthetic.info.get("fakes"):
         meta["privacy_tests"] = synthetic.info["fakes"]
+    if colocations is not None:
+        meta["colocations"] = colocations
+        details["colocations"] = colocations
     return Report(metrics, details, meta)
+
+
+def _colocation_metrics(train: TraceSet, test: TraceSet, synthetic: TraceSet, metrics: dict, seed: int) -> dict:
+    """Paper 000 §5.2 for a set with a friend graph: population and transition MAE / MSE against the
+    test traces (rows added to ``metrics``), and co-locations between friends and non-friends
+    (returned, with the model's |p - p'| and per-category errors when the set carries them)."""
+    from .metrics.colocation import (friend_colocations, population_distribution, population_error,
+                                     transition_error, transition_matrix)
+
+    L = test.space.n_locations
+    uniform_pop = np.abs(population_distribution(test) - 1.0 / L)
+    P, rows = transition_matrix(test)
+    uniform_tm = np.abs(P[rows] - 1.0 / L)
+    for name, fn, uniform in (("population", population_error, uniform_pop), ("transition", transition_error,
+                                                                              uniform_tm)):
+        syn, real = fn(test, synthetic), fn(test, train)
+        metrics[f"coloc_{name}_mae"] = _row(syn["mae"], real["mae"], float(uniform.mean()) if uniform.size else None)
+        metrics[f"coloc_{name}_mse"] = _row(syn["mse"], real["mse"],
+                                            float((uniform ** 2).mean()) if uniform.size else None)
+    out = {"synthetic": friend_colocations(synthetic, seed)}
+    if train.friends is not None:
+        out["training"] = friend_colocations(train, seed)
+    for key in ("friendship_error", "category_error", "theta", "colocations_placed"):
+        if key in synthetic.info:
+            out[key] = synthetic.info[key]
+    return out
 
 
 def _row(synthetic, training, uniform) -> dict:

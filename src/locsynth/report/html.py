@@ -117,6 +117,9 @@ attacks above measure{% if pd_test %} and the plausible-deniability test below{%
 {% if privacy_tests %}
 <p class="note">Privacy tests (paper 002 §V-C to §V-E): {{ privacy_tests }}</p>
 {% endif %}
+{% if colocations %}
+<p class="note">Co-locations (paper 000): {{ colocations }}</p>
+{% endif %}
 
 {% if others %}
 <h2>Other metrics</h2>
@@ -174,7 +177,8 @@ def render_html(report, title: str | None = None) -> str:
         utility=utility, privacy=privacy, others=others, privacy_notes=_privacy_notes(metrics, meta),
         figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
         method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")),
-        privacy_tests=_privacy_tests_text(meta.get("privacy_tests"), meta.get("params") or {}))
+        privacy_tests=_privacy_tests_text(meta.get("privacy_tests"), meta.get("params") or {}),
+        colocations=_colocations_text(meta.get("colocations")))
 
 
 def _ledger(meta: dict) -> dict | None:
@@ -209,6 +213,27 @@ def _privacy_tests_text(tests: dict | None, params: dict) -> str | None:
     short = f"; {tests['seeds_short']} seeds ran out of tries" if tests.get("seeds_short") else ""
     return (f"{tests['passed']} of {tests['requested']} requested fakes passed ({rule}) in {tests['tries']} tries, "
             f"a pass rate of {100 * tests['pass_rate']:.1f}%{short}; the fakes that failed were dropped.")
+
+
+def _colocations_text(c: dict | None) -> str | None:
+    """Friends against non-friends, and the model's errors, in one paragraph."""
+    if not c or "synthetic" not in c:
+        return None
+    syn = c["synthetic"]
+    parts = [f"the synthetic set's {syn['friend_pairs']:,} friend pairs share a location {syn['friends_per_pair']:.2f} "
+             f"instants per pair, as many non-friend pairs {syn['non_friends_per_pair']:.2f}"]
+    if c.get("training"):
+        tr = c["training"]
+        parts.append(f"in the training set {tr['friends_per_pair']:.2f} against {tr['non_friends_per_pair']:.2f}")
+    if "theta" in c:
+        parts.append(f"{c.get('colocations_placed', '?')} of theta = {c['theta']} co-location events were placed")
+    if "friendship_error" in c:
+        parts.append(f"|p - p'| = {c['friendship_error']:.2g}")
+    err = c.get("category_error") or {}
+    if err:
+        parts.append(f"per-category co-location matrix ({err['categories']} categories): MAE {err['mae']:.3g}, "
+                     f"MSE {err['mse']:.3g} against the untrimmed counts")
+    return "; ".join(parts) + "."
 
 
 def _rows(metrics: dict, keys: list[str], options: dict, space_kind: str | None) -> list[dict]:
@@ -372,6 +397,14 @@ def _figures(details: dict, meta: dict, space_kind: str | None) -> list[dict]:
             "the MIA advantage. A curve close to the diagonal is better for privacy.",
             "ROC curve of the membership-inference attack",
             lambda: plots.roc_png(mia))
+    colocations = details.get("colocations")
+    if colocations and colocations.get("synthetic"):
+        add("Co-locations",
+            "Instants at which two users share a location, per pair: over the set's friend pairs and over as "
+            "many pairs of users who are not friends (paper 000). Friends meeting more often than strangers is "
+            "what the co-location synthesizer adds to TPM.",
+            "bar chart of co-locations per friend pair and per non-friend pair",
+            lambda: plots.colocations_png(colocations))
     return figures
 
 

@@ -68,6 +68,12 @@ OTHER = {
                                                 "synthetic trace to its seed; higher is better"),
     "sglt_semantic_qq_correlation": MetricInfo("Semantic Q-Q correlation (f)", "how straight the Q-Q plot of "
                                                "pairwise semantic similarities is; higher is better"),
+    **{f"coloc_{what}_{err}": MetricInfo(f"{label} {err.upper()}", f"{'mean absolute' if err == 'mae' else 'mean squared'} "
+                                         f"error of the {text} (paper 000 §5.2)")
+       for what, label, text in (("population", "Population", "population distribution over locations"),
+                                 ("transition", "Transition", "transition matrix, over the rows the test traces "
+                                                              "have"))
+       for err in ("mae", "mse")},
 }
 #: metrics for which higher is better (all others: lower)
 HIGHER_IS_BETTER = frozenset(k for k, v in OTHER.items() if v.description.endswith("higher is better"))

@@ -195,6 +195,29 @@ def roc_png(mia: dict) -> bytes:
     return to_png(fig)
 
 
+def colocations_png(colocations: dict) -> bytes:
+    """Co-locations per pair of friends and per pair of non-friends, synthetic and training sets.
+
+    colocations : {'synthetic': {...}, 'training': {...} (optional)}, each from
+    metrics.colocation.friend_colocations.
+    """
+    sets = [k for k in ("training", "synthetic") if colocations.get(k)]
+    fig = new_figure(4.6, 2.8)
+    ax = fig.subplots()
+    width = 0.38
+    x = np.arange(len(sets))
+    for i, (key, label) in enumerate((("friends_per_pair", "friends"), ("non_friends_per_pair", "non-friends"))):
+        values = [colocations[k][key] for k in sets]
+        bars = ax.bar(x + (i - 0.5) * width, values, width, label=label,
+                      color=COLORS["synthetic"] if i == 0 else COLORS["uniform"])
+        ax.bar_label(bars, fmt="%.2f", fontsize=7)
+    ax.set_xticks(x, [f"{k} ({colocations[k]['friend_pairs']:,} friend pairs)" for k in sets], fontsize=7)
+    ax.set_ylabel("co-located instants per pair", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7, frameon=False)
+    return to_png(fig)
+
+
 def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_label: str) -> bytes:
     """Utility loss (y) against privacy risk (x), one labelled point per set; lower-left is better.
 
