@@ -21,6 +21,7 @@ co-location synthesizer, TPM and Uniform. Written as PNGs and one HTML page unde
 from __future__ import annotations
 
 import argparse
+import textwrap
 import subprocess
 import sys
 import tempfile
@@ -142,7 +143,7 @@ def write_page(out: Path, f7, f8, f12) -> Path:
             ax.set_xscale("log")
         if logy:
             ax.set_yscale("log")
-        ax.set_title(title, fontsize=9)
+        ax.set_title(textwrap.fill(title, 60), fontsize=7)
         ax.set_xlabel(xlabel, fontsize=8)
         ax.set_ylabel(ylabel, fontsize=8)
         ax.tick_params(labelsize=7)

@@ -251,3 +251,18 @@ def test_colocation_checks_its_parameters(gowalla):
             CoLocation(**bad).fit(gowalla)
     with pytest.raises(InputError, match="friend graph"):
         CoLocation().fit(replace(gowalla, friends=None))
+
+
+def test_evaluate_reports_colocations_for_a_set_with_friends(gowalla):
+    from locsynth.evaluate import evaluate
+
+    train, test = gowalla.split(0.5, seed=0)
+    synthetic = CoLocation(theta=100).fit(train).sample(seed=1)
+    report = evaluate(train, test, synthetic, attacks=("mia",), sglt=False)
+    for key in ("coloc_population_mae", "coloc_population_mse", "coloc_transition_mae", "coloc_transition_mse"):
+        row = report.metrics[key]
+        assert row["synthetic"] >= 0 and row["training"] >= 0 and row["uniform"] >= 0
+    c = report.meta["colocations"]
+    assert c["synthetic"]["friends"] > c["synthetic"]["non_friends"] and c["colocations_placed"] == 100
+    html = report.to_html()
+    assert "Co-locations (paper 000)" in html and "Population MAE" in html

@@ -271,12 +271,12 @@ def _colocation_metrics(train: TraceSet, test: TraceSet, synthetic: TraceSet, me
     """Paper 000 §5.2 for a set with a friend graph: population and transition MAE / MSE against the
     test traces (rows added to ``metrics``), and co-locations between friends and non-friends
     (returned, with the model's |p - p'| and per-category errors when the set carries them)."""
-    from .metrics.colocation import (friend_colocations, population_distribution, population_error,
-                                     transition_error, transition_matrix)
+    from .metrics.colocation import (daily_transition_matrix, friend_colocations, population_distribution,
+                                     population_error, transition_error)
 
     L = test.space.n_locations
     uniform_pop = np.abs(population_distribution(test) - 1.0 / L)
-    P, rows = transition_matrix(test)
+    P, rows = daily_transition_matrix(test)
     uniform_tm = np.abs(P[rows] - 1.0 / L)
     for name, fn, uniform in (("population", population_error, uniform_pop), ("transition", transition_error,
                                                                               uniform_tm)):

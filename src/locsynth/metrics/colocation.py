@@ -30,7 +30,7 @@ def population_distribution(traces: TraceSet) -> np.ndarray:
     return counts / max(counts.sum(), 1.0)
 
 
-def transition_matrix(traces: TraceSet) -> tuple[np.ndarray, np.ndarray]:
+def daily_transition_matrix(traces: TraceSet) -> tuple[np.ndarray, np.ndarray]:
     """(row-stochastic (L, L) matrix, mask of rows with at least one transition)."""
     L = traces.space.n_locations
     i = transitions(traces)
@@ -50,8 +50,8 @@ def population_error(real: TraceSet, synthetic: TraceSet) -> dict[str, float]:
 def transition_error(real: TraceSet, synthetic: TraceSet) -> dict[str, float]:
     """MAE and MSE of the transition matrix over the rows the real set has (nan when it has none)."""
     _check_same_space(real, synthetic)
-    P, rows = transition_matrix(real)
-    Q, _ = transition_matrix(synthetic)
+    P, rows = daily_transition_matrix(real)
+    Q, _ = daily_transition_matrix(synthetic)
     if not rows.any():
         return {"mae": float("nan"), "mse": float("nan")}
     d = P[rows] - Q[rows]
