@@ -690,23 +690,27 @@ def simulate(n_users: int, *, days: int = 1, space: Space | None = None, pois: i
     return TraceSet(user, t, loc, users, setup.space, setup.time, setup.info, simulated_friends(users, seed))
 
 
-#: probability that two users with the same home or the same work place are friends
-FRIEND_SHARE = 0.2
+#: friends a user expects among the users sharing its home, and again among those sharing its work place
+FRIENDS_PER_PLACE = 2.0
 
 
-def simulated_friends(users: pd.DataFrame, seed: int, share: float = FRIEND_SHARE) -> np.ndarray:
-    """Friendships between neighbours and colleagues: every pair of users with the same home or
-    the same work place is a friendship with probability ``share`` ((m, 2) rows a < b)."""
-    pairs = []
+def simulated_friends(users: pd.DataFrame, seed: int, per_place: float = FRIENDS_PER_PLACE) -> np.ndarray:
+    """Friendships between neighbours and colleagues: a pair of the g users with the same home
+    (or work place) is a friendship with probability min(1, per_place / (g - 1)), so the mean
+    degree stays near 2 per_place however many users share a place ((m, 2) rows a < b)."""
+    pairs, probs = [], []
     for column in ("home", "work"):
         order = np.argsort(users[column].to_numpy(), kind="stable")
         groups = np.split(order, np.flatnonzero(np.diff(users[column].to_numpy()[order])) + 1)
-        pairs += [g[np.column_stack(np.triu_indices(g.size, 1))] for g in groups if g.size > 1]
+        for g in groups:
+            if g.size > 1:
+                pairs.append(g[np.column_stack(np.triu_indices(g.size, 1))])
+                probs.append(np.full(len(pairs[-1]), min(1.0, per_place / (g.size - 1))))
     if not pairs:
         return np.zeros((0, 2), np.int32)
-    edges = np.unique(np.sort(np.concatenate(pairs), axis=1), axis=0)
-    keep = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(77,))).random(len(edges)) < share
-    return edges[keep].astype(np.int32)
+    edges, p = np.sort(np.concatenate(pairs), axis=1), np.concatenate(probs)
+    keep = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(77,))).random(len(edges)) < p
+    return np.unique(edges[keep], axis=0).astype(np.int32)
 
 
 def simulate_to_dir(out: str | Path, n_users: int, *, days: int = 1, space: Space | None = None,
