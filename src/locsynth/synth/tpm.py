@@ -91,6 +91,14 @@ def markov_walks(cdf: np.ndarray, first_cdf: np.ndarray, uniforms: np.ndarray, o
             out[k, t] = a
 
 
+def walks(matrix: np.ndarray, first: np.ndarray, n: int, T: int, seed: int) -> np.ndarray:
+    """(n, T) locations: n walks of ``matrix`` starting from ``first``, seeded."""
+    out = np.empty((n, T), np.int64)
+    uniforms = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,))).random((n, T))
+    markov_walks(np.cumsum(matrix, axis=1), np.cumsum(first), uniforms, out)
+    return out
+
+
 class TPM(Synthesizer):
     """One DP transition matrix for all users (module docstring).
 
@@ -135,10 +143,7 @@ class TPM(Synthesizer):
     def walks(self, n: int, T: int, seed: int) -> np.ndarray:
         """(n, T) locations: n walks of the chain from its stationary distribution."""
         self.check_is_fitted()
-        out = np.empty((n, T), np.int64)
-        uniforms = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,))).random((n, T))
-        markov_walks(np.cumsum(self.matrix_, axis=1), np.cumsum(self.stationary_), uniforms, out)
-        return out
+        return walks(self.matrix_, self.stationary_, n, T, seed)
 
     def summary(self) -> dict:
         return {"epsilon": float(self.epsilon), "trim": int(self.trim)}

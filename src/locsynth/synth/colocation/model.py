@@ -25,7 +25,7 @@ from ...errors import InputError
 from ...privacy.ledger import check_epsilon
 from ...traces import TraceSet
 from ..base import Synthesizer, Tags, _count
-from ..tpm import TPM
+from ..tpm import TPM, walks
 from .counts import MECHANISMS, category_matrix, colocation_counts, noisy_counts, row_distributions
 from .friendship import GRAPHS, friend_graph, noisy_friendship_probability
 from .generate import complete, place_colocations
@@ -91,7 +91,7 @@ class CoLocation(Synthesizer):
 
     def _category_error(self, train: TraceSet, truth: np.ndarray) -> dict:
         """MAE and MSE of the per-category matrix of Q' against the untrimmed Q* (§5.2)."""
-        categories = train.space.top_category() if hasattr(train.space, "top_category") else train.space.category
+        categories = train.space.top_category()
         if categories is None:
             return {}
         _, real = category_matrix(truth, categories)
@@ -116,9 +116,7 @@ class CoLocation(Synthesizer):
         edges = friend_graph(m, self.p_noisy_, self.graph, rng)
         theta = self.expected_theta(m, days)
         fixed, placed = place_colocations(edges, self.rows_, m, T, theta, seed)
-        chain = TPM()
-        chain.matrix_, chain.stationary_, chain.users_ = self.matrix_, self.stationary_, self.users_
-        locs = complete(chain.walks(m, T, seed), fixed, self.matrix_, self.stationary_)
+        locs = complete(walks(self.matrix_, self.stationary_, m, T, seed), fixed, self.matrix_, self.stationary_)
         ts = self._rectangular(locs, np.full(m, -1), np.zeros(m, np.int64), days,
                                extra={"colocation_events": (fixed >= 0).sum(axis=1).astype(np.int32)},
                                user_id=np.array([f"v{q}" for q in range(m)], dtype=object))
