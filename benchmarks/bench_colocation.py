@@ -121,7 +121,7 @@ def speed(gowalla, tmp: Path) -> dict:
                    capture_output=True)
     t2 = time.perf_counter()
     out["commands"] = (t1 - t0, t2 - t1)
-    for n in (20_000, 40_000):
+    for n in (5_000, 10_000):
         city = simulate(n, seed=0)
         t0 = time.perf_counter()
         m = CoLocation().fit(city)
@@ -212,9 +212,9 @@ def main() -> None:
         cfit, cgen = s["commands"]
         print(f"speed, Gowalla {gowalla.n_traces} users: fit {fit:.2f} s, sample {gen:.2f} s; commands: fit {cfit:.2f} s "
               f"({cfit / fit:.1f}x), sample {cgen:.2f} s ({cgen / gen:.1f}x)")
-        a, b = s[20_000], s[40_000]
-        print(f"growth, simulated city: 20,000 users ({a[2]:,} events, {a[3]:,} friendships) fit {a[0]:.2f} s + sample "
-              f"{a[1]:.2f} s; 40,000 users fit {b[0]:.2f} s + sample {b[1]:.2f} s: x{b[0] / a[0]:.2f} and "
+        a, b = s[5_000], s[10_000]
+        print(f"growth, simulated city: 5,000 users ({a[2]:,} events, {a[3]:,} friendships) fit {a[0]:.2f} s + sample "
+              f"{a[1]:.2f} s; 10,000 users fit {b[0]:.2f} s + sample {b[1]:.2f} s: x{b[0] / a[0]:.2f} and "
               f"x{b[1] / a[1]:.2f} for x2 users")
 
 
