@@ -16,7 +16,9 @@ import numpy as np
 from ..errors import InputError
 from ..traces import TraceSet
 from ..synth.colocation.counts import colocated_pairs
-from ..synth.tpm import transitions
+from ..synth.tpm import trimmed_transition_counts
+from .population import normalise_rows
+from .sglt import visit_counts
 
 
 def _check_same_space(real: TraceSet, synthetic: TraceSet) -> None:
@@ -26,18 +28,15 @@ def _check_same_space(real: TraceSet, synthetic: TraceSet) -> None:
 
 def population_distribution(traces: TraceSet) -> np.ndarray:
     """Share of events at each location."""
-    counts = np.bincount(traces.loc, minlength=traces.space.n_locations).astype(np.float64)
+    counts = visit_counts(traces)
     return counts / max(counts.sum(), 1.0)
 
 
 def daily_transition_matrix(traces: TraceSet) -> tuple[np.ndarray, np.ndarray]:
-    """(row-stochastic (L, L) matrix, mask of rows with at least one transition)."""
-    L = traces.space.n_locations
-    i = transitions(traces)
-    counts = np.bincount(traces.loc[i].astype(np.int64) * L + traces.loc[i + 1], minlength=L * L)
-    counts = counts.reshape(L, L).astype(np.float64)
-    total = counts.sum(axis=1, keepdims=True)
-    return counts / np.where(total > 0, total, 1.0), total[:, 0] > 0
+    """(row-stochastic (L, L) matrix, mask of rows with at least one transition); rows without
+    one are uniform, and masked out of the errors below."""
+    counts = trimmed_transition_counts(traces, None)
+    return normalise_rows(counts), counts.sum(axis=1) > 0
 
 
 def population_error(real: TraceSet, synthetic: TraceSet) -> dict[str, float]:

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import InputError
+from ..metrics.population import normalise_rows
 from ..privacy.laplace import laplace
 from ..privacy.ledger import check_epsilon
 from ..traces import TraceSet
@@ -55,10 +56,7 @@ def trimmed_transition_counts(traces: TraceSet, trim: int | None) -> np.ndarray:
 
 def stochastic_rows(noisy: np.ndarray) -> np.ndarray:
     """Noisy counts -> a row-stochastic matrix: negatives to 0, rows normalised, empty rows uniform."""
-    P = np.maximum(np.asarray(noisy, np.float64), 0.0)
-    total = P.sum(axis=1, keepdims=True)
-    L = P.shape[1]
-    return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / L)
+    return normalise_rows(np.maximum(np.asarray(noisy, np.float64), 0.0))
 
 
 def stationary(P: np.ndarray, tol: float = 1e-12, max_iter: int = 100_000) -> np.ndarray:

@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit
 
 from ...errors import InputError
+from ...metrics.population import normalise_rows
 from ...privacy.laplace import laplace
 from ...privacy.ledger import Ledger
 from ...privacy.privelet import privelet
@@ -106,9 +107,10 @@ def matching_sizes(keys: np.ndarray, edges: np.ndarray, friends: np.ndarray) -> 
     distinct = np.unique(cell_of * np.int64(friends.max() + 1) + ends) // (friends.max() + 1)
     users = np.bincount(distinct, minlength=cells.size)
     size = n_edges.copy()
-    for c in np.flatnonzero(users < 2 * n_edges):
+    shared = np.flatnonzero(users < 2 * n_edges)
+    if shared.size:
         import networkx as nx
-
+    for c in shared:
         pairs = friends[edges[start[c]:start[c] + n_edges[c]]]
         size[c] = len(nx.max_weight_matching(nx.Graph(pairs.tolist()), maxcardinality=True))
     return cells, size
@@ -156,9 +158,7 @@ def row_distributions(noisy: np.ndarray) -> np.ndarray:
     """R' (§4.4 step 2): each row of Q' shifted by its minimum when that is negative and divided
     by its sum; a row summing to 0 is uniform."""
     Q = np.asarray(noisy, np.float64)
-    shifted = Q - np.minimum(Q.min(axis=1, keepdims=True), 0.0)
-    total = shifted.sum(axis=1, keepdims=True)
-    return np.where(total > 0, shifted / np.where(total > 0, total, 1.0), 1.0 / Q.shape[1])
+    return normalise_rows(Q - np.minimum(Q.min(axis=1, keepdims=True), 0.0))
 
 
 def category_matrix(counts: np.ndarray, categories: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
