@@ -127,6 +127,8 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
     client : a Dask client (see parallel.py) on whose cluster the attacks score their chunks of
         traces and candidates; the results equal the serial ones.
     """
+    for name, ts in (("training", train), ("test", test), ("synthetic", synthetic)):
+        ts.require_exact(f"evaluate (the {name} set)")
     attacks = tuple(attacks)
     unknown = sorted(set(attacks) - set(ATTACKS))
     if unknown:

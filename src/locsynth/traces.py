@@ -9,6 +9,13 @@ The user table has one row per trace. For real data a trace is a user's whole hi
 set it also has ``source`` (the row of the training user the trace was generated from, -1 for a
 virtual user) and ``trace_no`` (the trace number per source user), so that metrics can be
 computed per trace number as the papers do.
+
+Obfuscated sets (paper 003 §3.4: the PWS Cup's anonymizations) may also hold *deleted* and
+*generalized* events. ``loc`` then codes them below zero: ``DELETED`` (-1) for a deleted event
+and ``-2 - k`` for an event generalized to location set ``k`` of the set's :class:`LocationSets`
+table (CSR: set ``k`` is ``members[offsets[k]:offsets[k + 1]]``). A set with such events is not
+*exact*; code that needs one location per event calls :meth:`TraceSet.require_exact`, which
+names the problem instead of letting a negative id index an array.
 """
 
 from __future__ import annotations
@@ -33,6 +40,52 @@ from .timeaxis import TimeAxis
 
 FORMAT_VERSION = 1
 FORMAT_NAME = "locsynth.traceset"
+DELETED = -1
+
+
+@dataclass(frozen=True, eq=False)
+class LocationSets:
+    """The location sets of generalized events: set ``k`` is ``members[offsets[k]:offsets[k + 1]]``."""
+
+    offsets: np.ndarray
+    members: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "offsets", np.ascontiguousarray(self.offsets, dtype=np.int64))
+        object.__setattr__(self, "members", np.ascontiguousarray(self.members, dtype=np.int32))
+
+    @classmethod
+    def from_lists(cls, sets) -> "LocationSets":
+        sizes = np.fromiter((len(x) for x in sets), np.int64, count=len(sets))
+        members = np.concatenate([np.asarray(x, np.int32) for x in sets]) if len(sets) else np.zeros(0, np.int32)
+        return cls(np.r_[0, np.cumsum(sizes)], members)
+
+    @property
+    def n_sets(self) -> int:
+        return int(self.offsets.shape[0]) - 1
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def members_of(self, k: int) -> np.ndarray:
+        return self.members[self.offsets[k]:self.offsets[k + 1]]
+
+    def owner(self) -> np.ndarray:
+        """The set index of every entry of ``members``."""
+        return np.repeat(np.arange(self.n_sets, dtype=np.int64), self.sizes)
+
+    def check(self, n_locations: int) -> None:
+        if self.offsets.ndim != 1 or self.offsets.size < 1 or self.offsets[0] != 0 \
+                or (np.diff(self.offsets) < 2).any() or self.offsets[-1] != self.members.size:
+            raise InputError("location sets must be CSR offsets from 0 over sets of at least 2 locations")
+        if self.members.size and (self.members.min() < 0 or self.members.max() >= n_locations):
+            raise InputError(f"a generalized event names a location outside 0..{n_locations - 1}")
+
+
+def generalized_code(k):
+    """The ``loc`` code of an event generalized to set ``k`` (and back: the code is its own inverse)."""
+    return -2 - np.asarray(k)
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +111,8 @@ class TraceSet:
         the one a synthesizer made).
     ledger : Ledger or None
         The differential-privacy spends behind a synthetic or anonymized set (None for real data).
+    locsets : LocationSets or None
+        The location sets of generalized events (``loc`` = -2 - set), see the module docstring.
     """
 
     user: np.ndarray
@@ -69,6 +124,7 @@ class TraceSet:
     info: dict = field(default_factory=dict)
     friends: np.ndarray | None = None
     ledger: Ledger | None = None
+    locsets: LocationSets | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "user", np.ascontiguousarray(self.user, dtype=np.int32))
@@ -82,14 +138,14 @@ class TraceSet:
     @classmethod
     def from_events(cls, user, t, loc, users: pd.DataFrame, space: Space, time: TimeAxis,
                     info: dict | None = None, friends: np.ndarray | None = None,
-                    ledger: Ledger | None = None) -> "TraceSet":
+                    ledger: Ledger | None = None, locsets: LocationSets | None = None) -> "TraceSet":
         """Build from events in any order, of traces of any length and start: ``user`` is each
         event's row in ``users``; sorts them by (user, instant) and checks the ranges."""
         user, t, loc = np.asarray(user, np.int64), np.asarray(t, np.int64), np.asarray(loc, np.int64)
         if not (user.shape == t.shape == loc.shape):
             raise InputError("user, t and loc must have the same length")
         order = np.lexsort((t, user))
-        ts = cls(user[order], t[order], loc[order], users, space, time, dict(info or {}), friends, ledger)
+        ts = cls(user[order], t[order], loc[order], users, space, time, dict(info or {}), friends, ledger, locsets)
         ts.check()
         return ts
 
@@ -103,11 +159,17 @@ class TraceSet:
         if n:
             if self.user.min() < 0 or self.user.max() >= len(self.users):
                 raise InputError(f"event user index outside 0..{len(self.users) - 1}")
-            if self.loc.min() < 0 or self.loc.max() >= self.space.n_locations:
+            if self.loc.max() >= self.space.n_locations:
                 raise InputError(f"unknown location id {int(self.loc.max())}: the space has "
                                  f"{self.space.n_locations} locations")
+            n_sets = 0 if self.locsets is None else self.locsets.n_sets
+            if self.loc.min() < -1 - n_sets:
+                raise InputError(f"negative location code {int(self.loc.min())}: only {DELETED} (deleted) and "
+                                 f"-2 .. {-1 - n_sets} (the {n_sets} generalized location sets) are allowed")
             if self.t.min() < 0:
                 raise InputError(f"negative instant {int(self.t.min())}")
+            if self.locsets is not None:
+                self.locsets.check(self.space.n_locations)
             if self.friends is not None and self.friends.size and (
                     self.friends.min() < 0 or self.friends.max() >= len(self.users)
                     or (self.friends[:, 0] >= self.friends[:, 1]).any()):
@@ -138,6 +200,19 @@ class TraceSet:
     @property
     def synthetic(self) -> bool:
         return "source" in self.users
+
+    @property
+    def exact(self) -> bool:
+        """True when every event has one location (no deleted or generalized event)."""
+        return not self.n_events or int(self.loc.min()) >= 0
+
+    def require_exact(self, what: str) -> None:
+        """InputError unless :attr:`exact`: ``what`` needs one location per event."""
+        if not self.exact:
+            deleted = int((self.loc == DELETED).sum())
+            generalized = int((self.loc < DELETED).sum())
+            raise InputError(f"{what} needs one location per event; this set has {deleted} deleted and "
+                             f"{generalized} generalized events (paper 003's obfuscations)")
 
     def events_of(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Instants and locations of trace ``i`` (views, not copies)."""
@@ -264,12 +339,15 @@ class TraceSet:
 
     # -- output -------------------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
-        """One row per event: user_id, datetime (UTC), lat, lon, location_id (and source, trace_no)."""
+        """One row per event: user_id, datetime (UTC), lat, lon, location_id (and source, trace_no);
+        a deleted or generalized event has no coordinates and its negative code as location_id."""
+        known = self.loc >= 0
+        where = np.where(known, self.loc, 0)
         out = pd.DataFrame({
             "user_id": self.users["user_id"].to_numpy()[self.user],
             "datetime": self.time.start_of(self.t),
-            "lat": self.space.lat[self.loc],
-            "lon": self.space.lon[self.loc],
+            "lat": np.where(known, self.space.lat[where], np.nan),
+            "lon": np.where(known, self.space.lon[where], np.nan),
             "location_id": self.loc,
         })
         if self.synthetic:
@@ -293,6 +371,9 @@ class TraceSet:
             if self.friends is not None:
                 pq.write_table(pa.table({"a": self.friends[:, 0], "b": self.friends[:, 1]}),
                                writer.tmp / "friends.parquet")
+            if self.locsets is not None:
+                pq.write_table(pa.table({"set": self.locsets.owner(), "loc": self.locsets.members}),
+                               writer.tmp / "locsets.parquet")
         return Path(path)
 
     @classmethod
@@ -316,11 +397,20 @@ class TraceSet:
                 friends = np.column_stack([fr["a"].to_numpy(), fr["b"].to_numpy()])
             except (OSError, KeyError, pa.ArrowException) as exc:
                 raise InputError(f"{path / 'friends.parquet'} is damaged: {exc}") from None
+        locsets = None
+        if (path / "locsets.parquet").exists():
+            try:
+                ls = pq.read_table(path / "locsets.parquet")
+                owner = ls["set"].to_numpy()
+                locsets = LocationSets(np.searchsorted(owner, np.arange(int(owner.max(initial=-1)) + 2)),
+                                       ls["loc"].to_numpy())
+            except (OSError, KeyError, pa.ArrowException) as exc:
+                raise InputError(f"{path / 'locsets.parquet'} is damaged: {exc}") from None
         space = Space.from_saved(tables["locations"].to_pandas(), meta.get("space", {}))
         ledger = Ledger.from_dict(meta["ledger"]) if "ledger" in meta else None
         ts = cls(ev["user"].to_numpy(), ev["t"].to_numpy(), ev["loc"].to_numpy(),
                  tables["users"].to_pandas(), space, TimeAxis.from_meta(meta.get("time", {})),
-                 meta.get("info", {}), friends, ledger)
+                 meta.get("info", {}), friends, ledger, locsets)
         counts = meta.get("counts", {})
         if counts.get("events") != ts.n_events or counts.get("traces") != ts.n_traces:
             raise InputError(f"{path} is damaged: meta.json counts {counts} do not match the Parquet files")

@@ -117,6 +117,7 @@ class Synthesizer(_Params):
             raise InputError(f"fit needs a TraceSet, got {type(train).__name__}")
         if train.n_traces == 0 or train.n_events == 0:
             raise InputError("the training set is empty")
+        train.require_exact(f"fitting {self.name}")
         unmet = self.tags.unmet(train)
         if unmet:
             raise InputError(f"{self.name} {unmet}")
@@ -260,15 +261,22 @@ class Anonymizer(_Params):
             raise InputError(f"transform needs a TraceSet, got {type(traces).__name__}")
         if traces.n_events == 0:
             raise InputError("the trace set to anonymize is empty")
+        traces.require_exact(self.name)
 
-    def _anonymized(self, traces: TraceSet, loc: np.ndarray, ledger: Ledger) -> TraceSet:
-        """``traces`` with locations ``loc`` (same events), marked as this method's output."""
-        users = traces.users[["user_id"]].assign(source=np.arange(traces.n_traces, dtype=np.int32),
-                                                 trace_no=np.int32(0))
+    def _anonymized(self, traces: TraceSet, loc: np.ndarray, ledger: Ledger | None = None, *,
+                    locsets=None, source: np.ndarray | None = None) -> TraceSet:
+        """``traces`` with locations ``loc`` (same events; deleted and generalized codes with
+        ``locsets``), marked as this method's output; ``source``: the input row each trace was
+        made from (default: its own row)."""
+        source = np.arange(traces.n_traces) if source is None else np.asarray(source)
+        users = traces.users[["user_id"]].assign(source=source.astype(np.int32), trace_no=np.int32(0))
         info = {"source": self.name, "anonymizer": self.name, "params": _jsonable(self.get_params()),
                 "training": {"users": traces.n_users, "traces": traces.n_traces, "events": traces.n_events}}
         before = traces.ledger or Ledger()
-        return replace(traces, loc=np.asarray(loc, np.int32), users=users, info=info, ledger=before.merged(ledger))
+        out = replace(traces, loc=np.asarray(loc, np.int32), users=users, info=info,
+                      ledger=before.merged(ledger or Ledger()), locsets=locsets)
+        out.check()
+        return out
 
 
 def read_model_meta(path: Path) -> dict:
