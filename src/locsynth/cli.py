@@ -702,6 +702,15 @@ def _epsilon(totals: dict) -> str:
     return ", ".join(f"{eps:.3g}/{unit.split()[0]}" for unit, eps in held) if held else "none"
 
 
+def _add_subcommands() -> None:
+    from .cli_contest import contest_app
+
+    app.add_typer(contest_app, name="contest")
+
+
+_add_subcommands()
+
+
 def main() -> None:  # pragma: no cover
     """The ``locsynth`` script: the app, then an exit that skips the interpreter's teardown.
 

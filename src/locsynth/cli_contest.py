@@ -1,0 +1,167 @@
+"""``locsynth contest ...``: the PWS Cup workflow for a judge and the single steps for a team
+(paper 003 §3.4). Parsing and printing only; the work is in locsynth.contest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .cli import _refuse_existing, reports_errors, say, spinner
+
+contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                          help="The PWS Cup anonymization contest: anonymize, pseudonymize, attack, score.")
+
+REGIONS = typer.Option(..., "--regions", help="info_region.csv (the grid and its hospitals).")
+TIMES = typer.Option(None, "--times", help="info_time.csv (default: the Osaka table, 20 instants a day from 8:00).")
+SEED = typer.Option(0, help="Seed of every non-DP random choice (DP noise is never seeded).")
+OVERWRITE = typer.Option(False, help="Replace outputs that exist.")
+
+
+def _frame(regions: Path, times: Optional[Path]):
+    from .contest.files import default_times, read_regions, read_times
+
+    return read_regions(regions), (read_times(times) if times else default_times())
+
+
+@contest_app.command()
+@reports_errors
+def run(
+    org: Path = typer.Option(..., "--org", help="Original traces (orgtraces_*.csv)."),
+    ref: Path = typer.Option(..., "--ref", help="Reference traces (reftraces_*.csv), the attackers' knowledge."),
+    regions: Path = REGIONS,
+    anonymizers: str = typer.Option("none;mrlh:1,1,0;krr:1;pl:1,1;cheat:1;kmeans:100", "--anonymizers",
+                                    help="';'-separated: none, mrlh:MU_X,MU_Y,LAMBDA, krr:EPSILON, pl:L,R_KM, cheat:P, kmeans:K."),
+    seed: int = SEED,
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write: results.csv, report.html, files/."),
+    times: Optional[Path] = TIMES,
+    overwrite: bool = OVERWRITE,
+):
+    """Run every anonymizer, pseudonymize, run every attack, score: DIR/results.csv and a report."""
+    from .contest import run as contest
+    from .contest.files import read_traces
+
+    grid, table = _frame(regions, times)
+    specs = contest.parse_anonymizers(anonymizers)
+    _refuse_existing(out, overwrite=overwrite)
+    original, reference = read_traces(org, grid, table), read_traces(ref, grid, table)
+    with spinner("contest run") as status:
+        def progress(label):
+            if hasattr(status, "update"):
+                status.update(f"anonymizer {label}")
+
+        entries = contest.run(original, reference, specs, seed=seed, progress=progress)
+    lead = (f"{original.n_traces} users, original {org.name} ({original.n_events} events), reference {ref.name} "
+            f"({reference.n_events} events), seed {seed}.")
+    result = contest.write_run(entries, out, times=table, overwrite=overwrite, lead=lead)
+    minimum = contest.minimum_scores(result)
+    for _, row in minimum.iterrows():
+        say(f"{row['anonymizer']:>16}  utility {row['utility']:.4f}{'' if row['valid'] else ' (invalid)'}  "
+            f"reid_min {row['reid_min']:.4f}  trace_min {row['trace_min']:.4f}")
+    say(f"wrote {out / 'results.csv'} and {out / 'report.html'}")
+
+
+@contest_app.command()
+@reports_errors
+def anonymize(
+    spec: str = typer.Argument(..., help="none, mrlh:MU_X,MU_Y,LAMBDA, krr:EPSILON, pl:L,R_KM, cheat:P or kmeans:K."),
+    org: Path = typer.Option(..., "--org", help="Original traces."),
+    regions: Path = REGIONS,
+    out: Path = typer.Option(..., "--out", "-o", help="Anonymized trace file to write (anotraces_*.csv)."),
+    seed: int = SEED,
+    times: Optional[Path] = TIMES,
+    overwrite: bool = OVERWRITE,
+):
+    """A team's step: obfuscate the original traces; prints the utility score it will get."""
+    from .contest.files import read_traces, write_traces
+    from .contest.run import parse_anonymizer
+    from .contest.scores import S_REQ, utility
+
+    grid, table = _frame(regions, times)
+    anonymizer = parse_anonymizer(spec)
+    _refuse_existing(out, overwrite=overwrite)
+    original = read_traces(org, grid, table)
+    result = anonymizer.transform(original, seed=seed)
+    write_traces(result, out, table, overwrite=overwrite)
+    s_u = utility(original, result)
+    say(f"utility {s_u:.4f} ({'valid' if s_u >= S_REQ else 'invalid'}: s_req = {S_REQ}); wrote {out}")
+
+
+@contest_app.command()
+@reports_errors
+def pseudonymize(
+    anonymized: Path = typer.Argument(..., help="Anonymized trace file."),
+    regions: Path = REGIONS,
+    out: Path = typer.Option(..., "--out", "-o", help="Published trace file (pubtraces_*.csv)."),
+    table: Path = typer.Option(..., "--table", help="Secret ID table to write (ptable_*.csv)."),
+    seed: int = SEED,
+    times: Optional[Path] = TIMES,
+    overwrite: bool = OVERWRITE,
+):
+    """The judge's step: shuffle the traces and give them pseudonyms; the ID table stays secret."""
+    from .contest.files import read_traces, write_id_table, write_traces
+    from .contest.pseudonymize import pseudonymize as shuffle
+
+    grid, tt = _frame(regions, times)
+    _refuse_existing(out, table, overwrite=overwrite)
+    published, ids = shuffle(read_traces(anonymized, grid, tt), seed=seed)
+    write_traces(published, out, tt, id_column="pse_id", overwrite=overwrite)
+    write_id_table(ids, table, overwrite=overwrite)
+    say(f"wrote {out} ({published.n_traces} pseudonyms {ids['pse_id'].min()}..{ids['pse_id'].max()}) and {table}")
+
+
+@contest_app.command()
+@reports_errors
+def attack(
+    name: str = typer.Argument(..., help="rand, visitprob, homeprob or fuzzy."),
+    ref: Path = typer.Option(..., "--ref", help="Reference traces."),
+    pub: Path = typer.Option(..., "--pub", help="Published (pseudonymized) traces."),
+    regions: Path = REGIONS,
+    table_out: Path = typer.Option(..., "--table-out", help="Inferred ID table to write (pse_id,user_id)."),
+    traces_out: Path = typer.Option(..., "--traces-out", help="Inferred traces to write (user_id,time_id,reg_id)."),
+    seed: int = SEED,
+    times: Optional[Path] = TIMES,
+    overwrite: bool = OVERWRITE,
+):
+    """An attacker's step: re-identification and trace inference against published traces."""
+    from .contest.attacks import attack as run_attack
+    from .contest.files import read_traces, write_id_table, write_traces
+
+    grid, tt = _frame(regions, times)
+    _refuse_existing(table_out, traces_out, overwrite=overwrite)
+    result = run_attack(name, read_traces(ref, grid, tt), read_traces(pub, grid, tt), seed=seed)
+    write_id_table(result.table, table_out, overwrite=overwrite)
+    write_traces(result.traces, traces_out, tt, overwrite=overwrite)
+    say(f"wrote {table_out} and {traces_out}")
+
+
+@contest_app.command()
+@reports_errors
+def score(
+    org: Path = typer.Option(..., "--org", help="Original traces."),
+    regions: Path = REGIONS,
+    anonymized: Optional[Path] = typer.Option(None, "--anonymized", help="Anonymized traces: the utility score."),
+    table: Optional[Path] = typer.Option(None, "--table", help="Secret ID table (with --inferred-table)."),
+    inferred_table: Optional[Path] = typer.Option(None, "--inferred-table", help="An attacker's ID table: s_R."),
+    inferred_traces: Optional[Path] = typer.Option(None, "--inferred-traces", help="An attacker's traces: s_T."),
+    times: Optional[Path] = TIMES,
+):
+    """The judge's scores: utility s_U, re-identification privacy s_R, trace-inference privacy s_T."""
+    from .contest import scores
+    from .contest.files import read_id_table, read_traces
+    from .errors import InputError
+
+    grid, tt = _frame(regions, times)
+    original = read_traces(org, grid, tt)
+    if anonymized is None and inferred_table is None and inferred_traces is None:
+        raise InputError("nothing to score: give --anonymized, --inferred-table (with --table) or --inferred-traces")
+    if anonymized is not None:
+        s_u = scores.utility(original, read_traces(anonymized, grid, tt))
+        say(f"utility {s_u:.6f} ({'valid' if s_u >= scores.S_REQ else 'invalid'})")
+    if inferred_table is not None:
+        if table is None:
+            raise InputError("--inferred-table needs the secret --table")
+        say(f"reidentification_privacy {scores.reidentification(read_id_table(table), read_id_table(inferred_table)):.6f}")
+    if inferred_traces is not None:
+        say(f"trace_inference_privacy {scores.trace_inference(original, read_traces(inferred_traces, grid, tt)):.6f}")

@@ -1,0 +1,159 @@
+"""The judge's workflow (paper 003 §3.4, Figure 5): anonymize, score utility, pseudonymize, attack,
+score privacy; one table row per anonymizer (the preliminary experiments of §4, Figure 8).
+
+Anonymizer specs (``;``-separated in ``contest run``): ``none``, ``mrlh:MU_X,MU_Y,LAMBDA``,
+``krr:EPSILON``, ``pl:L,R_KM``, ``cheat:P``, ``kmeans:K``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..traces import TraceSet
+from . import scores
+from .attacks import ATTACKS, attack
+from .pseudonymize import pseudonymize
+
+COLUMNS = ["anonymizer", "utility"] + [f"reid_{a}" for a in ATTACKS] + [f"trace_{a}" for a in ATTACKS]
+FORMS = "none, mrlh:MU_X,MU_Y,LAMBDA, krr:EPSILON, pl:L,R_KM, cheat:P, kmeans:K"
+SPECS = {  # name: (class path, parameter names, parameter types)
+    "none": ("locsynth.anonymize.shuffle:NoObfuscation", (), ()),
+    "mrlh": ("locsynth.anonymize.generalize:MRLH", ("mu_x", "mu_y", "lam"), (int, int, float)),
+    "krr": ("locsynth.anonymize.obfuscate:KRR", ("epsilon",), (float,)),
+    "pl": ("locsynth.anonymize.obfuscate:PlanarLaplace", ("l", "r"), (float, float)),
+    "cheat": ("locsynth.anonymize.shuffle:Cheat", ("p",), (float,)),
+    "kmeans": ("locsynth.anonymize.clustering:KMeansDefence", ("k",), (int,)),
+}
+
+
+def parse_anonymizer(spec: str):
+    """``"mrlh:1,1,0"`` -> MRLH(mu_x=1, mu_y=1, lam=0.0); an InputError lists the valid forms."""
+    import importlib
+
+    text = spec.strip()
+    name, _, args = text.partition(":")
+    if name not in SPECS:
+        raise InputError(f"unknown anonymizer {text!r}; expected one of {FORMS}")
+    path, params, types = SPECS[name]
+    values = [v.strip() for v in args.split(",")] if args.strip() else []
+    if len(values) != len(params):
+        raise InputError(f"anonymizer {text!r} needs {len(params)} parameter(s): {FORMS}")
+    try:
+        kwargs = {p: t(v) for p, t, v in zip(params, types, values)}
+    except ValueError:
+        raise InputError(f"anonymizer {text!r} has a parameter that is not a number") from None
+    module, cls = path.split(":")
+    return getattr(importlib.import_module(module), cls)(**kwargs)
+
+
+def parse_anonymizers(specs: str) -> list[tuple[str, object]]:
+    out = [(s.strip(), parse_anonymizer(s)) for s in specs.split(";") if s.strip()]
+    if not out:
+        raise InputError("no anonymizer given; e.g. --anonymizers 'none;mrlh:1,1,0;krr:1'")
+    labels = [label for label, _ in out]
+    if len(set(labels)) != len(labels):
+        raise InputError(f"an anonymizer is listed twice in {specs!r}")
+    return out
+
+
+@dataclass
+class Entry:
+    """One anonymizer's run: its anonymized and pseudonymized traces, the secret table, the attacks' outputs."""
+
+    label: str
+    anonymized: TraceSet
+    published: TraceSet
+    table: pd.DataFrame
+    inferences: dict = field(default_factory=dict)
+    row: dict = field(default_factory=dict)
+
+
+def score_entry(original: TraceSet, reference: TraceSet, label: str, anonymized: TraceSet, *, seed: int,
+                attacks=ATTACKS, distances: np.ndarray | None = None) -> Entry:
+    """Utility, pseudonymization and every attack for one anonymized set."""
+    d = scores.distance_matrix(original.space) if distances is None else distances
+    published, table = pseudonymize(anonymized, seed=seed)
+    entry = Entry(label, anonymized, published, table)
+    entry.row = {"anonymizer": label, "utility": scores.utility(original, anonymized, distances=d)}
+    for name in attacks:
+        inference = attack(name, reference, published, seed=seed)
+        entry.inferences[name] = inference
+        entry.row[f"reid_{name}"] = scores.reidentification(table, inference.table)
+        entry.row[f"trace_{name}"] = scores.trace_inference(original, inference.traces, distances=d)
+    return entry
+
+
+def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, progress=None) -> list[Entry]:
+    """Every anonymizer (``[(label, Anonymizer)]``) through the contest; ``progress(label)`` before each."""
+    check_pair(original, reference)
+    d = scores.distance_matrix(original.space)
+    entries = []
+    for k, (label, anonymizer) in enumerate(anonymizers):
+        if progress is not None:
+            progress(label)
+        anonymized = anonymizer.transform(original, seed=_seed(seed, k))
+        entries.append(score_entry(original, reference, label, anonymized, seed=_seed(seed, k), distances=d))
+    return entries
+
+
+def results(entries: list[Entry]) -> pd.DataFrame:
+    """results.csv: utility and every privacy score (higher is better), one row per anonymizer."""
+    return pd.DataFrame([e.row for e in entries], columns=COLUMNS)
+
+
+def minimum_scores(table: pd.DataFrame, attacks=ATTACKS) -> pd.DataFrame:
+    """Per anonymizer: s_U, validity (s_U >= s_req) and the minimum privacy scores over the attacks."""
+    return pd.DataFrame({
+        "anonymizer": table["anonymizer"], "utility": table["utility"],
+        "valid": table["utility"] >= scores.S_REQ,
+        "reid_min": table[[f"reid_{a}" for a in attacks]].min(axis=1),
+        "trace_min": table[[f"trace_{a}" for a in attacks]].min(axis=1),
+    })
+
+
+def check_pair(original: TraceSet, reference: TraceSet) -> None:
+    original.require_exact("the original traces")
+    reference.require_exact("the reference traces")
+    if original.space.n_locations != reference.space.n_locations:
+        raise InputError("the original and reference traces are on different grids")
+    unknown = set(original.users["user_id"]) - set(reference.users["user_id"])
+    if unknown:
+        raise InputError(f"{len(unknown)} users of the original traces have no reference trace "
+                         f"(e.g. {sorted(unknown)[0]})")
+
+
+def _seed(seed: int, k: int) -> int:
+    return int(np.random.SeedSequence(seed, spawn_key=(60, k)).generate_state(1)[0])
+
+
+def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False, title: str | None = None,
+              lead: str = "") -> "pd.DataFrame":
+    """``out/results.csv`` (exact columns COLUMNS), ``out/report.html`` (Figure 8) and, per
+    anonymizer, its anonymized file, the published (pseudonymized) file and the secret ID table,
+    written atomically: an interrupted run leaves no directory."""
+    from pathlib import Path
+
+    from ..report.contest import contest_html
+    from ..traces import atomic_output
+    from .files import write_id_table, write_traces
+
+    table = results(entries)
+    minimum = minimum_scores(table)
+    with atomic_output(Path(out), overwrite, directory=True) as tmp:
+        table.to_csv(tmp / "results.csv", index=False, float_format="%.6f", lineterminator="\n")
+        files = tmp / "files"
+        files.mkdir()
+        for e in entries:
+            stem = "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in e.label)
+            write_traces(e.anonymized, files / f"anotraces_{stem}.csv", times)
+            write_traces(e.published, files / f"pubtraces_{stem}.csv", times, id_column="pse_id")
+            write_id_table(e.table, files / f"ptable_{stem}.csv")
+        notes = [f"{e.label}: {len(e.published.users)} traces, {int((e.anonymized.loc == -1).sum())} deleted and "
+                 f"{int((e.anonymized.loc < -1).sum())} generalized events" for e in entries]
+        html = contest_html(table, minimum, ATTACKS, title=title or "PWS Cup contest run", lead=lead, notes=notes)
+        (tmp / "report.html").write_text(html)
+    return table
