@@ -268,3 +268,26 @@ def test_single_steps_reproduce_the_run(osaka, tmp_path):
     lines = dict(line.split()[:2] for line in result.output.splitlines())
     assert 0.8 < float(lines["utility"]) < 0.9 and 0 <= float(lines["reidentification_privacy"]) <= 1
     assert pd.read_csv(tmp_path / "pub.csv").columns[0] == "pse_id"
+
+
+def test_leaderboard_scores_every_team_against_every_other_attack(osaka, tmp_path):
+    d, grid, times, org, ref = osaka
+    o, r = tmp_path / "org.csv", tmp_path / "ref.csv"
+    write_traces(org.select_users(np.arange(120)), o, times)
+    write_traces(ref.select_users(np.arange(120)), r, times)
+    write_traces(KMeansDefence(k=10).transform(org.select_users(np.arange(120)), seed=0), tmp_path / "mine.csv", times)
+    (tmp_path / "teams.csv").write_text("team,org,ref,anonymizer,attack\n"
+                                        "a,org.csv,ref.csv,none,visitprob\n"
+                                        "b,org.csv,ref.csv,mrlh:1,1,0,fuzzy\n".replace("mrlh:1,1,0", '"mrlh:1,1,0"')
+                                        + "c,org.csv,ref.csv,mine.csv,homeprob\n"
+                                        + "d,org.csv,ref.csv,krr:1,rand\n")
+    result = CliRunner().invoke(app, ["contest", "leaderboard", "--teams", str(tmp_path / "teams.csv"), "--regions",
+                                      str(d / "info_region.csv"), "--out", str(tmp_path / "board")])
+    assert result.exit_code == 0, result.output
+    board = pd.read_csv(tmp_path / "board" / "leaderboard.csv").set_index("team")
+    pairs = pd.read_csv(tmp_path / "board" / "pairs.csv")
+    assert len(pairs) == 4 * 3 and not (pairs["team"] == pairs["attacker"]).any()
+    assert board.loc["d", "valid"] == False and board.loc["d", "trace_min"] == 0.0     # noqa: E712 (invalid: privacy 0)
+    mins = pairs.groupby("team")["trace"].min()
+    assert board.loc["a", "trace_min"] == pytest.approx(mins["a"])
+    assert board.loc["c", "utility"] >= 0.7 and board["rank"].min() == 1

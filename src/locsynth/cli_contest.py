@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .cli import _refuse_existing, reports_errors, say, spinner
+from .cli_common import _refuse_existing, reports_errors, say, spinner
 
 contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                           help="The PWS Cup anonymization contest: anonymize, pseudonymize, attack, score.")
@@ -165,3 +165,56 @@ def score(
         say(f"reidentification_privacy {scores.reidentification(read_id_table(table), read_id_table(inferred_table)):.6f}")
     if inferred_traces is not None:
         say(f"trace_inference_privacy {scores.trace_inference(original, read_traces(inferred_traces, grid, tt)):.6f}")
+
+
+@contest_app.command()
+@reports_errors
+def leaderboard(
+    teams: Path = typer.Option(..., "--teams", help="CSV: team,org,ref,anonymizer,attack (anonymizer: a spec or an anonymized .csv)."),
+    regions: Path = REGIONS,
+    seed: int = SEED,
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write: leaderboard.csv and pairs.csv."),
+    times: Optional[Path] = TIMES,
+    overwrite: bool = OVERWRITE,
+):
+    """Every team's anonymized data against every other team's attack; standings by trace-inference privacy."""
+    import pandas as pd
+
+    from .contest.files import read_traces
+    from .contest.leaderboard import Team, leaderboard as board
+    from .contest.run import parse_anonymizer
+    from .errors import InputError
+    from .traces import atomic_output
+
+    grid, tt = _frame(regions, times)
+    try:
+        spec = pd.read_csv(teams, dtype=str)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{teams} is not a readable CSV file: {exc}") from None
+    missing = {"team", "org", "ref", "anonymizer", "attack"} - set(spec.columns)
+    if missing:
+        raise InputError(f"{teams} lacks column(s) {', '.join(sorted(missing))}")
+    _refuse_existing(out, overwrite=overwrite)
+    base = teams.parent
+    cache: dict[Path, object] = {}
+
+    def load(p):
+        path = (base / p) if not Path(p).is_absolute() else Path(p)
+        if path not in cache:
+            cache[path] = read_traces(path, grid, tt)
+        return cache[path]
+
+    roster = []
+    for row in spec.itertuples():
+        anonymizer = load(row.anonymizer) if row.anonymizer.endswith(".csv") else parse_anonymizer(row.anonymizer)
+        roster.append(Team(row.team, load(row.org), load(row.ref), anonymizer, row.attack.strip()))
+    with spinner("leaderboard") as status:
+        pairs, standings = board(roster, seed=seed,
+                                 progress=lambda name: status.update(f"team {name}") if hasattr(status, "update") else None)
+    with atomic_output(out, overwrite, directory=True) as tmp:
+        standings.to_csv(tmp / "leaderboard.csv", index=False, float_format="%.6f")
+        pairs.to_csv(tmp / "pairs.csv", index=False, float_format="%.6f")
+    for r in standings.itertuples():
+        say(f"{r.rank:>3}  {r.team:<12} utility {r.utility:.4f}{'' if r.valid else ' (invalid)'}  "
+            f"reid_min {r.reid_min:.4f}  trace_min {r.trace_min:.4f}")
+    say(f"wrote {out / 'leaderboard.csv'} and {out / 'pairs.csv'}")

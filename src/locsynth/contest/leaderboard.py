@@ -1,0 +1,68 @@
+"""Many teams (paper 003 §3.4, Contest Flow and §5.1): every team's anonymized traces against every
+other team's attack; a team's privacy is its minimum over the attacks, and an invalid team
+(s_U < s_req) gets 0.
+
+A team is (name, original traces, reference traces, anonymizer or its anonymized traces, attack
+name). Attacks are deterministic given the seed, so each (target team, attack) runs once however
+many teams chose that attack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..errors import InputError
+from ..traces import TraceSet
+from . import scores
+from .attacks import ATTACKS, attack
+from .run import _seed, check_pair, score_entry
+
+
+@dataclass
+class Team:
+    name: str
+    original: TraceSet
+    reference: TraceSet
+    anonymizer: object            # an Anonymizer, or the team's anonymized TraceSet
+    attack: str
+
+
+def leaderboard(teams: list[Team], *, seed: int = 0, progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(pairs: team, attacker, attack, reid, trace; standings: team, utility, valid, reid_min,
+    trace_min, rank by trace_min as the best-anonymization award)."""
+    names = [t.name for t in teams]
+    if len(set(names)) != len(names) or len(teams) < 2:
+        raise InputError("a leaderboard needs at least two teams with distinct names")
+    for t in teams:
+        if t.attack not in ATTACKS:
+            raise InputError(f"team {t.name}: unknown attack {t.attack!r}; expected one of {', '.join(ATTACKS)}")
+        check_pair(t.original, t.reference)
+    pairs, standings = [], []
+    for k, team in enumerate(teams):
+        if progress is not None:
+            progress(team.name)
+        anonymized = team.anonymizer if isinstance(team.anonymizer, TraceSet) else \
+            team.anonymizer.transform(team.original, seed=_seed(seed, k))
+        entry = score_entry(team.original, team.reference, team.name, anonymized, seed=_seed(seed, k), attacks=())
+        d = scores.distance_matrix(team.original.space)
+        done = {}
+        for other in teams:
+            if other is team:
+                continue
+            if other.attack not in done:
+                inference = attack(other.attack, team.reference, entry.published, seed=_seed(seed, k))
+                done[other.attack] = (scores.reidentification(entry.table, inference.table),
+                                      scores.trace_inference(team.original, inference.traces, distances=d))
+            reid, trace = done[other.attack]
+            pairs.append({"team": team.name, "attacker": other.name, "attack": other.attack, "reid": reid, "trace": trace})
+        utility = entry.row["utility"]
+        valid = utility >= scores.S_REQ
+        own = [p for p in pairs if p["team"] == team.name]
+        standings.append({"team": team.name, "utility": utility, "valid": valid,
+                          "reid_min": min(p["reid"] for p in own) if valid else 0.0,
+                          "trace_min": min(p["trace"] for p in own) if valid else 0.0})
+    table = pd.DataFrame(standings)
+    table["rank"] = table["trace_min"].rank(ascending=False, method="min").astype(int)
+    return pd.DataFrame(pairs), table.sort_values(["rank", "team"]).reset_index(drop=True)
