@@ -28,7 +28,7 @@ class MRLH(Anonymizer):
     """MRLH(mu_x, mu_y, lambda) on a grid; the kit's sample is MRLH(2, 2, 0.5), the issue's MRLH(1, 1, 0)."""
 
     name = "mrlh"
-    tags = Tags()
+    tags = Tags(generalizes=True)
 
     def __init__(self, mu_x: int = 2, mu_y: int = 2, lam: float = 0.5):
         self.mu_x = mu_x

@@ -48,6 +48,8 @@ class Tags:
     needs_friends : the training set must have a friend graph.
     needs_categories : the space must have location categories.
     pd_test : the model has ``pd_test`` (plausible deniability, paper 001 §3.5).
+    generalizes : the output may hold deleted and generalized events (paper 003's MRLH), which the
+        contest scores and the utility metrics of exact traces do not.
     """
 
     virtual_users: bool = False
@@ -56,6 +58,7 @@ class Tags:
     needs_friends: bool = False
     needs_categories: bool = False
     pd_test: bool = False
+    generalizes: bool = False
 
     def names(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]
