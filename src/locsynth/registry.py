@@ -66,6 +66,8 @@ register("sgd", "locsynth.synth.baselines", "SGD", "synthesizer",
          "SGD: one Markov chain per time slot for all users, xi events kept (paper 001 App. C)")
 register("tpm", "locsynth.synth.tpm", "TPM", "synthesizer",
          "TPM: one DP transition matrix for all users, walks from its stationary distribution (paper 000 §5.3)")
+register("ngram", "locsynth.synth.ngram", "NGRAM", "synthesizer",
+         "NGRAM: DP variable-length n-grams, Markov-consistent, sequences by walks (Chen et al., CCS 2012)")
 register("colocation", "locsynth.synth.colocation.model", "CoLocation", "synthesizer",
          "Co-locations: DP friendship probability and co-location counts, TPM completion (Narita et al., DPM 2021)")
 register("uniform", "locsynth.synth.baselines", "Uniform", "synthesizer",

@@ -1,0 +1,235 @@
+"""Utility of synthetic trips (paper 004 §8.4): trip-length divergence, frequent patterns and the
+source-destination earth mover's distance, per hour of the day.
+
+Both sets are TraceSets of trips with an ``hour`` column in their user table (trips.py). A
+synthetic set without hours (NGRAM releases none: ``hour`` is -1 or missing) is compared as a
+whole with the real trips of every hour, as paper 004 §8.5 compares NGRAM with each hour of
+Figure 4; its trip-length divergence is one value (§8.5: "we only report one value").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..traces import TraceSet
+
+HOURS = 24
+#: paper 004 §8.4 reports K = 10, 20, 50, 100
+TOP_K = (10, 20, 50, 100)
+
+
+def trip_hours(trips: TraceSet) -> np.ndarray | None:
+    """The hour (0-23) of every trip, or None when the set has no hours (no ``hour`` column, or -1
+    everywhere)."""
+    if "hour" not in trips.users:
+        return None
+    hour = trips.users["hour"].to_numpy().astype(np.int64)
+    if (hour < 0).all():
+        return None
+    if hour.min() < 0 or hour.max() >= HOURS:
+        raise InputError(f"trip hours must be in 0..23 (or all -1 for a set without time), got "
+                         f"{hour.min()}..{hour.max()}")
+    return hour
+
+
+# -- trip length ---------------------------------------------------------------------------------
+
+def length_distribution(lengths: np.ndarray, size: int) -> np.ndarray:
+    """Relative frequency of trip lengths 0 .. size - 1 (lengths of at least ``size`` in the last bin)."""
+    counts = np.bincount(np.minimum(np.asarray(lengths, np.int64), size - 1), minlength=size).astype(np.float64)
+    return counts / counts.sum() if counts.sum() else counts
+
+
+def jensen_shannon(p: np.ndarray, q: np.ndarray, distance: bool = False) -> float:
+    """Jensen-Shannon divergence in bits (0 for equal distributions, 1 for disjoint ones):
+
+    .. math:: \\mathrm{JSD}(P, Q) = \\tfrac12 \\mathrm{KL}(P \\| M) + \\tfrac12 \\mathrm{KL}(Q \\| M),
+              \\quad M = \\tfrac12 (P + Q)
+
+    With ``distance`` its square root, which is what the authors' code reports (scipy's
+    ``jensenshannon(p, q, base=2)``, REFERENCE.md); the paper names the divergence.
+    """
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    if p.shape != q.shape or p.sum() <= 0 or q.sum() <= 0:
+        raise InputError("Jensen-Shannon needs two non-empty distributions over the same bins")
+    p, q = p / p.sum(), q / q.sum()
+    m = (p + q) / 2
+
+    def kl(a):
+        nz = a > 0
+        return float((a[nz] * np.log2(a[nz] / m[nz])).sum())
+
+    value = max(0.5 * kl(p) + 0.5 * kl(q), 0.0)
+    return float(np.sqrt(value)) if distance else value
+
+
+def trip_length_jsd(real: TraceSet, synthetic: TraceSet, *, distance: bool = False) -> dict:
+    """Trip-size distribution (paper 004 §8.4): the Jensen-Shannon divergence between the
+    distributions of trip lengths (cells per trip) of the real and synthetic trips.
+
+    Returns ``{"overall": all trips against all trips, "by_hour": ndarray of shape (24,)}``;
+    ``by_hour`` compares the trips of each hour (NaN where either set has none) and is None when
+    the synthetic set has no hours. ``distance``: the square root (see :func:`jensen_shannon`).
+    """
+    lr, ls = real.counts(), synthetic.counts()
+    if lr.size == 0 or ls.size == 0:
+        raise InputError("both trip sets need at least one trip")
+    size = int(max(lr.max(), ls.max())) + 1
+    out = {"overall": jensen_shannon(length_distribution(lr, size), length_distribution(ls, size), distance),
+           "by_hour": None}
+    hr, hs = _hours_of(real, "real"), trip_hours(synthetic)
+    if hs is None:
+        return out
+    by_hour = np.full(HOURS, np.nan)
+    for h in range(HOURS):
+        a, b = lr[hr == h], ls[hs == h]
+        if a.size and b.size:
+            by_hour[h] = jensen_shannon(length_distribution(a, size), length_distribution(b, size), distance)
+    out["by_hour"] = by_hour
+    return out
+
+
+def _hours_of(trips: TraceSet, name: str) -> np.ndarray:
+    hours = trip_hours(trips)
+    if hours is None:
+        raise InputError(f"the {name} trips need an hour per trip (a user-table column 'hour', see trips.py)")
+    return hours
+
+
+# -- frequent patterns ---------------------------------------------------------------------------
+
+def pattern_supports(trips: TraceSet, max_length: int = 7) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Every contiguous pattern of 1 .. ``max_length`` cells and its support, the number of trips
+    that contain it at least once.
+
+    Choice: paper 004 §8.4 calls patterns "subsequences of locations"; the authors' code mines
+    unordered itemsets with FP-growth (minimum support 0.05, up to 7 cells, REFERENCE.md). A trip
+    moves from cell to adjacent cell, so its subsequences that keep the order and adjacency --
+    route segments -- are what we count, exactly, up to 7 cells as the authors do.
+
+    Returns, per length n, (patterns of shape (m_n, n), supports of shape (m_n,)).
+    """
+    if max_length < 1:
+        raise InputError(f"patterns need at least one cell, got max_length = {max_length}")
+    L = trips.space.n_locations
+    off = trips.offsets
+    trace = trips.user.astype(np.int64)
+    pos = np.arange(trips.n_events) - off[trace]
+    length = np.diff(off)[trace]
+    # gram id of the pattern of n cells starting at each event (-1: runs past the trip's end)
+    gram = np.full(trips.n_events, -1, np.int64)
+    first = np.zeros(0, np.int64)                          # the start event of one occurrence of each gram
+    patterns, supports = [], []
+    for n in range(1, max_length + 1):
+        ok = pos + n <= length
+        if not ok.any():
+            break
+        if n == 1:
+            key = trips.loc.astype(np.int64)
+        else:
+            prev = gram.copy()
+            ok &= prev >= 0
+            key = np.where(ok, prev * L + trips.loc[np.minimum(np.arange(trips.n_events) + n - 1,
+                                                                  trips.n_events - 1)], -1)
+        idx = np.flatnonzero(ok)
+        uniq, inv = np.unique(key[idx], return_inverse=True)
+        gram = np.full(trips.n_events, -1, np.int64)
+        gram[idx] = inv
+        per_trip = np.unique(trace[idx] * uniq.size + inv)                # one count per trip
+        support = np.bincount(per_trip % uniq.size, minlength=uniq.size)
+        first = idx[np.unique(inv, return_index=True)[1]]
+        cells = trips.loc[first[:, None] + np.arange(n)[None, :]]
+        patterns.append(cells.astype(np.int64))
+        supports.append(support)
+    return patterns, supports
+
+
+def top_patterns(trips: TraceSet, k: int, max_length: int = 7) -> list[tuple[int, ...]]:
+    """The ``k`` patterns of highest support (:func:`pattern_supports`); ties go to the shorter
+    pattern, then to the lower cell ids."""
+    candidates = []
+    for cells, support in zip(*pattern_supports(trips, max_length)):
+        best = np.argsort(-support, kind="stable")[:k]          # gram ids follow the cells' order
+        candidates += [(-int(support[i]), cells.shape[1], tuple(cells[i].tolist())) for i in best]
+    return [c[2] for c in sorted(candidates)[:k]]
+
+
+def frequent_pattern_precision(real: TraceSet, synthetic: TraceSet, ks=TOP_K, max_length: int = 7
+                               ) -> dict[int, float]:
+    """Frequent patterns (paper 004 §8.4): for each K, |F_K(D) ∩ F_K(D')| / K, the share of the
+    real top-K patterns found among the synthetic top-K."""
+    ks = [int(k) for k in ks]
+    if not ks or min(ks) < 1:
+        raise InputError(f"K must be at least 1, got {ks}")
+    top_r, top_s = top_patterns(real, max(ks), max_length), top_patterns(synthetic, max(ks), max_length)
+    return {k: len(set(top_r[:k]) & set(top_s[:k])) / k for k in ks}
+
+
+# -- source and destination ----------------------------------------------------------------------
+
+def source_destination(trips: TraceSet) -> np.ndarray:
+    """(first cell, last cell) of every trip, shape (n_trips, 2)."""
+    off = trips.offsets
+    if (np.diff(off) == 0).any():
+        raise InputError("every trip needs at least one event")
+    return np.column_stack([trips.loc[off[:-1]], trips.loc[off[1:] - 1]]).astype(np.int64)
+
+
+def pair_emd(space, real_pairs: np.ndarray, synthetic_pairs: np.ndarray) -> float:
+    """Earth mover's distance in metres between the empirical distributions of (source,
+    destination) pairs; the ground distance between two pairs is the sum of the great-circle
+    distances between their sources and between their destinations (cell centres), paper 004
+    §8.4. Exact (POT's network simplex, ``ot.emd2``)."""
+    import ot
+
+    a_pairs, a = np.unique(real_pairs, axis=0, return_counts=True)
+    b_pairs, b = np.unique(synthetic_pairs, axis=0, return_counts=True)
+    cost = (space.distance_m(a_pairs[:, 0][:, None], b_pairs[:, 0][None, :])
+            + space.distance_m(a_pairs[:, 1][:, None], b_pairs[:, 1][None, :]))
+    return float(ot.emd2(a / a.sum(), b / b.sum(), np.ascontiguousarray(cost, np.float64), numItermax=10_000_000))
+
+
+def source_destination_emd(real: TraceSet, synthetic: TraceSet, *, max_trips: int = 2000, seed: int = 0) -> dict:
+    """Spatio-temporal distribution of source and destination pairs (paper 004 §8.4): per hour,
+    the EMD in metres between the real and synthetic (source, destination) distributions, each
+    estimated from at most ``max_trips`` trips drawn uniformly without replacement (seeded),
+    using only the pairs that occur in the draws.
+
+    Returns ``{"overall": all trips, "by_hour": ndarray of shape (24,)}`` (NaN where an hour has
+    no real or no synthetic trip); a synthetic set without hours is compared whole with each hour.
+    """
+    if real.space.n_locations != synthetic.space.n_locations:
+        raise InputError("the real and synthetic trips must be on the same space")
+    if max_trips < 1:
+        raise InputError(f"max_trips must be at least 1, got {max_trips}")
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(24,)))
+    pr, ps = source_destination(real), source_destination(synthetic)
+    hr, hs = _hours_of(real, "real"), trip_hours(synthetic)
+
+    def draw(pairs):
+        return pairs if pairs.shape[0] <= max_trips else pairs[rng.choice(pairs.shape[0], max_trips, replace=False)]
+
+    pooled = draw(ps)
+    out = {"overall": pair_emd(real.space, draw(pr), pooled)}
+    by_hour = np.full(HOURS, np.nan)
+    for h in range(HOURS):
+        a = pr[hr == h]
+        b = pooled if hs is None else ps[hs == h]
+        if a.size and b.size:
+            by_hour[h] = pair_emd(real.space, draw(a), b if hs is None else draw(b))
+    out["by_hour"] = by_hour
+    return out
+
+
+def trip_metrics(real: TraceSet, synthetic: TraceSet, *, ks=TOP_K, max_length: int = 7, max_trips: int = 2000,
+                 seed: int = 0, distance: bool = False) -> dict:
+    """All three metrics of paper 004 §8.4 in one dictionary."""
+    return {"length_jsd": trip_length_jsd(real, synthetic, distance=distance),
+            "frequent_patterns": frequent_pattern_precision(real, synthetic, ks, max_length),
+            "sd_emd": source_destination_emd(real, synthetic, max_trips=max_trips, seed=seed)}
+
+
+__all__ = ["HOURS", "TOP_K", "frequent_pattern_precision", "jensen_shannon", "length_distribution", "pair_emd",
+           "pattern_supports", "source_destination", "source_destination_emd", "top_patterns", "trip_hours",
+           "trip_length_jsd", "trip_metrics"]
