@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ..contest.attacks import visit_counts
 from ..contest.files import hospitals
 from ..contest.scores import LAMBDA_U, S_REQ, distance_matrix, g_u
 from ..errors import InputError
@@ -81,8 +82,7 @@ class KMeansDefence(Anonymizer):
         k = min(int(self.k), n)
         dist = distance_matrix(traces.space)
         loc = traces.loc.astype(np.int64)
-        counts = np.zeros((n, L))
-        np.add.at(counts, (traces.user, loc), 1.0)
+        counts = visit_counts(traces)[0].toarray()
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(33,)))
         labels = KMeans(k, n_init=1, random_state=int(rng.integers(2**31))).fit_predict(counts)
         means = np.zeros((k, L))

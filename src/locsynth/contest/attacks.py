@@ -105,11 +105,9 @@ def in_hours(traces: TraceSet, hours: tuple[int, int] | None) -> np.ndarray | No
 
 def visit_probabilities(reference: TraceSet, keep: np.ndarray | None = None, delta: float = DELTA) -> np.ndarray:
     """Each reference user's visit-probability vector, zeros floored at ``delta`` (Appendix F)."""
-    C, _ = visit_counts(reference, keep)
-    C = C.toarray()
-    total = C.sum(axis=1, keepdims=True)
-    P = np.divide(C, total, out=np.full_like(C, 1.0 / C.shape[1]), where=total > 0)
-    return np.maximum(P, delta)
+    from ..metrics.population import normalise_rows
+
+    return np.maximum(normalise_rows(visit_counts(reference, keep)[0].toarray()), delta)
 
 
 def visit_loglik(reference: TraceSet, anonymized: TraceSet, *, hours: tuple[int, int] | None = None,

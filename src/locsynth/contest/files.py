@@ -160,14 +160,10 @@ def read_traces(path: str | Path, space: Grid, times: TimeTable | None = None) -
     except ValueError as exc:
         raise InputError(f"{path}: user_id and time_id must be whole numbers ({exc})") from None
     loc, locsets = parse_regions(frame.iloc[:, 2].fillna("").astype(str).str.strip().to_numpy(), space.n_locations, path)
-    ids, user = np.unique(user_id, return_inverse=True)
-    first = np.full(ids.size, user_id.size, np.int64)
-    np.minimum.at(first, user, np.arange(user_id.size))
-    rank = np.empty(ids.size, np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(ids.size)
-    users = pd.DataFrame({"user_id": ids[np.argsort(first, kind="stable")]})
+    user, ids = pd.factorize(user_id)          # rows in order of first appearance
+    users = pd.DataFrame({"user_id": ids})
     t = times.instants(time_id, path)
-    ts = TraceSet.from_events(rank[user], t, loc, users, space, times.axis, {"source": "pwscup", "file": path.name},
+    ts = TraceSet.from_events(user, t, loc, users, space, times.axis, {"source": "pwscup", "file": path.name},
                               locsets=locsets)
     if pd.DataFrame({"u": ts.user, "t": ts.t}).duplicated().any():
         raise InputError(f"{path}: a user has two events at one time_id")

@@ -40,13 +40,18 @@ def leaderboard(teams: list[Team], *, seed: int = 0, progress=None) -> tuple[pd.
             raise InputError(f"team {t.name}: unknown attack {t.attack!r}; expected one of {', '.join(ATTACKS)}")
         check_pair(t.original, t.reference)
     pairs, standings = [], []
+    distances: dict[int, object] = {}
     for k, team in enumerate(teams):
         if progress is not None:
             progress(team.name)
         anonymized = team.anonymizer if isinstance(team.anonymizer, TraceSet) else \
             team.anonymizer.transform(team.original, seed=_seed(seed, k))
-        entry = score_entry(team.original, team.reference, team.name, anonymized, seed=_seed(seed, k), attacks=())
-        d = scores.distance_matrix(team.original.space)
+        space = team.original.space
+        if id(space) not in distances:
+            distances[id(space)] = scores.distance_matrix(space)
+        d = distances[id(space)]
+        entry = score_entry(team.original, team.reference, team.name, anonymized, seed=_seed(seed, k), attacks=(),
+                            distances=d)
         done = {}
         for other in teams:
             if other is team:

@@ -155,14 +155,8 @@ def tradeoff_plot(table: pd.DataFrame, utility: str = "tp_tv", privacy: str = "r
     return png
 
 
-PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ title }}</title>
-<style>
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222; margin: 0;
+#: the style the report pages share (this comparison, the contest page)
+BASE_CSS = """body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222; margin: 0;
        background: #fafafa; }
 main { max-width: 1080px; margin: 0 auto; padding: 1.2em 1.5em 3em; background: #fff; }
 h1 { font-size: 1.5em; }
@@ -171,10 +165,19 @@ th, td { padding: 0.3em 0.7em; border-bottom: 1px solid #e4e4e4; text-align: rig
          font-variant-numeric: tabular-nums; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f3f3f3; }
-tr.baseline td { color: #777; }
-td.best { background: #dff0d8; font-weight: 600; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption, .note { color: #555; font-size: 0.9em; }
+"""
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }}</title>
+<style>
+""" + BASE_CSS + """tr.baseline td { color: #777; }
+td.best { background: #dff0d8; font-weight: 600; }
 </style>
 </head>
 <body>

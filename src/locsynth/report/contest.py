@@ -9,6 +9,7 @@ import pandas as pd
 from .. import __version__
 from ..contest.scores import S_REQ
 from . import plots
+from .compare import BASE_CSS
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -17,17 +18,9 @@ PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }}</title>
 <style>
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222; margin: 0; background: #fafafa; }
-main { max-width: 1180px; margin: 0 auto; padding: 1.2em 1.5em 3em; background: #fff; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.4em; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
-th, td { padding: 0.3em 0.6em; border-bottom: 1px solid #e4e4e4; text-align: right; font-variant-numeric: tabular-nums; }
-th:first-child, td:first-child { text-align: left; }
-th { background: #f3f3f3; }
+""" + BASE_CSS + """h2 { font-size: 1.15em; margin-top: 1.4em; }
 tr.invalid td { color: #999; }
 td.min { font-weight: 600; }
-figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption, .note { color: #555; font-size: 0.9em; }
 </style>
 </head>
 <body>
