@@ -266,3 +266,27 @@ def test_evaluate_reports_colocations_for_a_set_with_friends(gowalla):
     assert c["synthetic"]["friends"] > c["synthetic"]["non_friends"] and c["colocations_placed"] == 100
     html = report.to_html()
     assert "Co-locations (paper 000)" in html and "Population MAE" in html
+
+
+def test_privelet_category_sums_follow_the_variance_formula_and_lose_to_laplace_on_small_categories():
+    """Paper 000's Table 2 shape (4 categories, 12 sub-categories, 100 POIs): Privelet's
+    top-level sums have the variance of privelet.top_level_variance (OpenDP's noise, 2000
+    draws), which beats Laplace's 2 n_v (c / epsilon)^2 exactly for categories above the
+    threshold of the module docstring (28 POIs at rho = 4, F = 4)."""
+    from locsynth.privacy.privelet import generalized_sensitivity, privelet, top_level_variance
+    from locsynth.space import Hierarchy
+
+    per_sub = {"travel": [9, 9, 8, 8, 8], "shop": [8, 8, 8, 8], "arts": [9], "work": [9, 8]}
+    cats = np.repeat(list(per_sub), [sum(v) for v in per_sub.values()])
+    subs = np.concatenate([np.repeat([f"{c}{i}" for i in range(len(v))], v) for c, v in per_sub.items()])
+    h = Hierarchy.from_levels(cats, subs)
+    assert h.n_leaves == 100 and generalized_sensitivity(h) == 4
+    c, eps, draws = 5, 1.0, 2000
+    noisy = privelet(np.zeros((draws, 100)), h, eps, c)
+    labels, sums = category_matrix(noisy, cats)
+    expected = top_level_variance(h, eps, c)[0]
+    assert np.allclose(sums.var(axis=0), expected, rtol=0.12)
+    sizes = np.array([(cats == label).sum() for label in labels])
+    laplace_variance = 2 * sizes * (c / eps) ** 2
+    assert ((expected < laplace_variance) == (sizes > 28)).all()
+    assert sorted(sizes) == [9, 17, 32, 42]

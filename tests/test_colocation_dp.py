@@ -100,19 +100,20 @@ def test_fig5s_reading_has_a_knock_on_effect_and_fails():
 def test_colocation_counts_with_privelet_hold_epsilon_on_the_star():
     """The mechanism proper (noisy wavelet coefficients of the trimmed counts; reconstruction is
     post-processing) over root > category > location, trimming at c = 1 (removing user 0 changes
-    one cell) against the untrimmed mutant (four cells)."""
+    one cell) against the untrimmed mutant (four cells) and against noise without the generalized
+    sensitivity rho (Lap(c / (epsilon W)), the reading that gives paper 000's Figure 8 its gap)."""
     x1, x2 = star()
     c = 1
     h = Hierarchy.from_levels(np.array(["a", "a", "a"]))
     lam = generalized_sensitivity(h) * c / EPS
     w = np.tile(weights(h), x1.time.instants_per_day)
 
-    def audited(trim):
+    def audited(trim, noise_epsilon=EPS):
         c1, c2 = (coefficients(colocation_counts(x, trim), h).ravel() for x in (x1, x2))
 
         def noisy(ts, n):
             Q = colocation_counts(ts, trim).astype(float)
-            return noisy_coefficients(np.tile(Q, (n, 1, 1)), h, EPS, c).reshape(n, -1)
+            return noisy_coefficients(np.tile(Q, (n, 1, 1)), h, noise_epsilon, c).reshape(n, -1)
 
         return audit(noisy, x1, x2, EPS, samples=N, beta=BETA, bins=BINS,
                      statistic=lambda y: (w / lam * (np.abs(y - c2) - np.abs(y - c1))).sum(axis=1))
@@ -120,6 +121,9 @@ def test_colocation_counts_with_privelet_hold_epsilon_on_the_star():
     honest, mutant = audited(c), audited(None)
     assert honest.passed, str(honest)
     assert not mutant.passed, str(mutant)
+    assert generalized_sensitivity(h) == 2
+    without_rho = audited(c, EPS * generalized_sensitivity(h))
+    assert not without_rho.passed, str(without_rho)
 
 
 def test_tpm_path_holds_epsilon_and_its_untrimmed_mutant_is_caught():
