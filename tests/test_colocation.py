@@ -290,3 +290,35 @@ def test_privelet_category_sums_follow_the_variance_formula_and_lose_to_laplace_
     laplace_variance = 2 * sizes * (c / eps) ** 2
     assert ((expected < laplace_variance) == (sizes > 28)).all()
     assert sorted(sizes) == [9, 17, 32, 42]
+
+
+def test_completion_by_the_chains_tables_matches_per_user_viterbi():
+    """More constrained users than locations take the prefix / bridge / suffix tables; every path
+    keeps its fixed events and scores exactly as much as per-user Viterbi's."""
+    from locsynth.synth.colocation import generate
+
+    rng = np.random.default_rng(5)
+    L, T, n = 6, 7, 40
+    P = rng.random((L, L)) ** 4
+    P[2] = 0.0                                               # a row of floors: ties are possible
+    P[P < 0.05] = 0.0
+    P /= np.maximum(P.sum(axis=1, keepdims=True), 1e-300)
+    pi = rng.dirichlet(np.ones(L))
+    fixed = np.where(rng.random((n, T)) < 0.25, rng.integers(0, L, (n, T)), -1).astype(np.int32)
+    fixed[0] = -1
+    fixed[1, :] = rng.integers(0, L, T)                      # every instant fixed
+    walks = np.zeros((n, T), np.int64)
+    fast = complete(walks, fixed, P, pi)                    # 39 rows > L: the tables
+    rows = np.flatnonzero((fixed >= 0).any(axis=1))
+    assert rows.size > L
+    slow = walks.copy()
+    log_p, log_first = np.log(np.maximum(P, generate.FLOOR)), np.log(np.maximum(pi, generate.FLOOR))
+    generate._viterbi_all(log_p, log_first, fixed, rows, slow)
+
+    def score(p):
+        return log_first[p[0]] + log_p[p[:-1], p[1:]].sum()
+
+    assert (fast[0] == 0).all()
+    for u in rows:
+        assert ((fixed[u] < 0) | (fast[u] == fixed[u])).all()
+        assert score(fast[u]) == pytest.approx(score(slow[u]), abs=1e-9)

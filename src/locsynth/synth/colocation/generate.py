@@ -11,6 +11,15 @@ Step 4 completes every trace under the TPM chain. A trace with co-location event
 likely path through them (Viterbi, with log max(P, 1e-12) so that some path always exists); a
 trace without any is a walk of the chain from its stationary distribution, as TPM makes it
 (a Viterbi path without constraints would give every such user the same trace).
+
+Viterbi costs T L^2 per constrained user. When more users are constrained than there are
+locations, :func:`complete` instead solves the chain once: the best unconstrained prefix into
+every (instant, location), the best suffix out of it, and the best d-step bridge between any two
+locations (max-plus powers of log P, T L^3 in all); a user's best path through fixed events
+(t_1, x_1) < ... < (t_k, x_k) is then the prefix into (t_1, x_1), the bridges between
+consecutive events and the suffix out of (t_k, x_k), each optimal on its own because the chain
+is first-order, read back in O(T). Both give a most likely path; where two paths tie they may
+pick different ones.
 """
 
 from __future__ import annotations
@@ -101,10 +110,89 @@ def _viterbi_all(log_p, log_first, fixed, rows, out):
         _viterbi(log_p, log_first, fixed[rows[k]], out[rows[k]])
 
 
+@njit(cache=True, parallel=True)
+def _chain_tables(log_p, log_first, T):
+    """prefix[t, y], its back pointer; suffix[t, x], its next location; bridge[d, x, y] (best d-step
+    path from x to y, d = 1 .. T - 1) and the location before y on it."""
+    L = log_first.size
+    prefix = np.empty((T, L))
+    prefix_arg = np.zeros((T, L), np.int64)
+    prefix[0] = log_first
+    for t in range(1, T):
+        for y in prange(L):
+            best, arg = -np.inf, 0
+            for x in range(L):
+                v = prefix[t - 1, x] + log_p[x, y]
+                if v > best:
+                    best, arg = v, x
+            prefix[t, y] = best
+            prefix_arg[t, y] = arg
+    suffix = np.zeros((T, L))
+    suffix_arg = np.zeros((T, L), np.int64)
+    for t in range(T - 2, -1, -1):
+        for x in prange(L):
+            best, arg = -np.inf, 0
+            for y in range(L):
+                v = log_p[x, y] + suffix[t + 1, y]
+                if v > best:
+                    best, arg = v, y
+            suffix[t, x] = best
+            suffix_arg[t, x] = arg
+    bridge = np.empty((max(T, 2), L, L))
+    bridge_arg = np.zeros((max(T, 2), L, L), np.int32)
+    bridge[1] = log_p
+    for x in range(L):
+        for y in range(L):
+            bridge_arg[1, x, y] = x
+    for d in range(2, T):                       # bridge[d] = bridge[d - 1] (max, +) log P
+        for x in prange(L):
+            row, arg = bridge[d, x], bridge_arg[d, x]
+            row[:] = -np.inf
+            for z in range(L):
+                xz = bridge[d - 1, x, z]
+                for y in range(L):
+                    v = xz + log_p[z, y]
+                    if v > row[y]:
+                        row[y] = v
+                        arg[y] = z
+    return prefix, prefix_arg, suffix, suffix_arg, bridge, bridge_arg
+
+
+@njit(cache=True, parallel=True)
+def _paths_through(tables, fixed, rows, out):
+    prefix, prefix_arg, suffix, suffix_arg, bridge, bridge_arg = tables
+    T = fixed.shape[1]
+    for k in prange(rows.size):
+        f, o = fixed[rows[k]], out[rows[k]]
+        first, last = -1, -1
+        for t in range(T):
+            if f[t] >= 0:
+                if first < 0:
+                    first = t
+                else:                              # the bridge from the previous event, backwards
+                    a, b = f[last], f[t]
+                    y = b
+                    for d in range(t - last, 1, -1):
+                        y = bridge_arg[d, a, y]
+                        o[last + d - 1] = y
+                last = t
+                o[t] = f[t]
+        for t in range(first, 0, -1):
+            o[t - 1] = prefix_arg[t, o[t]]
+        for t in range(last, T - 1):
+            o[t + 1] = suffix_arg[t, o[t]]
+
+
 def complete(walks: np.ndarray, fixed: np.ndarray, matrix: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """Traces: ``walks`` where a user has no co-location event, else the Viterbi path of the chain
-    (``matrix``, ``first`` = its stationary distribution) through the user's fixed events."""
+    """Traces: ``walks`` where a user has no co-location event, else a most likely path of the
+    chain (``matrix``, ``first`` = its stationary distribution) through the user's fixed events:
+    Viterbi per user, or the chain's tables when more users than locations need one (module
+    docstring)."""
     out = np.array(walks, np.int64, copy=True)
     rows = np.flatnonzero((fixed >= 0).any(axis=1))
-    _viterbi_all(np.log(np.maximum(matrix, FLOOR)), np.log(np.maximum(first, FLOOR)), fixed, rows, out)
+    log_p, log_first = np.log(np.maximum(matrix, FLOOR)), np.log(np.maximum(first, FLOOR))
+    if rows.size > log_first.size:
+        _paths_through(_chain_tables(log_p, log_first, fixed.shape[1]), fixed, rows, out)
+    else:
+        _viterbi_all(log_p, log_first, fixed, rows, out)
     return out
