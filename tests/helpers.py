@@ -21,3 +21,12 @@ def traceset(traces, rows=1, cols=3, slot="1h", synthetic=None, instants_per_day
         users["source"] = np.array([s for s, _ in synthetic], np.int32)
         users["trace_no"] = np.array([k for _, k in synthetic], np.int32)
     return TraceSet.from_events(user, t, loc, users, grid, axis)
+
+
+def trip_set(paths, hours, cols=4):
+    """Trips on a 1 x ``cols`` grid: one trace per path of cells, on instants 0, 1, ..., with its
+    hour in the user table (as trips.py makes them; -1: a set without hours, as NGRAM's)."""
+    from dataclasses import replace
+
+    ts = traceset([list(enumerate(p)) for p in paths], cols=cols)
+    return replace(ts, users=ts.users.assign(hour=np.asarray(hours, np.int8)))

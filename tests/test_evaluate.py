@@ -1,13 +1,18 @@
-"""The evaluation against the PPMTF authors' published PF scores (utilpriv_PPMTF_TK.csv, alpha = 200)."""
+"""The evaluation against the PPMTF authors' published PF scores (utilpriv_PPMTF_TK.csv, alpha = 200), and
+of sets of trips by paper 004 §8.4's metrics."""
 
 import json
+import math
 
+import numpy as np
 import pandas as pd
 import pytest
+from helpers import trip_set
 
 from locsynth import InputError
-from locsynth.evaluate import evaluate
+from locsynth.evaluate import TRIP_UTILITY, evaluate
 from locsynth.io import read_pf_synthetic
+from locsynth.metrics.trips import frequent_pattern_precision, source_destination_emd, trip_length_jsd
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +64,57 @@ def test_incompatible_sets_are_refused(pf_sets):
         evaluate(pf_sets["train"], pf_sets["test"], traceset([[(0, 0)]], synthetic=[(0, 0)]))
     with pytest.raises(InputError, match="unknown attack"):
         evaluate(pf_sets["train"], pf_sets["test"], pf_sets["train"], attacks=["guess"])
+
+
+# -- sets of trips (paper 004 §8.4) ----------------------------------------------------------------
+TEST = ([[0, 1, 2], [1, 2], [0, 1], [3, 2, 1, 0], [1, 2, 3]], [8, 8, 9, 9, 10])
+TRAIN = ([[0, 1], [1, 2, 1], [0, 1, 2], [2, 1], [1, 2, 3]], [8, 9, 9, 10, 10])
+SYNTHETIC = ([[0, 1, 2], [0, 1, 2, 3], [1, 2], [2, 3]], [8, 9, 9, 12])
+
+
+def test_evaluate_on_trips_gives_the_trip_metrics_of_metrics_trips():
+    train, test, syn = trip_set(*TRAIN), trip_set(*TEST), trip_set(*SYNTHETIC)
+    report = evaluate(train, test, syn, seed=3)            # default attacks: skipped for trips, with reasons
+    assert list(report.metrics) == list(TRIP_UTILITY)
+    for name, other in (("synthetic", syn), ("training", train)):
+        jsd, emd = trip_length_jsd(test, other), source_destination_emd(test, other, seed=3)
+        top = frequent_pattern_precision(test, other)
+        m = {k: v[name] for k, v in report.metrics.items()}
+        assert m["trip_length_jsd"] == jsd["overall"] and m["trip_sd_emd_m"] == emd["overall"]
+        assert m["trip_length_jsd_hourly"] == pytest.approx(np.nanmean(jsd["by_hour"]))
+        assert m["trip_sd_emd_hourly_m"] == pytest.approx(np.nanmean(emd["by_hour"]))
+        assert {k: m[f"trip_top{k}_precision"] for k in (10, 20, 50, 100)} == top
+        curves = report.meta["trips"]
+        for key, direct in (("length_jsd", jsd["by_hour"]), ("sd_emd_m", emd["by_hour"])):
+            got = np.array([np.nan if v is None else v for v in curves[key][name]["by_hour"]])
+            np.testing.assert_array_equal(got, direct)
+    assert all(row["uniform"] is None for row in report.metrics.values())
+    skipped = {entry["group"]: entry for entry in report.meta["skipped"]}
+    assert set(skipped) == {"population", "transitions", "visit_fractions", "sglt", "reid", "mia"}
+    assert "tp_tv" in skipped["population"]["metrics"] and "paper 004 reports no attack" in skipped["mia"]["reason"]
+    assert report.meta["trips"]["statistics"]["synthetic"]["trips"] == 4
+    assert set(evaluate(train, test, syn, attacks=(), sglt=False).meta["skipped"][-1]["metrics"]) == {"vf_tv"}
+
+
+def test_identical_trips_score_perfectly():
+    test = trip_set(*TEST)
+    m = evaluate(trip_set(*TRAIN), test, test, attacks=()).metrics
+    for key in ("trip_length_jsd", "trip_length_jsd_hourly", "trip_sd_emd_m", "trip_sd_emd_hourly_m"):
+        assert m[key]["synthetic"] == pytest.approx(0.0, abs=1e-9)
+    assert all(m[f"trip_top{k}_precision"]["synthetic"] == 1.0 for k in (10, 20, 50, 100))
+
+
+def test_trips_without_hours_and_the_js_distance(tmp_path):
+    """NGRAM's trips have hour -1: one length divergence (no hourly mean), the EMD against each hour."""
+    syn = trip_set(SYNTHETIC[0], [-1] * 4)
+    report = evaluate(trip_set(*TRAIN), trip_set(*TEST), syn, attacks=())
+    assert report.metrics["trip_length_jsd_hourly"]["synthetic"] is None
+    assert report.metrics["trip_sd_emd_hourly_m"]["synthetic"] is not None
+    assert report.meta["trips"]["length_jsd"]["synthetic"]["by_hour"] is None
+    assert not report.meta["trips"]["synthetic_has_hours"]
+    data = json.loads(report.to_json(tmp_path / "metrics.json"), parse_constant=lambda c: pytest.fail(c))
+    assert data["_meta"]["kind"] == "trips"
+    distance = evaluate(trip_set(*TRAIN), trip_set(*TEST), syn, attacks=(), jsd_distance=True)
+    assert distance.metrics["trip_length_jsd"]["synthetic"] == pytest.approx(
+        math.sqrt(report.metrics["trip_length_jsd"]["synthetic"]))
+    assert distance.meta["trips"]["jsd"] == "distance"

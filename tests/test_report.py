@@ -196,3 +196,57 @@ def test_other_metrics_have_names_and_their_own_direction():
     assert re.search(r'class="[^"]*best[^"]*"[^>]*>\s*<?b?>?0\.8000', page) and re.search(
         r'class="[^"]*best[^"]*"[^>]*>\s*<?b?>?0\.1000', page)
     assert "9 of 10 requested fakes passed" in page and "1 seeds ran out of tries" in page
+
+
+# -- trips (paper 004 §8.4-8.5) ----------------------------------------------------------------------
+
+TRIPS_TEST = ([[0, 1, 2], [1, 2], [0, 1], [3, 2, 1, 0], [1, 2, 3]], [8, 8, 9, 9, 10])
+TRIPS_TRAIN = ([[0, 1], [1, 2, 1], [0, 1, 2], [2, 1], [1, 2, 3]], [8, 9, 9, 10, 10])
+
+
+@pytest.fixture(scope="module")
+def trip_reports():
+    """The DP-trip-like set (with hours) and an NGRAM-like one (hour -1), against the same trips."""
+    from helpers import trip_set
+
+    train, test = trip_set(*TRIPS_TRAIN), trip_set(*TRIPS_TEST)
+    hourly = trip_set([[0, 1, 2], [0, 1, 2, 3], [1, 2], [2, 3]], [8, 9, 9, 12])
+    timeless = trip_set([[0, 1], [1, 2, 3], [3, 2]], [-1, -1, -1])
+    return {"dptrip": evaluate(train, test, hourly), "ngram": evaluate(train, test, timeless)}
+
+
+def test_trip_report_shows_the_papers_plots_and_what_it_skipped(trip_reports):
+    html = render_html(trip_reports["dptrip"])
+    page = parse(html)
+    text = " ".join(page.text)
+    for heading in ("Trip-length divergence per hour (paper 004 Figure 3)",
+                    "Source-destination EMD per hour (paper 004 Figure 4)", "Frequent patterns (paper 004 Tables 2-3)",
+                    "Trips (paper 004 Table 1)", "Not computed"):
+        assert heading in text
+    images = [attrs["src"] for tag, attrs in page.tags if tag == "img"]
+    assert len(images) == 3 and all(base64.b64decode(src.split(",", 1)[1]).startswith(PNG_SIGNATURE)
+                                    for src in images)
+    assert "Jensen-Shannon divergence in bits" in text and "TP-TV, TP-TV-Top50" in text
+    assert "No attack is run on trips" in text and "No attacks were run" not in text
+    # the set without hours: one dashed value, and the caption says so
+    assert "NGRAM releases none" in render_html(trip_reports["ngram"])
+
+
+def test_trip_comparison_puts_the_sets_side_by_side(trip_reports, tmp_path):
+    from locsynth.report import comparison
+
+    for name, report in trip_reports.items():
+        report.save(tmp_path / name)
+    loaded = {name: load_metrics(tmp_path / name) for name in trip_reports}
+    table, files = comparison(loaded)
+    assert list(table.index) == ["dptrip", "ngram", "Training"]          # no uniform baseline for trips
+    assert list(files) == ["trip_length_jsd.png", "trip_sd_emd.png", "compare.html"]
+    assert all(files[f].startswith(PNG_SIGNATURE) for f in ("trip_length_jsd.png", "trip_sd_emd.png"))
+    page = parse(files["compare.html"])
+    assert sum(tag == "img" for tag, _ in page.tags) == 2
+    # top-K precision: higher is better, so the larger value is highlighted
+    best = table.loc[["dptrip", "ngram"], "trip_top10_precision"].max()
+    assert best > table.loc[["dptrip", "ngram"], "trip_top10_precision"].min()
+    cells = re.findall(r'<td class="best">([^<]+)</td>', files["compare.html"])
+    assert format_value(best) in cells and "Top-10 patterns &uarr;" in files["compare.html"]
+    assert math.isnan(table.loc["ngram", "trip_length_jsd_hourly"])

@@ -237,3 +237,62 @@ def test_source_destination_emd_in_metres():
     big = trips([[0, 1]] * 50 + [[1, 2]] * 50, hours=[7] * 100)
     a = source_destination_emd(big, synthetic, max_trips=10, seed=1)
     assert a["by_hour"][7] == source_destination_emd(big, synthetic, max_trips=10, seed=1)["by_hour"][7]
+
+
+# -- from the command line: prepare, NGRAM, evaluate, compare --------------------------------------------
+
+def test_prepare_refuses_what_trips_ignore(tmp_path):
+    from locsynth.prepare import prepare
+
+    with pytest.raises(InputError, match="--grid, --instant do not apply to --format cab-trips"):
+        prepare(tmp_path, "cab-trips", tmp_path / "t", grid=(3, 3), instant="1h")
+    with pytest.raises(InputError, match="--cell-m applies to --format cab-trips only"):
+        prepare(tmp_path, "cabs", tmp_path / "t", cell_m=500)
+    with pytest.raises(InputError, match="no such file"):
+        prepare(tmp_path / "missing", "cab-trips", tmp_path / "t")
+    assert not (tmp_path / "t").exists()
+
+
+def test_the_30_cabs_from_prepare_to_compare(data_dir, tmp_path):
+    """``locsynth prepare --format cab-trips``, NGRAM, ``evaluate`` (trip metrics, the attacks skipped with
+    their reasons) and ``compare`` (the per-hour curves side by side, no trade-off plot without attacks)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from locsynth.cli import app
+    from locsynth.metrics.trips import trip_metrics
+    from locsynth.traces import TraceSet
+
+    cabs = data_dir / "sf-cabspotting" / "cabs"
+    if not cabs.is_dir():
+        pytest.skip("Cabspotting cabs not found")
+
+    def run(*args):
+        res = CliRunner().invoke(app, [str(a) for a in args])
+        assert res.exit_code == 0, res.output
+        return res.output
+
+    out = run("prepare", cabs, "--format", "cab-trips", "--cell-m", 500, "--split", "test=0.2", "--out",
+              tmp_path / "trips")
+    assert "trips (paper 004 Table 1)" in out
+    train, test = TraceSet.load(tmp_path / "trips" / "train"), TraceSet.load(tmp_path / "trips" / "test")
+    assert (train.space.rows, train.space.cols) == (47, 29) and test.users["hour"].between(0, 23).all()
+    assert train.n_traces + test.n_traces == read_trips(cabs, 500).n_traces
+    run("fit", "ngram", tmp_path / "trips" / "train", "--out", tmp_path / "model", "--epsilon", 1)
+    run("sample", tmp_path / "model", "--out", tmp_path / "syn")
+    out = run("evaluate", "--train", tmp_path / "trips" / "train", "--test", tmp_path / "trips" / "test",
+              "--synthetic", tmp_path / "syn", "--out", tmp_path / "ev")
+    assert "not computed for trips" in out and "reid_rate" in out
+    data = json.loads((tmp_path / "ev" / "metrics.json").read_text())
+    direct = trip_metrics(test, TraceSet.load(tmp_path / "syn"))
+    assert data["trip_length_jsd"]["synthetic"] == pytest.approx(direct["length_jsd"]["overall"])
+    assert data["trip_sd_emd_m"]["synthetic"] == pytest.approx(direct["sd_emd"]["overall"])
+    assert data["trip_top10_precision"]["synthetic"] == direct["frequent_patterns"][10]
+    html = (tmp_path / "ev" / "report.html").read_text()
+    assert "paper 004 Figure 3" in html and "paper 004 Figure 4" in html and "Tables 2-3" in html
+    run("evaluate", "--train", tmp_path / "trips" / "train", "--test", tmp_path / "trips" / "test",
+        "--synthetic", tmp_path / "trips" / "train", "--out", tmp_path / "real", "--attacks", "none")
+    run("compare", tmp_path / "ev", tmp_path / "real", "--out", tmp_path / "cmp")
+    files = sorted(p.name for p in (tmp_path / "cmp").iterdir())
+    assert files == ["compare.csv", "compare.html", "trip_length_jsd.png", "trip_sd_emd.png"]

@@ -127,9 +127,12 @@ def _optional(fn, given: dict, method: str) -> dict:
 def prepare(
     input: Path = typer.Argument(..., help="Input file or folder."),
     format: str = typer.Option(..., "--format", "-f", help="Input format: pf, pf-synthetic, foursquare, "
-                               "foursquare-global, foursquare-mat, gowalla, geolife, cabs, csv, parquet."),
+                               "foursquare-global, foursquare-mat, gowalla, geolife, cabs, cab-trips (passenger "
+                               "trips of paper 004), csv, parquet."),
     out: Path = typer.Option(..., "--out", "-o", help="Output TraceSet directory (DIR/train and DIR/test when split)."),
     grid: Optional[str] = typer.Option(None, help="Regular grid ROWSxCOLS, e.g. 20x20."),
+    cell_m: Optional[float] = typer.Option(None, "--cell-m", help="cab-trips: square cells of this many metres "
+                                           "(paper 004: 250 or 500; default 250)."),
     bbox: Optional[str] = typer.Option(None, help="Bounding box LAT_MIN,LAT_MAX,LON_MIN,LON_MAX."),
     pois: Optional[int] = typer.Option(None, help="Keep the N most visited POIs (paper 001 keeps 1000)."),
     instant: Optional[str] = typer.Option(None, help="Instant length, rounding down: 1h, 30min, 20min (default 1h)."),
@@ -165,12 +168,18 @@ def prepare(
             window=prep.parse_window(window) if window else None, timezone=timezone,
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
             seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
-            fold_days=fold_days)
+            fold_days=fold_days, cell_m=cell_m)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out
         say(f"wrote {where}: {s['users']} users, {s['traces']} traces, {s['events']} events, "
             f"{s['locations']} locations, {s['instants']} instants/day, {s['slots']} slots")
+        if "trips" in ts.info:
+            from .trips import trip_statistics
+
+            t = trip_statistics(ts)
+            say(f"  trips (paper 004 Table 1): {t['trips']} trips, {t['cells']} cells visited, length mean "
+                f"{t['length_mean']:.2f}, sd {t['length_sd']:.2f}, max {t['length_max']}")
 
 
 @app.command()
@@ -441,12 +450,16 @@ def evaluate(
     vf_bins: int = typer.Option(24, help="Bins of VF-TV (paper 001: 24; the authors' PF script: 30)."),
     mia_per_trace_number: bool = typer.Option(False, help="Decide membership once per trace number, as the "
                                               "authors' script does (the paper decides over all traces)."),
-    seed: int = typer.Option(0, help="Seed of the TM-SWD projections."),
+    seed: int = typer.Option(0, help="Seed of the TM-SWD projections (trips: of the trips drawn for the EMD)."),
+    jsd_distance: bool = typer.Option(False, "--jsd-distance", help="Trips: report the trip-length JS distance "
+                                      "(the square root, what scipy's jensenshannon and paper 004's code give) "
+                                      "instead of the divergence."),
     workers: Optional[int] = typer.Option(None, metavar="N", help="Attacks: " + WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="Attacks: " + SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
-    """Utility metrics and privacy attacks; writes metrics.json and report.html."""
+    """Utility metrics and privacy attacks; writes metrics.json and report.html. Sets of trips (prepare
+    --format cab-trips) get paper 004's trip metrics instead."""
     from .evaluate import evaluate as run_evaluate
     from .parallel import executor
     from .privacy.release import is_release, load_release
@@ -463,12 +476,15 @@ def evaluate(
     sets = {"train": TraceSet.load(train), "test": TraceSet.load(test)}
     with executor(workers, scheduler) as client, spinner("evaluating") as status:
         report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, vf_bins=vf_bins,
-                              mia_per_trace_number=mia_per_trace_number, seed=seed, client=client,
-                              progress=lambda step: status.update(f"evaluating: {step}"))
+                              mia_per_trace_number=mia_per_trace_number, seed=seed, jsd_distance=jsd_distance,
+                              client=client, progress=lambda step: status.update(f"evaluating: {step}"))
         report.save(out, overwrite=overwrite)
     cols = ("synthetic", "training", "uniform")
     _table(f"{synthetic} against {test}", ["metric", *cols],
            [[key_, *(_fmt(row[c]) for c in cols)] for key_, row in report.metrics.items()])
+    skipped = [key_ for entry in report.meta.get("skipped", []) for key_ in entry["metrics"]]
+    if skipped:
+        say(f"not computed for trips: {', '.join(skipped)} (report.html says why)")
     say(f"wrote {out}/metrics.json and {out}/report.html")
 
 
@@ -503,26 +519,31 @@ def release(
 @reports_errors
 def compare(
     runs: List[Path] = typer.Argument(..., help="Evaluation directories (or metrics.json files) to compare."),
-    out: Path = typer.Option(..., "--out", "-o", help="Directory for compare.csv, tradeoff.png and compare.html."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for compare.csv, tradeoff.png (the trips' per-hour "
+                             "plots for evaluations of trips) and compare.html."),
     utility: str = typer.Option("tp_tv", help="Utility metric on the y axis."),
     privacy: str = typer.Option("reid_rate", help="Privacy metric on the x axis."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
-    """One table of several evaluations and a utility-versus-privacy plot (paper 001 Figure 7)."""
-    from .report import compare as build_table, compare_html, load_metrics, tradeoff_plot
+    """One table of several evaluations and a utility-versus-privacy plot (paper 001 Figure 7); for
+    evaluations of trips, their per-hour curves side by side (paper 004 Figures 3-4)."""
+    from .report import comparison, load_metrics
     from .traces import atomic_output
 
     names = [p.stem if p.is_file() else p.name for p in runs]
     if len(set(names)) != len(names):
         names = [str(p) for p in runs]
-    table = build_table({name: load_metrics(p) for name, p in zip(names, runs)})
-    png = tradeoff_plot(table, utility=utility, privacy=privacy)
+    table, files = comparison({name: load_metrics(p) for name, p in zip(names, runs)}, utility=utility,
+                              privacy=privacy)
     with atomic_output(out, overwrite, directory=True) as tmp:
         table.to_csv(tmp / "compare.csv")
-        (tmp / "tradeoff.png").write_bytes(png)
-        (tmp / "compare.html").write_text(compare_html(table, png))
+        for name, content in files.items():
+            if isinstance(content, str):
+                (tmp / name).write_text(content)
+            else:
+                (tmp / name).write_bytes(content)
     say(table.to_string(float_format=lambda v: f"{v:.4f}"))
-    say(f"wrote {out}/compare.csv, tradeoff.png and compare.html")
+    say(f"wrote {out}/compare.csv, {', '.join(files)}")
 
 
 @app.command()

@@ -4,6 +4,12 @@ Utility is measured against the *test* traces (users not used for training), wit
 baselines as in the papers: the training traces themselves, and uniformly random traces. When
 the synthetic set has several traces per input user, each trace number is evaluated as one set
 and the results are averaged, as the authors do.
+
+Sets of trips (trips.py: one passenger trip per trace, its hour in the user table) are measured
+instead by paper 004 §8.4's metrics -- trip-length Jensen-Shannon divergence, top-K frequent
+patterns, source-destination earth mover's distance, per hour of the day -- and the paper 001
+metrics and attacks whose assumptions fail for trips are skipped, each with its reason
+(:data:`TRIP_SKIPPED`).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import pandas as pd
 from .attacks import membership_inference, reidentify
 from .errors import InputError
 from .metrics.population import population_by_slot, tp_tv, uniform_population
+from .metrics.trips import TOP_K, is_trip_set
 from .metrics.transitions import (axis_bins, emd_1d_rows, project_rows, tm_emd, tm_swd, transition_matrix,
                                  uniform_transitions)
 from .metrics.visits import uniform_visit_fractions, visit_fraction_counts, vf_tv
@@ -27,6 +34,37 @@ from .traces import TraceSet, atomic_output
 UTILITY = ("tp_tv", "tp_tv_top50", "tm_emd_x", "tm_emd_y", "tm_swd", "vf_tv")
 PRIVACY = ("reid_rate", "mia_advantage", "mia_accuracy")
 ATTACKS = ("reid", "mia")
+#: paper 004 §8.4's metrics of a trip set, in the order of its Figures 3-4 and Tables 2-3
+TRIP_UTILITY = ("trip_length_jsd", "trip_length_jsd_hourly", "trip_sd_emd_m", "trip_sd_emd_hourly_m",
+                *(f"trip_top{k}_precision" for k in TOP_K))
+#: what evaluate leaves out for a trip set, and why: (metric keys, reason); a key ending in '*' is
+#: a family. Each group is listed in ``meta['skipped']`` when it would otherwise have been computed.
+TRIP_SKIPPED = {
+    "population": (("tp_tv", "tp_tv_top50"),
+                   "TP-TV reads every event's instant as a time of day (paper 001 §4.3 (a)); a synthetic trip "
+                   "carries at most its hour (NGRAM none: its events sit on instants 0, 1, ...), so paper 004 "
+                   "§8.4 compares the trips of each hour instead"),
+    "transitions": (("tm_emd_y", "tm_emd_x", "tm_swd"),
+                    "TM-EMD and TM-SWD count moves between events in consecutive instants (paper 001 §4.3 (b)); "
+                    "a real trip, self-loops merged (paper 004 §8.2), skips minutes between cells while a "
+                    "synthetic trip may step one instant per cell, so the two matrices would count different "
+                    "moves; paper 004 §8.4 measures routes by frequent patterns instead"),
+    "visit_fractions": (("vf_tv",),
+                        "VF-TV compares how each user's events spread over locations across days; a trace here "
+                        "is one trip, which visits each of its cells about once"),
+    "sglt": (("sglt_*",),
+             "SGLT's features (paper 002 §VIII.C) describe users' check-ins over days: time allocation and "
+             "per-user similarities have no meaning for one trip"),
+    "clusters": (("cluster_tv",), "PPMTF's user factors cluster users, not trips"),
+    "reid": (("reid_rate",),
+             "re-identification names the training user whose transition matrix best explains a synthetic "
+             "trace (paper 001 §4.3); here every trip is its own user, trained on its few moves, and a trip "
+             "synthesizer keeps no source user; paper 004 reports no attack"),
+    "mia": (("mia_advantage", "mia_accuracy", "mia_epsilon_lower_bound"),
+            "membership inference (paper 001 §4.3) models each candidate by a transition matrix trained on the "
+            "candidate's own traces; one trip of a few cells gives a matrix of a few moves, so the score "
+            "measures overlap with popular routes rather than membership; paper 004 reports no attack"),
+}
 
 
 @dataclass
@@ -104,7 +142,7 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
              vf_bins: int = 24, emd_bins: int = 20, swd_projections: int = 50, seed: int = 0,
              mia_per_trace_number: bool = False, reid_max_traces: int | None = 20_000,
              mia_max_candidates: int | None = 10_000, sglt: bool = True, user_factors=None,
-             progress=None, client=None) -> Report:
+             trip_max_trips: int = 2000, jsd_distance: bool = False, progress=None, client=None) -> Report:
     """Utility of ``synthetic`` against ``test`` and attacks against ``train`` (members) / ``test``.
 
     Parameters
@@ -123,6 +161,12 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         A user-factor matrix (PPMTF's A): adds ``cluster_tv``, the mean over its columns' top-10%
         clusters of the TV between the cluster's training and synthetic populations (paper 001
         §4.3 (d)); the uniform baseline is the TV to the uniform distribution.
+    trip_max_trips, jsd_distance : for a trip set (:func:`locsynth.metrics.trips.is_trip_set`
+        of the test set: a user table with an ``hour`` column, as trips.py makes): the trips drawn
+        per hour for the source-destination EMD (2000 in paper 004 §8.4), and whether the length
+        divergence is reported as the Jensen-Shannon divergence (default, what §8.4 names, in bits)
+        or as its square root, the JS distance that scipy's ``jensenshannon(base=2)`` returns and
+        the authors' code reports. See :func:`evaluate_trips`.
     progress : callable(step: str) called before each step.
     client : a Dask client (see parallel.py) on whose cluster the attacks score their chunks of
         traces and candidates; the results equal the serial ones.
@@ -137,6 +181,11 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         check_compatible(test, ts, name)
     if synthetic.n_events == 0:
         raise InputError("the synthetic set has no events")
+    if is_trip_set(test):
+        skip = ["population", "transitions", "visit_fractions", *(["sglt"] if sglt else []),
+                *(["clusters"] if user_factors is not None else []), *attacks]
+        return evaluate_trips(train, test, synthetic, seed=seed, max_trips=trip_max_trips, distance=jsd_distance,
+                              skipped=skip, progress=progress)
     step = progress or (lambda _: None)
     timings: dict[str, float] = {}
     clock = _time.perf_counter()
@@ -252,21 +301,125 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         "attack_samples": {k: {kk: vv for kk, vv in v.items() if kk in ("traces", "interval", "candidates")}
                            for k, v in details.items() if k in ("reid", "mia")},
         "seconds": timings,
-        "method": synthetic.info.get("source"),
-        "synthetic_fingerprint": synthetic.fingerprint(),
-        "params": synthetic.info.get("params"),
+        **_provenance(synthetic),
         "baselines": {"training": "the training traces released as they are",
                       "uniform": "uniformly random traces (uniform population, uniform transitions; "
                                  "reid: a random guess among the training users)"},
     }
-    if synthetic.ledger is not None:
-        meta["ledger"] = synthetic.ledger.to_dict()
-    if synthetic.info.get("fakes"):
-        meta["privacy_tests"] = synthetic.info["fakes"]
     if colocations is not None:
         meta["colocations"] = colocations
         details["colocations"] = colocations
     return Report(metrics, details, meta)
+
+
+def _provenance(synthetic: TraceSet) -> dict:
+    """What the report says about where the synthetic set comes from: method, fingerprint,
+    parameters, and its ledger and privacy tests when it has them."""
+    out = {"method": synthetic.info.get("source"), "synthetic_fingerprint": synthetic.fingerprint(),
+           "params": synthetic.info.get("params")}
+    if synthetic.ledger is not None:
+        out["ledger"] = synthetic.ledger.to_dict()
+    if synthetic.info.get("fakes"):
+        out["privacy_tests"] = synthetic.info["fakes"]
+    return out
+
+
+# -- trips (paper 004 §8.4) ------------------------------------------------------------------------
+
+def evaluate_trips(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, seed: int = 0, max_trips: int = 2000,
+                   distance: bool = False, skipped=(), progress=None) -> Report:
+    """Utility of synthetic trips against the real test trips (paper 004 §8.4), with the training
+    trips released as they are as the baseline; no uniform baseline.
+
+    Rows of ``metrics`` (each ``{"synthetic", "training", "uniform": None}``):
+
+    - ``trip_length_jsd``: Jensen-Shannon divergence in bits between the trip-length distributions
+      of all trips (the square root with ``distance``); ``trip_length_jsd_hourly`` its mean over the
+      hours both sets have trips in (None for a set without hours, as NGRAM's: paper 004 §8.5
+      "only report[s] one value" for it).
+    - ``trip_sd_emd_m``: earth mover's distance in metres between the (source, destination)
+      distributions of at most ``max_trips`` trips of each set; ``trip_sd_emd_hourly_m`` its mean
+      over hours (a set without hours is compared whole with each hour, as §8.5 does for NGRAM).
+    - ``trip_top{K}_precision``, K = 10, 20, 50, 100: the share of the real top-K route segments
+      found among the synthetic top-K (higher is better).
+
+    The per-hour curves (Figures 3-4: ``length_jsd`` and ``sd_emd_m``, each ``{set: {"overall",
+    "by_hour"}}``), the precisions and Table 1's trip statistics of every set go to
+    ``meta['trips']`` (and ``details['trips']``, with the trip-length distributions); ``skipped``
+    names groups of :data:`TRIP_SKIPPED` (or attacks) listed with their reasons in
+    ``meta['skipped']``. A synthetic set of several trace numbers is measured as one set of trips.
+    """
+    from .metrics.trips import HOURS, length_distribution, trip_hours, trip_metrics
+    from .trips import trip_statistics
+
+    step = progress or (lambda _: None)
+    timings = {}
+    measured = {}
+    for name, other in (("synthetic", synthetic), ("training", train)):
+        step(f"trips ({name})")
+        clock = _time.perf_counter()
+        measured[name] = trip_metrics(test, other, ks=TOP_K, max_trips=max_trips, seed=seed, distance=distance)
+        timings[f"trips_{name}"] = round(_time.perf_counter() - clock, 4)
+
+    def row(pick):
+        return _row(pick(measured["synthetic"]), pick(measured["training"]), None)
+
+    metrics = {
+        "trip_length_jsd": row(lambda m: m["length_jsd"]["overall"]),
+        "trip_length_jsd_hourly": row(lambda m: _hour_mean(m["length_jsd"]["by_hour"])),
+        "trip_sd_emd_m": row(lambda m: m["sd_emd"]["overall"]),
+        "trip_sd_emd_hourly_m": row(lambda m: _hour_mean(m["sd_emd"]["by_hour"])),
+        **{f"trip_top{k}_precision": row(lambda m, k=k: m["frequent_patterns"][k]) for k in TOP_K},
+    }
+    sets = {"test": test, "training": train, "synthetic": synthetic}
+    trips = {
+        "hours": list(range(HOURS)),
+        "jsd": "distance" if distance else "divergence",
+        "synthetic_has_hours": trip_hours(synthetic) is not None,
+        "length_jsd": {k: _curve(m["length_jsd"]) for k, m in measured.items()},
+        "sd_emd_m": {k: _curve(m["sd_emd"]) for k, m in measured.items()},
+        "frequent_patterns": {k: {str(kk): v for kk, v in m["frequent_patterns"].items()}
+                              for k, m in measured.items()},
+        "statistics": {k: trip_statistics(ts) for k, ts in sets.items()},
+    }
+    size = int(max(ts.counts().max() for ts in sets.values())) + 1
+    details = {"trips": {**trips, "length_distribution": {k: length_distribution(ts.counts(), size)
+                                                          for k, ts in sets.items()}}}
+    meta = {
+        "train": _counts(train), "test": _counts(test), "synthetic": _counts(synthetic),
+        "trace_numbers": 1, "kind": "trips",
+        "options": {"seed": seed, "max_trips": max_trips, "top_k": list(TOP_K),
+                    "jsd": trips["jsd"] + (" (square root of the divergence, base 2)" if distance
+                                           else " (base 2, in bits)")},
+        "seconds": timings,
+        **_provenance(synthetic),
+        "baselines": {"training": "the training trips released as they are"},
+        "trips": trips,
+        "skipped": [_skip_entry(name) for name in skipped],
+    }
+    return Report(metrics, details, meta)
+
+
+def _skip_entry(name: str) -> dict:
+    keys, reason = TRIP_SKIPPED[name]
+    return {"group": name, "metrics": list(keys), "reason": reason}
+
+
+def _curve(measured: dict) -> dict:
+    """``{"overall": float, "by_hour": list of 24 (None where NaN) or None}``, ready for JSON."""
+    by_hour = measured["by_hour"]
+    if by_hour is not None:
+        by_hour = [None if not np.isfinite(v) else float(v) for v in np.asarray(by_hour, np.float64)]
+    return {"overall": float(measured["overall"]), "by_hour": by_hour}
+
+
+def _hour_mean(by_hour) -> float | None:
+    """The mean over the hours that have a value; None when there is none."""
+    if by_hour is None:
+        return None
+    values = np.asarray(by_hour, np.float64)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else None
 
 
 def _colocation_metrics(train: TraceSet, test: TraceSet, synthetic: TraceSet, metrics: dict, seed: int) -> dict:

@@ -64,24 +64,35 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             timezone: str | None = None, split: float | None = None, like: str | Path | None = None,
             duplicates: str = "first", seed: int = 0, overwrite: bool = False,
             reader_options: dict | None = None, friends: str | Path | None = None,
-            fold_days: bool | None = None) -> dict[str, TraceSet]:
+            fold_days: bool | None = None, cell_m: float | None = None) -> dict[str, TraceSet]:
     """Read, validate, discretize and save; returns the sets written, by name.
 
     With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
     ``out/test`` are written; otherwise ``out`` itself is the TraceSet. ``like`` reuses another
     TraceSet's space and time axis. ``friends`` is an undirected edge list of user ids (Gowalla's
     social graph) kept for the users of each set. ``fold_days`` keeps only the instant of the day
-    (see :func:`locsynth.discretize.discretize`; the PF preset turns it on). Output appears only when everything succeeded.
+    (see :func:`locsynth.discretize.discretize`; the PF preset turns it on). A trip format
+    (``io.TRIP_READERS``: ``cab-trips``) makes passenger trips on square cells of ``cell_m`` metres
+    instead (:func:`prepare_trips`). Output appears only when everything succeeded.
     """
     out = Path(out)
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass --overwrite to replace it")
-    like_set = TraceSet.load(like) if like is not None else None
-    if format in io.TRACE_READERS:
+    if format in io.TRIP_READERS:
+        _refuse_for_trips(format, {"--grid": grid, "--pois": pois, "--instant": instant, "--slot": slot,
+                                   "--window": window, "--like": like, "--friends": friends, "--fold-days": fold_days,
+                                   "--duplicates": None if duplicates == "first" else duplicates,
+                                   **{"--" + k.replace("_", "-"): v for k, v in (reader_options or {}).items()}})
+        sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed)
+    elif cell_m is not None:
+        raise InputError(f"--cell-m applies to --format {', '.join(io.TRIP_READERS)} only; use --grid with {format}")
+    elif format in io.TRACE_READERS:
+        like_set = TraceSet.load(like) if like is not None else None
         if like_set is None:
             raise InputError(f"--format {format} needs --like DIR: the TraceSet whose space and time axis it uses")
         sets = {"": io.TRACE_READERS[format](Path(input), like_set)}
     else:
+        like_set = TraceSet.load(like) if like is not None else None
         sets = _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone,
                                   split, like_set, duplicates, seed, reader_options or {}, fold_days)
     if friends is not None:
@@ -94,6 +105,40 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             for name, ts in sets.items():
                 ts.save(tmp / name)
     return sets
+
+
+def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | None = None, *,
+                  bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
+                  split: float | None = None, seed: int = 0) -> dict[str, TraceSet]:
+    """Passenger trips (paper 004 §8.2, :func:`locsynth.trips.read_trips`) on square cells of
+    ``cell_m`` metres (the paper's 250 or 500; 250 by default) over ``bbox`` (the paper's box by
+    default), hours and weekdays in ``timezone`` (the cabs' Pacific time by default).
+
+    With ``split`` (the test fraction) the trips are split by trip, seeded: paper 004 protects one
+    trip (a passenger), so a trip is the unit held out, and trips of one cab may fall on both sides.
+    Returns ``{"": trips}`` or ``{"train": ..., "test": ...}`` (not yet saved).
+    """
+    if format not in io.TRIP_READERS:
+        raise InputError(f"unknown trip format {format!r}; expected one of {', '.join(io.TRIP_READERS)}")
+    path = Path(input)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or folder")
+    options = {"bbox": bbox, "timezone": timezone}
+    trips = io.TRIP_READERS[format](path, 250.0 if cell_m is None else cell_m,
+                                    **{k: v for k, v in options.items() if v is not None})
+    if split is None:
+        return {"": trips}
+    train, test = trips.split(split, seed=seed)
+    return {"train": train, "test": test}
+
+
+def _refuse_for_trips(format: str, options: dict) -> None:
+    """An InputError naming the given options (flag -> value, None when not given) that trips ignore."""
+    given = [flag for flag, value in options.items() if value is not None]
+    if given:
+        raise InputError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to --format {format}: "
+                         f"trips come on square cells of "
+                         f"--cell-m metres with one-minute instants (paper 004 §8.2)")
 
 
 def attach_friends(ts: TraceSet, edges: pd.DataFrame) -> TraceSet:

@@ -2,6 +2,7 @@
 
 ``read_points(format, path, ...)`` dispatches on the format name; ``FORMATS`` lists them.
 ``PRESETS`` holds a format's own discretization (PF comes with its grid and time axis).
+``TRIP_READERS`` read straight into a TraceSet of trips (paper 004 §8.2, :mod:`locsynth.trips`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .foursquare import read_foursquare, read_foursquare_global, read_foursquare
 from .generic import read_csv_points, read_parquet_points
 from .geolife import read_geolife
 from .gowalla import read_gowalla
+from ..trips import read_trips
 from .pf import PF_PRESET, read_pf, read_pf_synthetic
 
 #: format name -> reader(path, timezone=None, **options) -> points table;
@@ -34,11 +36,14 @@ READERS = {
 }
 #: formats read straight into a TraceSet on another set's space and time axis (need ``like``)
 TRACE_READERS = {"pf-synthetic": read_pf_synthetic}
+#: formats read straight into a TraceSet of trips, one trace per passenger trip, on square cells of
+#: ``cell_m`` metres: reader(path, cell_m, bbox=..., timezone=...) (paper 004 §8.2)
+TRIP_READERS = {"cab-trips": read_trips}
 PRESETS = {"pf": PF_PRESET}
 
 
 def formats() -> list[str]:
-    return sorted([*READERS, *TRACE_READERS])
+    return sorted([*READERS, *TRACE_READERS, *TRIP_READERS])
 
 
 def read_points(format: str, path: str | Path, **options) -> pd.DataFrame:
@@ -63,6 +68,6 @@ def read_friends(path: str | Path) -> pd.DataFrame:
     return _read(path)
 
 
-__all__ = ["PRESETS", "READERS", "TRACE_READERS", "formats", "read_cabs", "read_csv_points", "read_foursquare",
-           "read_foursquare_global", "read_foursquare_mat", "read_geolife", "read_gowalla", "read_parquet_points",
-           "read_friends", "read_pf", "read_pf_synthetic", "read_points"]
+__all__ = ["PRESETS", "READERS", "TRACE_READERS", "TRIP_READERS", "formats", "read_cabs", "read_csv_points",
+           "read_foursquare", "read_foursquare_global", "read_foursquare_mat", "read_geolife", "read_gowalla",
+           "read_parquet_points", "read_friends", "read_pf", "read_pf_synthetic", "read_points"]

@@ -19,6 +19,13 @@ HOURS = 24
 TOP_K = (10, 20, 50, 100)
 
 
+def is_trip_set(traces: TraceSet) -> bool:
+    """Whether ``traces`` is a set of trips, one trip per trace: its user table has an ``hour``
+    column (trips.py gives each real trip its majority hour; a trip synthesizer gives its trips
+    their hour, or -1 when it releases none, as NGRAM)."""
+    return "hour" in traces.users
+
+
 def trip_hours(trips: TraceSet) -> np.ndarray | None:
     """The hour (0-23) of every trip, or None when the set has no hours (no ``hour`` column, or -1
     everywhere)."""
@@ -158,12 +165,19 @@ def top_patterns(trips: TraceSet, k: int, max_length: int = 7) -> list[tuple[int
 def frequent_pattern_precision(real: TraceSet, synthetic: TraceSet, ks=TOP_K, max_length: int = 7
                                ) -> dict[int, float]:
     """Frequent patterns (paper 004 §8.4): for each K, |F_K(D) ∩ F_K(D')| / K, the share of the
-    real top-K patterns found among the synthetic top-K."""
+    real top-K patterns found among the synthetic top-K.
+
+    Choice: when the real trips hold fewer than K distinct patterns, F_K(D) is all of them and the
+    share is taken of |F_K(D)| instead of K, so that identical sets always score 1 (on the cabs,
+    with thousands of patterns, the two agree).
+    """
     ks = [int(k) for k in ks]
     if not ks or min(ks) < 1:
         raise InputError(f"K must be at least 1, got {ks}")
     top_r, top_s = top_patterns(real, max(ks), max_length), top_patterns(synthetic, max(ks), max_length)
-    return {k: len(set(top_r[:k]) & set(top_s[:k])) / k for k in ks}
+    if not top_r:
+        raise InputError("the real trips have no events, hence no pattern")
+    return {k: len(set(top_r[:k]) & set(top_s[:k])) / min(k, len(top_r)) for k in ks}
 
 
 # -- source and destination ----------------------------------------------------------------------
@@ -230,6 +244,6 @@ def trip_metrics(real: TraceSet, synthetic: TraceSet, *, ks=TOP_K, max_length: i
             "sd_emd": source_destination_emd(real, synthetic, max_trips=max_trips, seed=seed)}
 
 
-__all__ = ["HOURS", "TOP_K", "frequent_pattern_precision", "jensen_shannon", "length_distribution", "pair_emd",
-           "pattern_supports", "source_destination", "source_destination_emd", "top_patterns", "trip_hours",
-           "trip_length_jsd", "trip_metrics"]
+__all__ = ["HOURS", "TOP_K", "frequent_pattern_precision", "is_trip_set", "jensen_shannon", "length_distribution",
+           "pair_emd", "pattern_supports", "source_destination", "source_destination_emd", "top_patterns",
+           "trip_hours", "trip_length_jsd", "trip_metrics"]

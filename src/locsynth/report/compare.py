@@ -5,6 +5,10 @@ metric keys mapping to ``{"synthetic", "training", "uniform"}`` plus ``_meta``. 
 (training traces released as they are, uniformly random traces) come from the first evaluation;
 they only make sense when every evaluation used the same training and test sets and options, and
 a warning says so when their baselines differ.
+
+Evaluations of trips (paper 004) put their metrics side by side in the same table and their
+per-hour curves on one plot each (:func:`trip_figures`): Figure 3's trip-length divergence and
+Figure 4's source-destination EMD, one line per set (e.g. NGRAM against the DP trip synthesizer).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from .. import __version__
 from ..errors import InputError
 from ..traces import atomic_output
 from . import plots
-from .labels import PRIVACY, UTILITY, format_value, metric_description, metric_label
+from .labels import HIGHER_IS_BETTER, PRIVACY, TRIPS, UTILITY, format_metric, metric_description, metric_label
 
 #: the rows that hold the baselines of the first evaluation
 BASELINE_ROWS = {"training": "Training", "uniform": "Uniform"}
@@ -83,10 +87,12 @@ def compare(reports: dict[str, dict]) -> pd.DataFrame:
 
     Returns
     -------
-    DataFrame of shape (len(reports) + 2, n_metrics)
-        Index ``set``: the report names in the given order, then 'Training' and 'Uniform';
-        columns: the metric keys (utility first, then privacy, then any others); missing values
-        are NaN. Lower is better in every column.
+    DataFrame of shape (len(reports) + 2, n_metrics) at most
+        Index ``set``: the report names in the given order, then 'Training' and 'Uniform' (a
+        baseline without any value, as the uniform one of trips, is left out);
+        columns: the metric keys (utility first, trips' next, then privacy, then any others);
+        missing values are NaN. Lower is better in every column but those of
+        :data:`~locsynth.report.labels.HIGHER_IS_BETTER`.
     """
     if not reports:
         raise InputError("compare needs at least one metrics.json")
@@ -99,12 +105,14 @@ def compare(reports: dict[str, dict]) -> pd.DataFrame:
     keys = []
     for metrics in entries.values():
         keys += [k for k in metrics if k not in keys]
-    ordered = [k for k in UTILITY if k in keys] + [k for k in PRIVACY if k in keys]
+    ordered = [k for k in [*UTILITY, *TRIPS, *PRIVACY] if k in keys]
     ordered += [k for k in keys if k not in ordered]
     rows = {name: [_float((m.get(k) or {}).get("synthetic")) for k in ordered] for name, m in entries.items()}
     first_name, first = next(iter(entries.items()))
     for field, row_name in BASELINE_ROWS.items():
-        rows[row_name] = [_float((first.get(k) or {}).get(field)) for k in ordered]
+        values = [_float((first.get(k) or {}).get(field)) for k in ordered]
+        if not all(np.isnan(values)):                    # trips have no uniform baseline
+            rows[row_name] = values
     _warn_on_different_baselines(first_name, first, entries)
     table = pd.DataFrame.from_dict(rows, orient="index", columns=ordered)
     table.index.name = "set"
@@ -183,11 +191,13 @@ td.best { background: #dff0d8; font-weight: 600; }
 <body>
 <main>
 <h1>{{ title }}</h1>
-<p class="note">Each row is one synthetic set evaluated against the same real test traces{% if has_baselines %};
-Training and Uniform are the baselines (the training traces released as they are, uniformly random traces){% endif %}.
-Lower is better in every column; the best set in each column is highlighted.</p>
+<p class="note">Each row is one synthetic set evaluated against the same real test traces{% if has_uniform %};
+Training and Uniform are the baselines (the training traces released as they are, uniformly random traces){% elif has_baselines %};
+Training is the baseline (the training traces released as they are){% endif %}.
+Lower is better in every column{% if any_higher %} but those marked &uarr;, where higher is better{% endif %}; the
+best set in each column is highlighted.</p>
 <table>
-<tr><th>Set</th>{% for c in columns %}<th title="{{ c.description }}">{{ c.label }}</th>{% endfor %}</tr>
+<tr><th>Set</th>{% for c in columns %}<th title="{{ c.description }}">{{ c.label }}{% if c.higher %} &uarr;{% endif %}</th>{% endfor %}</tr>
 {% for row in rows %}
 <tr{% if row.baseline %} class="baseline"{% endif %}><td>{% if row.link %}<a href="{{ row.link }}">{{ row.name }}</a>{% else %}{{ row.name }}{% endif %}</td>
 {% for cell in row.cells %}<td{% if cell.best %} class="best"{% endif %}>{{ cell.text }}</td>{% endfor %}</tr>
@@ -200,6 +210,12 @@ Lower is better in every column; the best set in each column is highlighted.</p>
 {% endfor %}
 </ul>
 {% endif %}
+{% for fig in figures %}
+<figure>
+<img src="{{ fig.uri }}" alt="{{ fig.heading }}">
+<figcaption><b>{{ fig.heading }}.</b> {{ fig.caption }}</figcaption>
+</figure>
+{% endfor %}
 {% if uri %}
 <figure>
 <img src="{{ uri }}" alt="privacy-utility trade-off">
@@ -207,7 +223,7 @@ Lower is better in every column; the best set in each column is highlighted.</p>
 Lower-left is better: little utility lost and little learnt by the attacker.</figcaption>
 </figure>
 {% endif %}
-<p class="note">Generated by locsynth {{ version }}. This page needs no network: the plot is embedded.</p>
+<p class="note">Generated by locsynth {{ version }}. This page needs no network: the plots are embedded.</p>
 </main>
 </body>
 </html>
@@ -218,20 +234,93 @@ _PAGE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, tr
 
 
 def compare_html(table: pd.DataFrame, png: bytes | None = None, title: str | None = None,
-                 notes: list[str] | None = None, links: dict[str, str] | None = None) -> str:
+                 notes: list[str] | None = None, links: dict[str, str] | None = None,
+                 figures: list[dict] | None = None) -> str:
     """A small self-contained page: the :func:`compare` table and the :func:`tradeoff_plot` PNG,
-    with ``notes`` (one line per set) and ``links`` (set name -> its own report)."""
+    with ``notes`` (one line per set), ``links`` (set name -> its own report) and ``figures``
+    (:func:`trip_figures`)."""
     baselines = set(BASELINE_ROWS.values())
     synthetic = table.loc[[n for n in table.index if n not in baselines]]
-    best = synthetic.min(axis=0, skipna=True) if len(synthetic) else pd.Series(dtype=float)
+    higher = [c for c in table.columns if c in HIGHER_IS_BETTER]
+    best = pd.Series(dtype=float)
+    if len(synthetic):
+        best = synthetic.min(axis=0, skipna=True)
+        best[higher] = synthetic[higher].max(axis=0, skipna=True)
     rows = []
     for name, row in table.iterrows():
         baseline = name in baselines
-        cells = [{"text": format_value(row[c]),
+        cells = [{"text": format_metric(str(c), row[c]),
                   "best": (not baseline and len(synthetic) > 1 and math.isfinite(row[c]) and row[c] == best[c])}
                  for c in table.columns]
         rows.append({"name": str(name), "baseline": baseline, "cells": cells, "link": (links or {}).get(str(name))})
-    columns = [{"label": metric_label(str(c)), "description": metric_description(str(c))} for c in table.columns]
+    columns = [{"label": metric_label(str(c)), "description": metric_description(str(c)), "higher": c in higher}
+               for c in table.columns]
+    shown = [{**fig, "uri": plots.data_uri(fig["png"])} for fig in figures or []]
     return _PAGE.render(title=title or "locsynth comparison", columns=columns, rows=rows,
                         uri=plots.data_uri(png) if png else None, version=__version__, notes=notes or [],
-                        has_baselines=any(name in baselines for name in table.index))
+                        has_baselines=any(name in baselines for name in table.index), figures=shown,
+                        has_uniform=BASELINE_ROWS["uniform"] in table.index,
+                        any_higher=bool(higher))
+
+
+def _trips_meta(data) -> dict | None:
+    """``_meta['trips']`` of a loaded metrics.json (or a Report's ``meta['trips']``)."""
+    meta = getattr(data, "meta", None) if not isinstance(data, dict) else data.get("_meta")
+    return (meta or {}).get("trips")
+
+
+def trip_figures(reports: dict[str, dict]) -> list[dict]:
+    """Paper 004 Figures 3 and 4 over several evaluations of trips: per hour, one line per set
+    (a set without hours, as NGRAM's, as one dashed value) and the first evaluation's training
+    trips, in orange.
+
+    Parameters
+    ----------
+    reports : dict of name -> loaded metrics.json (or :class:`~locsynth.evaluate.Report`)
+
+    Returns
+    -------
+    list of dict with keys ``file`` (a PNG file name), ``heading``, ``caption`` and ``png`` (bytes);
+    empty when no evaluation is of trips.
+    """
+    runs = {str(name): t for name, data in reports.items() if (t := _trips_meta(data))}
+    if not runs:
+        return []
+    first = next(iter(runs.values()))
+    jsd = "JS distance" if first.get("jsd") == "distance" else "JS divergence (bits)"
+    figures = []
+    for key, file, heading, y_label, what in (
+            ("length_jsd", "trip_length_jsd.png", "Trip-length divergence per hour (paper 004 Figure 3)", jsd,
+             f"the {jsd} between the trip-length distributions"),
+            ("sd_emd_m", "trip_sd_emd.png", "Source-destination EMD per hour (paper 004 Figure 4)", "EMD (metres)",
+             "the earth mover's distance in metres between the (source, destination) distributions")):
+        curves = {name: t[key]["synthetic"] for name, t in runs.items() if (t.get(key) or {}).get("synthetic")}
+        training = (first.get(key) or {}).get("training")
+        if training:
+            curves[BASELINE_ROWS["training"]] = training
+        if not curves:
+            continue
+        png = plots.hourly_png(curves, y_label, heading.split(" (")[0],
+                               colors={BASELINE_ROWS["training"]: plots.COLORS["training"]})
+        figures.append({"file": file, "heading": heading, "png": png, "caption": (
+            f"Per hour of the day, {what} of each set's trips and the real test trips of that hour; lower is better. "
+            f"A set without hours is one dashed line. Training: the first evaluation's training trips released "
+            f"as they are.")})
+    return figures
+
+
+def comparison(reports: dict[str, dict], *, utility: str = "tp_tv", privacy: str = "reid_rate",
+               title: str | None = None) -> tuple[pd.DataFrame, dict[str, bytes | str]]:
+    """Everything ``locsynth compare`` writes besides compare.csv: (the :func:`compare` table,
+    file name -> content). The files are ``tradeoff.png`` (:func:`tradeoff_plot`; left out when every
+    evaluation is of trips, on which no attack runs), the :func:`trip_figures` when some are of
+    trips, and ``compare.html`` showing them all."""
+    table = compare(reports)
+    figures = trip_figures(reports)
+    files: dict[str, bytes | str] = {}
+    png = None
+    if not figures or not all(_trips_meta(data) for data in reports.values()):
+        png = files["tradeoff.png"] = tradeoff_plot(table, utility=utility, privacy=privacy)
+    files.update({fig["file"]: fig["png"] for fig in figures})
+    files["compare.html"] = compare_html(table, png, title=title, figures=figures)
+    return table, files

@@ -14,7 +14,8 @@ import jinja2
 
 from .. import __version__
 from . import plots
-from .labels import HIGHER_IS_BETTER, PRIVACY, UTILITY, format_value, metric_description, metric_label
+from .labels import (HIGHER_IS_BETTER, PRIVACY, TRIPS, UTILITY, format_metric, format_value, metric_description,
+                     metric_label)
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222; margin: 0;
@@ -75,11 +76,38 @@ TEMPLATE = """{% macro table(rows, uniform_header="Uniform") %}
 <p class="summary">{% for sentence in summary %}{{ sentence }} {% endfor %}</p>
 
 <h2>Utility</h2>
+{% if trips %}
+<p class="note">Paper 004 §8.4's metrics of trips, each set against the real test trips: lower is better for the
+divergence and the distance, higher for the top-K patterns. <b>Training</b> releases the training trips as they are
+(the best a synthesizer can hope for); there is no uniform baseline. The better of synthetic and training is
+highlighted. The trip-length JSD is the Jensen-Shannon {{ trips.jsd_text }}.</p>
+{% else %}
 <p class="note">Distances between statistics of each set and of the real test traces: lower is better.
 <b>Training</b> releases the training traces as they are (the best a synthesizer can hope for);
 <b>Uniform</b> draws every location uniformly at random (what no learning gives).
 The better of synthetic and training is highlighted.</p>
+{% endif %}
 {{ table(utility) }}
+{% if trips %}
+<h3>Frequent patterns (paper 004 Tables 2-3)</h3>
+<p class="note">The share of the real test trips' K most frequent route segments (runs of 1 to 7 consecutive cells,
+counted once per trip) found among the set's own top K.</p>
+<table>
+<tr><th>K</th>{% for k in trips.ks %}<th class="num">{{ k }}</th>{% endfor %}</tr>
+{% for row in trips.patterns %}
+<tr><td>{{ row.name }}</td>
+{% for cell in row.cells %}<td class="num{% if cell.best %} best{% endif %}">{{ cell.text }}</td>{% endfor %}</tr>
+{% endfor %}
+</table>
+<h3>Trips (paper 004 Table 1)</h3>
+<table>
+<tr><th>Set</th><th class="num">Trips</th><th class="num">Cells visited</th><th class="num">Length mean</th>
+<th class="num">Length sd</th><th class="num">Length min</th><th class="num">Length max</th></tr>
+{% for row in trips.statistics %}
+<tr><td>{{ row.name }}</td>{% for v in row.numbers %}<td class="num">{{ v }}</td>{% endfor %}</tr>
+{% endfor %}
+</table>
+{% endif %}
 
 <h2>Privacy</h2>
 {% if privacy %}
@@ -88,6 +116,10 @@ The better of synthetic and training is highlighted.</p>
 The lower of synthetic and training is highlighted.</p>
 {{ table(privacy, "Uniform / random guess") }}
 {% for note in privacy_notes %}<p class="note">{{ note }}</p>{% endfor %}
+{% elif trips %}
+<p class="note">No attack is run on trips: the attacks of paper 001 assume users with many traces
+{%- if trips.attacks_skipped %} (see <a href="#skipped">Not computed</a>){% endif %}; paper 004 reports none.
+What protects the trips is the guarantee below.</p>
 {% else %}
 <p class="note">No attacks were run (<code>attacks=()</code>), so this report measures utility only.</p>
 {% endif %}
@@ -124,6 +156,16 @@ attacks above measure{% if pd_test %} and the plausible-deniability test below{%
 {% if others %}
 <h2>Other metrics</h2>
 {{ table(others) }}
+{% endif %}
+
+{% if skipped %}
+<h2 id="skipped">Not computed</h2>
+<p class="note">Metrics this report leaves out for a set of trips, and why.</p>
+<table>
+<tr><th>Metrics</th><th>Why not</th></tr>
+{% for row in skipped %}<tr><td>{{ row.labels }}</td><td class="desc">{{ row.reason }}</td></tr>
+{% endfor %}
+</table>
 {% endif %}
 
 {% if figures %}
@@ -167,13 +209,15 @@ def render_html(report, title: str | None = None) -> str:
     metrics, meta, details = report.metrics, report.meta or {}, report.details or {}
     options = meta.get("options") or {}
     space_kind = (details.get("space") or {}).get("kind")
-    utility = _rows(metrics, [k for k in UTILITY if k in metrics], options, space_kind)
+    utility = _rows(metrics, [k for k in [*UTILITY, *TRIPS] if k in metrics], options, space_kind)
     privacy = _rows(metrics, [k for k in PRIVACY if k in metrics], options, space_kind)
-    others = _rows(metrics, [k for k in metrics if k not in UTILITY and k not in PRIVACY
+    others = _rows(metrics, [k for k in metrics if k not in UTILITY and k not in PRIVACY and k not in TRIPS
                              and isinstance(metrics[k], dict)], options, space_kind)
+    trips = meta.get("trips")
     return _TEMPLATE.render(
         title=title or "locsynth evaluation report", css=CSS, version=__version__,
-        compared=_compared(meta), counts=_counts(meta), summary=summary_sentences(metrics),
+        compared=_compared(meta), counts=_counts(meta), summary=summary_sentences(metrics, trips),
+        trips=_trip_tables(trips, meta.get("skipped")) if trips else None, skipped=_skipped(meta.get("skipped")),
         utility=utility, privacy=privacy, others=others, privacy_notes=_privacy_notes(metrics, meta),
         figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
         method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")),
@@ -242,7 +286,7 @@ def _rows(metrics: dict, keys: list[str], options: dict, space_kind: str | None)
         values = [metrics[key].get(b) for b in ("synthetic", "training", "uniform")]
         finite = [v for v in values[:2] if _finite(v)]
         best = (max if key in HIGHER_IS_BETTER else min)(finite) if finite else None
-        cells = [{"text": format_value(v), "best": i < 2 and len(finite) == 2 and _finite(v) and v == best}
+        cells = [{"text": format_metric(key, v), "best": i < 2 and len(finite) == 2 and _finite(v) and v == best}
                  for i, v in enumerate(values)]
         rows.append({"label": metric_label(key, options), "cells": cells,
                      "description": metric_description(key, options, space_kind)})
@@ -284,8 +328,11 @@ def _counts(meta: dict) -> list[dict]:
             for k in ("synthetic", "train", "test") if isinstance(meta.get(k), dict)]
 
 
-def summary_sentences(metrics: dict) -> list[str]:
-    """The privacy-utility summary: how much of the training utility is kept, and what attacks achieve."""
+def summary_sentences(metrics: dict, trips: dict | None = None) -> list[str]:
+    """The privacy-utility summary: how much of the training utility is kept, and what attacks achieve
+    (for trips, given ``meta['trips']``: :func:`trip_summary`)."""
+    if trips:
+        return trip_summary(metrics, distance=trips.get("jsd") == "distance")
     out = []
     shares = []
     for key in UTILITY:
@@ -328,6 +375,94 @@ def summary_sentences(metrics: dict) -> list[str]:
     else:
         out.append("Privacy: not measured (no attack was run or none could be).")
     return out
+
+
+def trip_summary(metrics: dict, distance: bool = False) -> list[str]:
+    """Paper 004 §8.4's three metrics in words, against the training trips released as they are
+    (``distance``: the length JSD is the JS distance)."""
+    def pair(key, fmt):
+        m = metrics.get(key) or {}
+        s, t = m.get("synthetic"), m.get("training")
+        if not _finite(s):
+            return None
+        return fmt(s) + (f" (training trips: {fmt(t)})" if _finite(t) else "")
+
+    parts = []
+    jsd = pair("trip_length_jsd", lambda v: f"{v:.3f}")
+    if jsd:
+        parts.append(f"the trip lengths are {jsd} apart in Jensen-Shannon {'distance' if distance else 'divergence'}"
+                     f", 0 being identical and 1 disjoint")
+    emd = pair("trip_sd_emd_m", lambda v: f"{v:,.0f} m")
+    if emd:
+        parts.append(f"moving the synthetic sources and destinations onto the real ones costs {emd} per trip "
+                     f"(earth mover's distance)")
+    top = pair("trip_top10_precision", _pct)
+    if top:
+        parts.append(f"{top} of the real top-10 route segments are among the synthetic top 10")
+    out = ["Utility: " + "; ".join(parts) + "." if parts else "Utility: no trip metric could be computed."]
+    out.append("Privacy: no attack is run on trips (paper 004 reports none); see the guarantees below.")
+    return out
+
+
+def _trip_tables(trips: dict, skipped: list | None) -> dict:
+    """The top-K precision table (Tables 2-3) and the trip statistics (Table 1) of a trip report,
+    and whether the attacks were among the ``skipped`` metrics."""
+    patterns = trips.get("frequent_patterns") or {}
+    ks = sorted({int(k) for v in patterns.values() for k in v})
+    names = {"synthetic": "Synthetic", "training": "Training"}
+    values = {key: [(patterns.get(key) or {}).get(str(k)) for k in ks] for key in names}
+    rows = []
+    for key, name in names.items():
+        other = values["training" if key == "synthetic" else "synthetic"]
+        rows.append({"name": name, "cells": [
+            {"text": "—" if v is None else f"{100 * v:.0f}%", "best": v is not None and o is not None and v >= o}
+            for v, o in zip(values[key], other)]})
+    stats = trips.get("statistics") or {}
+    table = [{"name": label, "numbers": [_n(s.get("trips")), _n(s.get("cells")), f"{s['length_mean']:.2f}",
+                                        f"{s['length_sd']:.2f}", _n(s.get("length_min")), _n(s.get("length_max"))]}
+             for key, label in (("test", "Test"), ("training", "Training"), ("synthetic", "Synthetic"))
+             if (s := stats.get(key))]
+    jsd = ("distance: the square root of the divergence, base 2, what scipy's jensenshannon returns and the "
+           "authors' code reports" if trips.get("jsd") == "distance"
+           else "divergence in bits, as paper 004 §8.4 defines it (its square root, the JS distance, is what "
+                "scipy's jensenshannon returns and the authors' code reports)")
+    attacks = any(entry.get("group") in ("reid", "mia") for entry in skipped or [])
+    return {"ks": ks, "patterns": rows, "statistics": table, "jsd_text": jsd, "attacks_skipped": attacks}
+
+
+def _skipped(skipped: list | None) -> list[dict]:
+    return [{"labels": ", ".join("SGLT features" if k == "sglt_*" else metric_label(k) for k in entry["metrics"]),
+             "reason": entry["reason"]} for entry in skipped or []]
+
+
+def _trip_figures(trips: dict, meta: dict, add) -> None:
+    """Paper 004 Figures 3 and 4 (synthetic and training per hour) and the trip-length distributions."""
+    jsd_name = "JS distance" if trips.get("jsd") == "distance" else "JS divergence (bits)"
+
+    no_hours = "" if trips.get("synthetic_has_hours", True) else (
+        " The synthetic set has no hours (NGRAM releases none): its line is one value over all trips for the "
+        "length, and its whole set against each hour's real trips for the EMD, as paper 004 §8.5 does.")
+    add("Trip-length divergence per hour (paper 004 Figure 3)",
+        f"The {jsd_name} between the distribution of trip lengths (cells per trip) of the real test trips of each "
+        f"hour and that of the synthetic (blue) and training (orange) trips of the same hour. Lower is better; "
+        f"the training trips show how far two samples of real trips lie apart." + no_hours,
+        "line chart of the trip-length Jensen-Shannon divergence per hour of the day",
+        lambda: plots.hourly_png(trips.get("length_jsd") or {}, jsd_name,
+                                 "trip-length JSD against the test trips"))
+    add("Source-destination EMD per hour (paper 004 Figure 4)",
+        "The earth mover's distance in metres between the (source, destination) pairs of the real test trips of "
+        "each hour and those of the synthetic and training trips (at most "
+        f"{(meta.get('options') or {}).get('max_trips', 2000)} trips drawn per set and hour). Lower is better."
+        + no_hours,
+        "line chart of the source-destination earth mover's distance per hour of the day",
+        lambda: plots.hourly_png(trips.get("sd_emd_m") or {}, "EMD (metres)",
+                                 "source-destination EMD against the test trips"))
+    if trips.get("length_distribution"):
+        add("Trip lengths",
+            "The share of trips of each length (cells per trip, self-loops merged) in the test, training and "
+            "synthetic sets; the trip-length JSD compares these distributions.",
+            "step chart of the trip-length distributions",
+            lambda: plots.trip_lengths_png(trips["length_distribution"]))
 
 
 def _pct(value: float) -> str:
@@ -397,6 +532,9 @@ def _figures(details: dict, meta: dict, space_kind: str | None) -> list[dict]:
             "the MIA advantage. A curve close to the diagonal is better for privacy.",
             "ROC curve of the membership-inference attack",
             lambda: plots.roc_png(mia))
+    trips = details.get("trips") or meta.get("trips")
+    if trips:
+        _trip_figures(trips, meta, add)
     colocations = details.get("colocations")
     if colocations and colocations.get("synthetic"):
         add("Co-locations",

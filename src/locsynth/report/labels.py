@@ -75,8 +75,23 @@ OTHER = {
                                                               "have"))
        for err in ("mae", "mse")},
 }
+#: paper 004 §8.4's metrics of trip sets (evaluate.evaluate_trips), in the order of its figures and tables
+TRIPS = {
+    "trip_length_jsd": MetricInfo("Trip-length JSD", "Jensen-Shannon {jsd} between the distributions of trip "
+                                                     "lengths (cells per trip), all trips (paper 004 §8.4)"),
+    "trip_length_jsd_hourly": MetricInfo("Trip-length JSD, hourly mean", "the same between the trips of each "
+                                         "hour, averaged over the hours (Figure 3); none for a set without hours"),
+    "trip_sd_emd_m": MetricInfo("Source-destination EMD (m)", "earth mover's distance in metres between the "
+                                "distributions of (source, destination) pairs, all trips"),
+    "trip_sd_emd_hourly_m": MetricInfo("Source-destination EMD, hourly mean (m)", "the same per hour, averaged "
+                                       "over the hours (Figure 4)"),
+    **{f"trip_top{k}_precision": MetricInfo(f"Top-{k} patterns", f"share of the real {k} most frequent route "
+                                            f"segments found among the synthetic top {k} (Tables 2-3); higher "
+                                            f"is better")
+       for k in (10, 20, 50, 100)},
+}
 #: metrics for which higher is better (all others: lower)
-HIGHER_IS_BETTER = frozenset(k for k, v in OTHER.items() if v.description.endswith("higher is better"))
+HIGHER_IS_BETTER = frozenset(k for k, v in {**OTHER, **TRIPS}.items() if v.description.endswith("higher is better"))
 
 BASELINES = ("synthetic", "training", "uniform")
 
@@ -85,19 +100,25 @@ def metric_label(key: str, options: dict | None = None) -> str:
     """Display name of a metric key ('tp_tv_top50' -> 'TP-TV-Top50', or Top<top> from the options)."""
     if key == "tp_tv_top50" and options and options.get("top") not in (None, 50):
         return f"TP-TV-Top{options['top']}"
-    info = UTILITY.get(key) or PRIVACY.get(key) or OTHER.get(key)
+    info = _info(key)
     return info.label if info else key
 
 
+def _info(key: str) -> MetricInfo | None:
+    return UTILITY.get(key) or PRIVACY.get(key) or OTHER.get(key) or TRIPS.get(key)
+
+
 def metric_description(key: str, options: dict | None = None, space_kind: str | None = None) -> str:
-    info = UTILITY.get(key) or PRIVACY.get(key) or OTHER.get(key)
+    info = _info(key)
     if info is None:
         return ""
     options = options or {}
     emd_unit = ("grid cells" if space_kind == "grid"
                 else f"bins of a {options.get('emd_bins', 20)} x {options.get('emd_bins', 20)} grid"
                 if space_kind == "pois" else "grid cells or bins")
-    return info.description.format(top=options.get("top", 50), emd_unit=emd_unit)
+    jsd = ("distance (the square root of the divergence, base 2, as scipy's jensenshannon returns)"
+           if str(options.get("jsd", "")).startswith("distance") else "divergence in bits (0 to 1)")
+    return info.description.format(top=options.get("top", 50), emd_unit=emd_unit, jsd=jsd)
 
 
 def format_value(value, digits: int = 4) -> str:
@@ -112,3 +133,10 @@ def format_value(value, digits: int = 4) -> str:
     if value != 0 and (abs(value) >= 10_000 or abs(value) < 10 ** -digits):
         return f"{value:.{digits - 1}e}"
     return f"{value:.{digits}f}"
+
+
+def format_metric(key: str, value) -> str:
+    """:func:`format_value`, except distances in metres (keys ending in ``_m``): whole metres."""
+    if key.endswith("_m") and value is not None and math.isfinite(float(value)):
+        return f"{float(value):,.0f}"
+    return format_value(value)

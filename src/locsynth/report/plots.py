@@ -218,6 +218,69 @@ def colocations_png(colocations: dict) -> bytes:
     return to_png(fig)
 
 
+#: colours of the sets of a comparison, after the training baseline's orange
+CYCLE = ("#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+
+
+def hourly_png(curves: dict, y_label: str, title: str, colors: dict | None = None) -> bytes:
+    """One line per set over the 24 hours of the day (paper 004 Figures 3 and 4).
+
+    curves : name -> {'by_hour': 24 values (None or NaN where an hour has no trips) or None,
+        'overall': float or None}. A set without hours (NGRAM releases none) is drawn as a dashed
+        horizontal line at its overall value. ``colors`` (name -> colour) first, then the report's
+        colours of 'synthetic' and 'training', then :data:`CYCLE` in order.
+    """
+    fig = new_figure(9.0, 3.4)
+    ax = fig.subplots()
+    hours = np.arange(24)
+    others = iter(CYCLE)
+    for i, (name, curve) in enumerate(curves.items()):
+        color = (colors or {}).get(name) or COLORS.get(name) or next(others, "#444444")
+        label, zorder = NAMES.get(name, name), 3 + len(curves) - i          # the first set drawn on top
+        if curve.get("by_hour") is not None:
+            values = np.array([np.nan if v is None else v for v in curve["by_hour"]], float)
+            ax.plot(hours, values, marker="o", markersize=3.5, linewidth=1.5, color=color, label=label,
+                    zorder=zorder)
+        elif curve.get("overall") is not None:
+            ax.axhline(curve["overall"], color=color, linestyle="--", linewidth=1.5, zorder=zorder,
+                       label=f"{label} (no hours: all trips)")
+    ax.set_xlim(-0.5, 23.5)
+    ax.set_xticks(hours[::2], [f"{h:02d}" for h in hours[::2]])
+    ax.set_ylim(0, 1.08 * max(ax.get_ylim()[1], 1e-9))      # room above a flat line at the top
+    ax.set_xlabel("hour of the day (the trip's majority hour, local time)", fontsize=8)
+    ax.set_ylabel(y_label, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, linewidth=0.4, alpha=0.5)
+    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+              ncol=min(4, max(1, len(curves))))
+    return to_png(fig)
+
+
+def trip_lengths_png(distributions: dict) -> bytes:
+    """The distribution of trip lengths (cells per trip): test vs synthetic vs training.
+
+    distributions : {'test', 'synthetic', 'training'} -> ndarray of shape (max length + 1,), the
+        share of trips of each length.
+    """
+    names = [k for k in ("test", "training", "synthetic") if k in distributions]
+    fig = new_figure(9.0, 2.8)
+    ax = fig.subplots()
+    for k in names:
+        share = np.asarray(distributions[k], float)
+        ax.step(np.arange(share.size), share, where="mid", linewidth=1.5, color=COLORS[k], label=NAMES[k])
+    # up to the length that covers 99.9% of the trips of every set: the longest few would flatten the rest
+    shown = max(int(np.searchsorted(np.cumsum(distributions[k]), 0.999 * np.sum(distributions[k]))) for k in names)
+    ax.set_xlim(0, shown + 1.5)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("trip length (cells)", fontsize=8)
+    ax.set_ylabel("share of trips", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, linewidth=0.4, alpha=0.5)
+    ax.legend(fontsize=7, frameon=False)
+    return to_png(fig)
+
+
 def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_label: str) -> bytes:
     """Utility loss (y) against privacy risk (x), one labelled point per set; lower-left is better.
 
