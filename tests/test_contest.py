@@ -167,6 +167,23 @@ def test_visitprob_likelihood_equals_the_plain_sum():
     assert fast == pytest.approx(plain)
 
 
+def test_fuzzy_attack_releases_the_reference_as_the_anonymized_traces_generalize():
+    """MRLH(1, 1, 0) generalizes every region to its 2 x 2 block: the reference visits are compared
+    as the block's mean; exact releases leave them as they are."""
+    org = small([np.array([0, 1, 32, 33, 0, 5])])
+    out = MRLH(1, 1, 0).transform(org, seed=0)
+    R = attacks.release_operator(out).toarray()
+    assert np.allclose(R[0], np.isin(np.arange(1024), [0, 1, 32, 33]) / 4)
+    assert np.allclose(R[5], np.isin(np.arange(1024), [4, 5, 36, 37]) / 4)
+    assert R[100, 100] == 1.0 and R[100].sum() == 1.0              # never released: unchanged
+    assert attacks.release_operator(org) is None
+    # three events released as block 0 (3 / 4 of a visit to region 0) and two exact visits to it
+    half = replace(out, loc=np.r_[out.loc[:3], np.array([0, 5, 0], np.int32)])
+    g = 0.75 / (0.75 + 2)
+    R = attacks.release_operator(half).toarray()
+    assert R[0, 0] == pytest.approx(1 - g + g / 4) and R[0, 33] == pytest.approx(g / 4)
+
+
 def test_greedy_unique_never_names_a_user_twice():
     score = np.random.default_rng(1).random((50, 50))
     score[:, 7] += 10                                   # everybody's best: only the first gets it
@@ -188,7 +205,7 @@ def test_kmeans_defence_keeps_the_utility_floor():
 @pytest.fixture(scope="module")
 def osaka_run(osaka):
     d, grid, times, org, ref = osaka
-    specs = run.parse_anonymizers("none;mrlh:1,1,0;pl:1,1;cheat:1;kmeans:100")
+    specs = run.parse_anonymizers("none;mrlh:1,1,0;pl:1,1;cheat:1;kmeans:100;mrlh:2,2,0.5")
     table = run.results(run.run(org, ref, specs, seed=0))
     return table.set_index("anonymizer"), run.minimum_scores(table).set_index("anonymizer")
 
@@ -206,11 +223,11 @@ def test_winning_attack_and_defence(osaka_run):
     """§5.2-5.3: fuzzy counting re-identifies more users than VisitProb; the k-means defence is valid
     and has more trace-inference privacy than every valid sample obfuscation."""
     table, low = osaka_run
-    for name in ("none", "mrlh:1,1,0", "pl:1,1"):
+    for name in ("none", "mrlh:1,1,0", "pl:1,1", "mrlh:2,2,0.5"):
         assert table.loc[name, "reid_fuzzy"] < table.loc[name, "reid_visitprob"], name
     assert low.loc["kmeans:100", "valid"] and low.loc["kmeans:100", "utility"] < 0.71
     valid = low[low["valid"] & (low.index != "kmeans:100")]
-    assert set(valid.index) == {"none", "mrlh:1,1,0"}
+    assert set(valid.index) == {"none", "mrlh:1,1,0"}      # mrlh:2,2,0.5 is invalid (s_U about 0.33)
     assert (low.loc["kmeans:100", "trace_min"] > valid["trace_min"]).all()
 
 
@@ -247,6 +264,18 @@ def test_contest_run_command(osaka, tmp_path):
     assert pd.read_csv(tmp_path / "again" / "results.csv").equals(table)        # seeded: the same scores
     bad = runner.invoke(app, args[:-4] + ["--anonymizers", "krr", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "krr:EPSILON" in bad.output and not (tmp_path / "x").exists()
+    # §5.5: analyses.csv beside results.csv (which keeps its columns), and the same row from contest analyze
+    analyses = pd.read_csv(tmp_path / "out" / "analyses.csv")
+    assert list(analyses.columns) == ["anonymizer", "utility", "valid", "poi_accuracy", "tp_tv_top50", "tm_emd"]
+    assert analyses["anonymizer"].tolist() == ["none", "mrlh:1,1,0", "cheat:1", "(reference)", "(uniform)"]
+    assert "Utility for applications" in (tmp_path / "out" / "report.html").read_text()
+    one = runner.invoke(app, ["contest", "analyze", "--org", str(small_org), "--anonymized",
+                              str(tmp_path / "out" / "files" / "anotraces_mrlh_1_1_0.csv"), "--regions",
+                              str(d / "info_region.csv"), "--out", str(tmp_path / "one.csv")])
+    assert one.exit_code == 0, one.output
+    mine = pd.read_csv(tmp_path / "one.csv")
+    assert mine["anonymizer"].tolist() == ["anotraces_mrlh_1_1_0.csv", "(uniform)"]
+    assert np.allclose(mine.iloc[0, 3:].astype(float), analyses.iloc[1, 3:].astype(float))
 
 
 def test_single_steps_reproduce_the_run(osaka, tmp_path):
@@ -291,3 +320,56 @@ def test_leaderboard_scores_every_team_against_every_other_attack(osaka, tmp_pat
     mins = pairs.groupby("team")["trace"].min()
     assert board.loc["a", "trace_min"] == pytest.approx(mins["a"])
     assert board.loc["c", "utility"] >= 0.7 and board["rank"].min() == 1
+
+
+# -- §5.5: utility for applications ---------------------------------------------------------------
+def test_poi_accuracy_of_exact_generalized_and_deleted_events():
+    """Region centres as POIs: r1 = 1 km nearby, r2 = 2 km received; a generalized event scores the
+    mean over its regions, a deleted one 0."""
+    from locsynth.contest import analyses
+
+    d = scores.distance_matrix(GRID)
+    acc = analyses.poi_accuracy_matrix(d)
+    assert np.allclose(np.diag(acc), 1.0) and acc[0, 32 * 20] == 0.0          # 20 cells (7 km) off: nothing
+    near = d[500] <= 1000
+    assert acc[500, 503] == pytest.approx((near & (d[503] <= 2000)).sum() / near.sum())   # ~1 km off: a part
+    org = small([np.array([500, 500, 500, 500])])
+    sets = LocationSets.from_lists([[500, 503 + 32 * 5]])
+    anon = replace(org, loc=np.array([500, 503, generalized_code(0), DELETED], np.int32), locsets=sets)
+    expected = [1.0, acc[500, 503], (1.0 + acc[500, 503 + 32 * 5]) / 2, 0.0]
+    assert analyses.poi_accuracy(org, anon, distances=d) == pytest.approx(np.mean(expected))
+
+
+def test_geo_metrics_skip_deleted_and_spread_generalized_events():
+    from locsynth.metrics.population import population_by_slot
+    from locsynth.metrics.transitions import transition_counts
+
+    org = small([np.array([0, 1, 2, 3])])
+    sets = LocationSets.from_lists([[4, 5]])
+    anon = replace(org, loc=np.array([0, generalized_code(0), DELETED, 3], np.int32), locsets=sets)
+    pop = population_by_slot(anon)
+    slot = anon.time.slot(anon.t)
+    assert pop[slot[0], 0] == 1.0 and pop[slot[1], 4] == pop[slot[1], 5] == 0.5
+    assert np.allclose(pop[slot[2]], 1 / 1024)                   # the deleted event's instant: no data (uniform)
+    counts = transition_counts(anon).toarray()
+    assert counts[0, 4] == counts[0, 5] == 0.5 and counts.sum() == 1.0     # 0 -> {4, 5}; nothing via the deleted one
+    assert np.array_equal(transition_counts(org).toarray(), transition_counts(replace(org)).toarray())
+
+
+def test_analyses_of_the_osaka_files(osaka):
+    """§5.5 / Figure 13: a valid release keeps POI accuracy high and the statistics close, the
+    reference traces do not serve POI recommendation, uniform noise is worst on everything."""
+    from locsynth.contest import analyses
+
+    d, grid, times, org, ref = osaka
+    org, ref = org.select_users(np.arange(200)), ref.select_users(np.arange(200))
+    releases = [("none", org), ("pl:4,1", run.parse_anonymizer("pl:4,1").transform(org, seed=0)),
+                ("mrlh:1,1,0.5", MRLH(1, 1, 0.5).transform(org, seed=0))]
+    table = analyses.analyses(org, releases, reference=ref, seed=0).set_index("anonymizer")
+    assert list(table.index) == ["none", "pl:4,1", "mrlh:1,1,0.5", "(reference)", "(uniform)"]
+    assert table.loc["none", ["poi_accuracy", "tp_tv_top50", "tm_emd"]].tolist() == [1.0, 0.0, 0.0]
+    assert table.loc["pl:4,1", "valid"] and table.loc["pl:4,1", "poi_accuracy"] > 0.9
+    assert table.loc["(reference)", "poi_accuracy"] < 0.5 < table.loc["mrlh:1,1,0.5", "poi_accuracy"]
+    for column in ("tp_tv_top50", "tm_emd"):
+        assert table[column].idxmax() == "(uniform)", column
+    assert table["poi_accuracy"].idxmin() == "(uniform)"

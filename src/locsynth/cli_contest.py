@@ -8,10 +8,10 @@ from typing import Optional
 
 import typer
 
-from .cli_common import _refuse_existing, reports_errors, say, spinner
+from .cli_common import _refuse_existing, progress_bar, reports_errors, say, spinner
 
 contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                          help="The PWS Cup anonymization contest: anonymize, pseudonymize, attack, score.")
+                          help="The PWS Cup anonymization contest: init, anonymize, pseudonymize, attack, score, analyze.")
 
 REGIONS = typer.Option(..., "--regions", help="info_region.csv (the grid and its hospitals).")
 TIMES = typer.Option(None, "--times", help="info_time.csv (default: the Osaka table, 20 instants a day from 8:00).")
@@ -27,6 +27,65 @@ def _frame(regions: Path, times: Optional[Path]):
 
 @contest_app.command()
 @reports_errors
+def init(
+    train: Path = typer.Argument(..., help="Training TraceSet on a 32x32 grid, 8:00-18:00 every 30 min (locsynth "
+                                 "prepare), or a PPMTF+ model from locsynth fit ppmtf-plus."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write: info_region.csv, info_time.csv, "
+                             "reftraces_teamNNN.csv and orgtraces_teamNNN.csv per team, contest.json."),
+    teams: int = typer.Option(2, help="Number of teams, each with its own virtual users."),
+    users: int = typer.Option(2000, help="Virtual users m per team (paper 003: 2000)."),
+    reference_days: int = typer.Option(2, help="Reference days, time ids 1..20 x days (the paper: 20, the Osaka files: 2)."),
+    original_days: int = typer.Option(2, help="Original days following them (the paper: 20, the Osaka files: 2)."),
+    iterations: int = typer.Option(100, help="PPMTF+ Gibbs sweeps (when TRAIN is a TraceSet)."),
+    rank: int = typer.Option(16, help="PPMTF+ feature dimension z."),
+    alpha: float = typer.Option(200.0, help="PPMTF+ precision alpha."),
+    home_boost: float = typer.Option(20.0, help="Added to a virtual user's home visit count in the first and last "
+                                     "slots (Appendix D)."),
+    hospitals: Optional[Path] = typer.Option(None, "--hospitals", help="An info_region.csv of the same grid whose "
+                                             "hospitals to use (default: the grid's 'hospital' cells, else none)."),
+    seed: int = typer.Option(0, help="Seed of training and of every team's virtual users (team k: derived from it)."),
+    overwrite: bool = OVERWRITE,
+):
+    """Make a contest (paper 003 §3.3, Appendices A and D): PPMTF+ with homes, m virtual users per
+    team, reference days then original days, in the organisers' file formats."""
+    from .contest import teamdata
+    from .traces import TraceSet
+
+    teamdata.check_counts(teams=teams, users=users, reference_days=reference_days, original_days=original_days)
+    _refuse_existing(out, overwrite=overwrite)
+    if (train / "model.json").is_file():
+        from .synth.ppmtf.model import PPMTFPlus
+
+        model = PPMTFPlus.load(train)
+        say(f"loaded {train}: PPMTF+ trained on {model.training_.get('users', '?')} users")
+    else:
+        ts = TraceSet.load(train)
+        teamdata.check_frame(ts.space, ts.time, str(train))
+        with progress_bar() as bar:
+            task = bar.add_task("fitting PPMTF+", total=iterations)
+            model = teamdata.fit_model(ts, rank=rank, iterations=iterations, alpha=alpha, seed=seed,
+                                       progress=lambda done, total, status="": bar.update(
+                                           task, completed=done, description=f"fitting PPMTF+ {status}".rstrip()))
+        say(f"trained PPMTF+ on {ts.n_traces} users of {train} ({iterations} sweeps)")
+    with spinner("contest init") as status:
+        contest = teamdata.make_contest(model, teams=teams, users=users, reference_days=reference_days,
+                                        original_days=original_days, seed=seed, home_boost=home_boost,
+                                        hospitals_from=hospitals,
+                                        progress=lambda name: status.update(f"sampling {name}")
+                                        if hasattr(status, "update") else None)
+    teamdata.write_contest(contest, out, overwrite=overwrite, meta={"seed": seed, "home_boost": home_boost})
+    n_hosp = int(teamdata.hospitals(contest.grid).sum())
+    say(f"{teams} teams x {users} virtual users, time ids 1-{reference_days * 20} reference and "
+        f"{reference_days * 20 + 1}-{(reference_days + original_days) * 20} original; "
+        + (f"{n_hosp} hospital regions" if n_hosp else "no hospital regions (the grid has no 'hospital' category; "
+           "every hospital flag is 0: pass --hospitals info_region.csv to take them from the organisers' grid)"))
+    for team in contest.teams:
+        say(f"{team.name}: {team.home_share():.0%} of the days start at home (Appendix D; --home-boost raises it)")
+    say(f"wrote {out}")
+
+
+@contest_app.command()
+@reports_errors
 def run(
     org: Path = typer.Option(..., "--org", help="Original traces (orgtraces_*.csv)."),
     ref: Path = typer.Option(..., "--ref", help="Reference traces (reftraces_*.csv), the attackers' knowledge."),
@@ -38,8 +97,10 @@ def run(
     times: Optional[Path] = TIMES,
     overwrite: bool = OVERWRITE,
 ):
-    """Run every anonymizer, pseudonymize, run every attack, score: DIR/results.csv and a report."""
+    """Run every anonymizer, pseudonymize, run every attack, score: DIR/results.csv, the §5.5 analyses
+    (DIR/analyses.csv: POI accuracy, TP-TV-Top50, TM-EMD) and a report."""
     from .contest import run as contest
+    from .contest.analyses import analyses
     from .contest.files import read_traces
 
     grid, table = _frame(regions, times)
@@ -49,17 +110,23 @@ def run(
     with spinner("contest run") as status:
         def progress(label):
             if hasattr(status, "update"):
-                status.update(f"anonymizer {label}")
+                status.update(label)
 
-        entries = contest.run(original, reference, specs, seed=seed, progress=progress)
+        entries = contest.run(original, reference, specs, seed=seed,
+                              progress=lambda label: progress(f"anonymizer {label}"))
+        progress("the §5.5 analyses")
+        analysis = analyses(original, [(e.label, e.anonymized) for e in entries], reference=reference, seed=seed)
     lead = (f"{original.n_traces} users, original {org.name} ({original.n_events} events), reference {ref.name} "
             f"({reference.n_events} events), seed {seed}.")
-    result = contest.write_run(entries, out, times=table, overwrite=overwrite, lead=lead)
+    result = contest.write_run(entries, out, times=table, overwrite=overwrite, lead=lead, analysis=analysis)
     minimum = contest.minimum_scores(result)
     for _, row in minimum.iterrows():
         say(f"{row['anonymizer']:>16}  utility {row['utility']:.4f}{'' if row['valid'] else ' (invalid)'}  "
             f"reid_min {row['reid_min']:.4f}  trace_min {row['trace_min']:.4f}")
-    say(f"wrote {out / 'results.csv'} and {out / 'report.html'}")
+    for row in analysis.itertuples():
+        say(f"{row.anonymizer:>16}  POI accuracy {row.poi_accuracy:.4f}  TP-TV-Top50 {row.tp_tv_top50:.4f}  "
+            f"TM-EMD {row.tm_emd:.4f} km")
+    say(f"wrote {out / 'results.csv'}, {out / 'analyses.csv'} and {out / 'report.html'}")
 
 
 @contest_app.command()
@@ -165,6 +232,39 @@ def score(
         say(f"reidentification_privacy {scores.reidentification(read_id_table(table), read_id_table(inferred_table)):.6f}")
     if inferred_traces is not None:
         say(f"trace_inference_privacy {scores.trace_inference(original, read_traces(inferred_traces, grid, tt)):.6f}")
+
+
+@contest_app.command()
+@reports_errors
+def analyze(
+    org: Path = typer.Option(..., "--org", help="Original traces."),
+    anonymized: list[Path] = typer.Option(..., "--anonymized", help="Anonymized traces (repeat for several)."),
+    regions: Path = REGIONS,
+    ref: Optional[Path] = typer.Option(None, "--ref", help="Reference traces: adds the (reference) baseline row."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="CSV to write (the columns of analyses.csv)."),
+    seed: int = SEED,
+    times: Optional[Path] = TIMES,
+    overwrite: bool = OVERWRITE,
+):
+    """Paper 003 §5.5: POI accuracy, TP-TV-Top50 and TM-EMD of anonymized traces (Figure 13's baselines too)."""
+    from .contest.analyses import analyses
+    from .contest.files import read_traces
+    from .traces import atomic_output
+
+    grid, tt = _frame(regions, times)
+    _refuse_existing(out, overwrite=overwrite)
+    original = read_traces(org, grid, tt)
+    releases = [(p.name, read_traces(p, grid, tt)) for p in anonymized]
+    reference = read_traces(ref, grid, tt) if ref is not None else None
+    with spinner("§5.5 analyses"):
+        table = analyses(original, releases, reference=reference, seed=seed)
+    for row in table.itertuples():
+        say(f"{row.anonymizer:>24}  utility {row.utility:.4f}{'' if row.valid else ' (invalid)'}  POI accuracy "
+            f"{row.poi_accuracy:.4f}  TP-TV-Top50 {row.tp_tv_top50:.4f}  TM-EMD {row.tm_emd:.4f} km")
+    if out is not None:
+        with atomic_output(out, overwrite, directory=False) as tmp:
+            table.to_csv(tmp, index=False, float_format="%.6f", lineterminator="\n")
+        say(f"wrote {out}")
 
 
 @contest_app.command()

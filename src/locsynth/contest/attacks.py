@@ -12,7 +12,8 @@
 * ``homeprob`` (HomeProb-R/-T): VisitProb restricted to the events between 8:00 and 8:59.
 * ``fuzzy`` (the winning attack, §5.3): fuzzy visit counts (each visit adds
   h(d) = eta0 exp(-lambda0 d) to the 8 surrounding regions, d in cells), TF-IDF weighting and the
-  nearest neighbour (cosine similarity); trace inference de-obfuscates the re-identified traces
+  nearest neighbour (cosine similarity), the reference visits released the way the anonymized
+  traces generalize (so MRLH's blocks are compared with blocks); trace inference de-obfuscates the re-identified traces
   like VisitProb-T and then puts the user's frequent reference region (the most visited at that
   time of day, on more than half of the reference days) in place of the released one.
 
@@ -31,7 +32,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..space import Grid
-from ..traces import DELETED, TraceSet, generalized_code
+from ..traces import DELETED, TraceSet, _ranges, generalized_code
 
 DELTA = 1e-8
 ATTACKS = ("rand", "visitprob", "homeprob", "fuzzy")
@@ -147,6 +148,37 @@ def neighbour_kernel(space, eta0: float = 0.33, lambda0: float = 1.0) -> sp.csr_
     return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(L, L))
 
 
+def release_operator(anonymized: TraceSet) -> sp.csr_matrix | None:
+    """Locations x locations: how the anonymized traces release a visit to each region, or None
+    when they generalize nothing. Region r's row keeps weight 1 - g_r on r and spreads g_r evenly
+    over the location set released most often among those containing r, g_r being r's share of
+    generalized mass in the anonymized traces (each generalized event counting 1 / |set| on each
+    member) against its exact visits. MRLH, which generalizes r always to its block, gives the
+    block's mean; deleted events play no part."""
+    sets = anonymized.locsets
+    loc = anonymized.loc.astype(np.int64)
+    gen = loc < DELETED
+    if sets is None or not gen.any():
+        return None
+    L = anonymized.space.n_locations
+    used = np.bincount(generalized_code(loc[gen]), minlength=sets.n_sets).astype(np.float64)
+    owner, members = sets.owner(), sets.members.astype(np.int64)
+    size = sets.sizes[owner].astype(np.float64)
+    mass = np.bincount(members, used[owner] / size, minlength=L)
+    exact = np.bincount(loc[loc >= 0], minlength=L).astype(np.float64)
+    share = np.divide(mass, mass + exact, out=np.zeros(L), where=mass + exact > 0)
+    best = np.full(L, -1, np.int64)                  # per region, its most used set (lowest set on ties)
+    order = np.lexsort((owner, -used[owner], members))
+    first = np.r_[True, members[order][1:] != members[order][:-1]]
+    best[members[order][first]] = owner[order][first]
+    has = np.flatnonzero((best >= 0) & (share > 0))
+    k = best[has]
+    rows = np.r_[np.arange(L), np.repeat(has, sets.sizes[k])]
+    cols = np.r_[np.arange(L), sets.members[_ranges(sets.offsets[k], sets.sizes[k])]]
+    data = np.r_[1.0 - share, np.repeat(share[has] / sets.sizes[k], sets.sizes[k])]
+    return sp.csr_matrix((data, (rows, cols)), shape=(L, L))
+
+
 def fuzzy_features(traces: TraceSet, kernel: sp.csr_matrix, *, tf: str = "log") -> np.ndarray:
     """Fuzzy visit counts gamma (a generalized event counts 1 / |set| on each member) through TF."""
     C, G = visit_counts(traces)
@@ -165,9 +197,13 @@ def fuzzy_similarity(reference: TraceSet, anonymized: TraceSet, *, eta0: float =
 
     The paper's optimum is eta0 = 0.33, lambda0 = 1 and "(TF, IDF) = (log(1 + m / xi_i), 1)"; read
     literally that TF would not depend on the user, so it is read as TF = log(1 + gamma_ij), no
-    IDF. ``idf=True`` weights region i by log(m / xi_i), xi_i the reference users who visit it."""
+    IDF. ``idf=True`` weights region i by log(m / xi_i), xi_i the reference users who visit it.
+    When the anonymized traces generalize, the reference visits are first released the same way
+    (:func:`release_operator`), so that both sides are compared at the released resolution (the
+    winners tuned their attack on the sample obfuscations, §5.3)."""
     kernel = neighbour_kernel(reference.space, eta0, lambda0)
-    ref = fuzzy_features(reference, kernel, tf=tf)
+    release = release_operator(anonymized)
+    ref = fuzzy_features(reference, (release @ kernel).tocsr() if release is not None else kernel, tf=tf)
     anon = fuzzy_features(anonymized, kernel, tf=tf)
     if idf:
         xi = np.count_nonzero(ref, axis=0)

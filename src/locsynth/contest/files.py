@@ -120,6 +120,16 @@ def default_times(days: int = 4, reference_days: int = 2) -> TimeTable:
     return TimeTable(axis, np.arange(n, dtype=np.int64), part)
 
 
+def write_times(table: TimeTable, path: str | Path, overwrite: bool = False) -> Path:
+    """``info_time.csv`` of a time table: ``ref/org,time_id,day,hour,min``, days 1-based."""
+    axis = table.axis
+    day, k = np.divmod(table.instant, axis.instants_per_day)
+    minutes = (axis.window_start.total_seconds() + k * axis.instant.total_seconds()) // 60
+    frame = pd.DataFrame({"ref/org": table.part, "time_id": np.arange(1, table.instant.size + 1), "day": day + 1,
+                          "hour": (minutes // 60).astype(np.int64), "min": (minutes % 60).astype(np.int64)})
+    return _write(frame, path, overwrite)
+
+
 def read_times(path: str | Path) -> TimeTable:
     path = Path(path)
     frame = _read(path, 5, "ref/org,time_id,day,hour,min")

@@ -131,10 +131,11 @@ def _seed(seed: int, k: int) -> int:
 
 
 def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False, title: str | None = None,
-              lead: str = "") -> "pd.DataFrame":
+              lead: str = "", analysis: pd.DataFrame | None = None) -> "pd.DataFrame":
     """``out/results.csv`` (exact columns COLUMNS), ``out/report.html`` (Figure 8) and, per
     anonymizer, its anonymized file, the published (pseudonymized) file and the secret ID table,
-    written atomically: an interrupted run leaves no directory."""
+    written atomically: an interrupted run leaves no directory. With ``analysis`` (the §5.5
+    table of contest/analyses.py) also ``out/analyses.csv`` and its section of the page."""
     from pathlib import Path
 
     from ..report.contest import contest_html
@@ -145,6 +146,8 @@ def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False,
     minimum = minimum_scores(table)
     with atomic_output(Path(out), overwrite, directory=True) as tmp:
         table.to_csv(tmp / "results.csv", index=False, float_format="%.6f", lineterminator="\n")
+        if analysis is not None:
+            analysis.to_csv(tmp / "analyses.csv", index=False, float_format="%.6f", lineterminator="\n")
         files = tmp / "files"
         files.mkdir()
         for e in entries:
@@ -154,6 +157,7 @@ def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False,
             write_id_table(e.table, files / f"ptable_{stem}.csv")
         notes = [f"{e.label}: {len(e.published.users)} traces, {int((e.anonymized.loc == -1).sum())} deleted and "
                  f"{int((e.anonymized.loc < -1).sum())} generalized events" for e in entries]
-        html = contest_html(table, minimum, ATTACKS, title=title or "PWS Cup contest run", lead=lead, notes=notes)
+        html = contest_html(table, minimum, ATTACKS, title=title or "PWS Cup contest run", lead=lead, notes=notes,
+                            analysis=analysis)
         (tmp / "report.html").write_text(html)
     return table

@@ -68,19 +68,26 @@ def event_utility(original: TraceSet, anonymized: TraceSet, *, lam: float = LAMB
     """g_U of every original event against its anonymized counterpart (same user id and instant)."""
     original.require_exact("the utility score (the original traces)")
     d = distance_matrix(original.space) if distances is None else distances
-    released = anonymized.loc[align(original, anonymized, "anonymized traces")].astype(np.int64)
+    return event_values(original, anonymized, g_u(d, lam), "anonymized traces")
+
+
+def event_values(original: TraceSet, released: TraceSet, values: np.ndarray, what: str) -> np.ndarray:
+    """``values[truth, region]`` (locations x locations) of every event of ``original`` against its
+    counterpart in ``released`` (same user id and instant): a generalized event scores the mean
+    over its regions, a deleted one 0."""
+    out_loc = released.loc[align(original, released, what)].astype(np.int64)
     truth = original.loc.astype(np.int64)
     score = np.zeros(truth.size)
-    exact = released >= 0
-    score[exact] = g_u(d[truth[exact], released[exact]], lam)
-    gen = released < DELETED
+    exact = out_loc >= 0
+    score[exact] = values[truth[exact], out_loc[exact]]
+    gen = out_loc < DELETED
     if gen.any():
-        sets = anonymized.locsets
-        k = generalized_code(released[gen])
+        sets = released.locsets
+        k = generalized_code(out_loc[gen])
         size = sets.sizes[k]
         rows = np.repeat(np.arange(k.size), size)
         members = sets.members[_ranges(sets.offsets[k], size.astype(np.int64))]
-        per = g_u(d[np.repeat(truth[gen], size), members], lam)
+        per = values[np.repeat(truth[gen], size), members]
         score[np.flatnonzero(gen)] = np.bincount(rows, per, minlength=k.size) / size
     return score
 

@@ -60,8 +60,10 @@ def cluster_population(traces: TraceSet, rows) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_locations,)
-        Sums to 1; uniform when the traces have no event (or ``rows`` is empty).
+        Sums to 1; uniform when the traces have no event (or ``rows`` is empty). Deleted or
+        generalized events are refused by name.
     """
+    traces.require_exact("the cluster population")
     n_loc = traces.space.n_locations
     mask = np.zeros(traces.n_traces, dtype=bool)
     mask[np.asarray(rows, dtype=np.int64)] = True

@@ -8,6 +8,9 @@ each time slot, averaged over slots:
 
 TP-TV-Top50 keeps, per slot, only the 50 locations most frequent in the reference; the error of
 every other location counts as 0.
+
+Deleted events are skipped and a generalized event counts 1 / |set| at each region of its set
+(metrics/events.py).
 """
 
 from __future__ import annotations
@@ -21,11 +24,18 @@ def population_by_slot(traces: TraceSet) -> np.ndarray:
     """Location distribution of each slot, ndarray of shape (n_slots, n_locations).
 
     A slot without events gets the uniform distribution (as the authors' evaluation does).
+    Deleted and generalized events as metrics/events.py says.
     """
     n_slots, n_loc = traces.time.n_slots, traces.space.n_locations
     slot = traces.time.slot(traces.t).astype(np.int64)
-    counts = np.bincount(slot * n_loc + traces.loc, minlength=n_slots * n_loc).reshape(n_slots, n_loc)
-    return normalise_rows(counts.astype(np.float64))
+    if traces.exact:
+        counts = np.bincount(slot * n_loc + traces.loc, minlength=n_slots * n_loc)
+    else:
+        from .events import spread
+
+        event, loc, weight = spread(traces)
+        counts = np.bincount(slot[event] * n_loc + loc, weight, minlength=n_slots * n_loc)
+    return normalise_rows(counts.reshape(n_slots, n_loc).astype(np.float64))
 
 
 def normalise_rows(counts: np.ndarray) -> np.ndarray:

@@ -5,7 +5,10 @@ normalises each row; a row with no transition becomes a self-loop (as in the aut
 Each row is a conditional distribution over the next location. TM-EMD-Y and TM-EMD-X project
 every row onto the y (latitude) and x (longitude) bins of the grid and take the 1-D earth
 mover's distance, averaged over all rows. TM-SWD takes the sliced 1-Wasserstein distance
-(Bonneel et al. 2015) in the plane, in kilometres, with POT.
+(Bonneel et al. 2015) in the plane, in kilometres, with POT: paper 003 §5.5 calls it TM-EMD.
+
+A transition with a deleted end is skipped; one between generalized events counts
+1 / (|A| |B|) for each pair of their regions (metrics/events.py).
 """
 
 from __future__ import annotations
@@ -24,9 +27,17 @@ def transition_counts(traces: TraceSet, consecutive_only: bool = True) -> sp.csr
 
     ``consecutive_only`` (the paper's definition) counts a pair of successive events of a trace
     only when their instants are consecutive; otherwise every pair of successive events counts.
+    Deleted and generalized events as metrics/events.py says (a deleted event still occupies
+    its instant: the events on either side of it are not consecutive).
     """
-    _, src, dst = traces.transitions(consecutive_only)
     n = traces.space.n_locations
+    if not traces.exact:
+        from .events import spread_pairs
+
+        i = traces.transition_index(consecutive_only)
+        src, dst, weight = spread_pairs(traces, i, i + 1)
+        return sp.csr_array((weight, (src, dst)), shape=(n, n))
+    _, src, dst = traces.transitions(consecutive_only)
     return sp.csr_array((np.ones(src.size), (src, dst)), shape=(n, n))
 
 
@@ -114,8 +125,8 @@ def tm_swd(reference, synthetic, space: Space, n_projections: int = 50, seed: in
     rows = np.flatnonzero(np.asarray(abs(diff).sum(axis=1)).ravel() > 1e-15)
     total = 0.0
     for lo in range(0, rows.size, chunk):
-        block = diff[rows[lo:lo + chunk]].toarray()
+        block = np.ascontiguousarray(diff[rows[lo:lo + chunk]].toarray().T)     # locations x rows
         for k in range(n_projections):
-            cdf = np.cumsum(block[:, order[:, k]], axis=1)[:, :-1]
-            total += float((np.abs(cdf) @ gaps[:, k]).sum())
+            cdf = np.cumsum(block[order[:-1, k]], axis=0)        # the last CDF value (the total) is 0
+            total += float((gaps[:, k] @ np.abs(cdf)).sum())
     return total / n_projections / ref.shape[0]

@@ -16,7 +16,11 @@ from ..traces import TraceSet
 
 
 def visit_fraction_counts(traces: TraceSet, bins: int = 24, min_events: int = 5) -> np.ndarray:
-    """Histogram of visit fractions per location, ndarray of shape (n_locations, bins)."""
+    """Histogram of visit fractions per location, ndarray of shape (n_locations, bins).
+
+    A user's visit fraction needs her exact locations: deleted or generalized events (paper 003's
+    obfuscations) are refused by name."""
+    traces.require_exact("VF-TV (visit fractions)")
     n_loc = traces.space.n_locations
     events = traces.counts()
     key, count = np.unique(traces.user.astype(np.int64) * n_loc + traces.loc, return_counts=True)
