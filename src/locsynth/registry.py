@@ -68,6 +68,9 @@ register("tpm", "locsynth.synth.tpm", "TPM", "synthesizer",
          "TPM: one DP transition matrix for all users, walks from its stationary distribution (paper 000 §5.3)")
 register("ngram", "locsynth.synth.ngram", "NGRAM", "synthesizer",
          "NGRAM: DP variable-length n-grams, Markov-consistent, sequences by walks (Chen et al., CCS 2012)")
+register("dptrip", "locsynth.synth.dptrip.model", "DPTrip", "synthesizer",
+         "DPTrip: DP-SGD VAE of (source, destination, hour), DP-SGD next hops, shortest paths (Lestyan et al.)",
+         requires=("torch", "opacus"), extra="dp")
 register("colocation", "locsynth.synth.colocation.model", "CoLocation", "synthesizer",
          "Co-locations: DP friendship probability and co-location counts, TPM completion (Narita et al., DPM 2021)")
 register("uniform", "locsynth.synth.baselines", "Uniform", "synthesizer",

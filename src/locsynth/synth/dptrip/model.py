@@ -1,0 +1,260 @@
+"""DPTrip: the estimator of paper 004's synthesizer (Lestyan, Acs and Biczok, "Privacy-preserving
+release of mobility data: a clean-slate approach"), Algorithm 1:
+
+1. trips.py: sources, destinations, hours and 2-grams of the training trips;
+2. initializer.py: the VAE over (source, destination, hour), trained by DP-SGD (§7.3.1, §8.3.1);
+3. nexthop.py: p(next | current, destination, hour) over the 11 x 11 window, DP-SGD with one
+   gram per sampled trip (§7.3.2, §8.3.2; training.py);
+4. accounting.py: both runs composed by the RDP accountant into one (epsilon, delta) per trip,
+   delta = 1 / number of trips (REFERENCE.md), recorded in the ledger as one spend;
+5. generate.py: shortest paths from the VAE's sources to its destinations (§7.3.3).
+
+Only 2-4 see the data; generation is post-processing of the two models, seeded by ``seed``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ...errors import InputError
+from ...privacy.ledger import check_epsilon
+from ...traces import TraceSet
+from ..base import Synthesizer, Tags, _count
+from .accounting import Run, composed_epsilon, noise_multipliers, opacus_epsilon
+from .generate import Router
+from .initializer import TripVAE, decode, decoder_arrays
+from .nexthop import NextHop, NextHopTables, nexthop_arrays, window_class
+from .training import torch_threads, dp_sgd, initializer_batches, nexthop_batches, sample_rate, steps_for
+from .trips import TripTable, trip_table
+
+#: decoding of the VAE's heads at generation
+DECODINGS = ("argmax", "sample")
+#: draws of (source, destination, hour) before giving up on source != destination
+MAX_ROUNDS = 100
+
+
+class DPTrip(Synthesizer):
+    """DP trip synthesis by a DP-SGD trip initializer, a DP-SGD next-hop model and shortest paths.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total budget per trip, both models together (RDP composition; accounting.py).
+    initializer_share : float
+        Share of the budget split given to the initializer, the rest to the next-hop model
+        (accounting.py: each run's noise spends ``share * E'`` alone). Default 0.5: both runs see
+        the same sampling rate and number of steps, so an even split gives both the same noise
+        multiplier, as the authors' configurations nearly do (1.9 and 1.7 at epsilon 1,
+        REFERENCE.md).
+    epochs : int
+        Passes over the trips of each model (15, §8.3.3 and Table 4).
+    batch_size : int
+        Expected batch size |B| (200); sampling rate |B| / |D|.
+    initializer_clip, nexthop_clip : float
+        Per-example clipping norms C (1.0 and 3.0, the authors' code).
+    initializer_lr, nexthop_lr : float
+        Learning rates of plain SGD.
+    latent, hidden, embedding, nexthop_hidden : int
+        Sizes: VAE latent 50 and hidden 100; next-hop embedding 50 and hidden 200 (§8.3).
+    radius : int
+        Next hops lie within ``radius`` cells (5: an 11 x 11 window, §8.3.2).
+    decoding : {"argmax", "sample"}
+        How a generated z becomes (source, destination, hour): each head's argmax (the authors'
+        code) or a draw from it.
+    secure_noise : bool
+        Noise robust to floating-point attacks (Opacus' optimizer ``secure_mode``; training.py
+        says what it costs and why not torchcsprng).
+    threads : int
+        Torch threads while training (training.py's ``torch_threads`` says why 1).
+    seed : int
+        The seed of :meth:`sample` when it is given none. Training noise is never seeded.
+    """
+
+    name = "dptrip"
+    tags = Tags(virtual_users=True, ragged=True, dp=True)
+
+    def __init__(self, epsilon: float = 1.0, initializer_share: float = 0.5, epochs: int = 15, batch_size: int = 200,
+                 initializer_clip: float = 1.0, nexthop_clip: float = 3.0, initializer_lr: float = 0.5,
+                 nexthop_lr: float = 0.5, latent: int = 50, hidden: int = 100, embedding: int = 50,
+                 nexthop_hidden: int = 200, radius: int = 5, decoding: str = "argmax", secure_noise: bool = True,
+                 threads: int = 1, seed: int = 0):
+        self.epsilon = epsilon
+        self.initializer_share = initializer_share
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.initializer_clip = initializer_clip
+        self.nexthop_clip = nexthop_clip
+        self.initializer_lr = initializer_lr
+        self.nexthop_lr = nexthop_lr
+        self.latent = latent
+        self.hidden = hidden
+        self.embedding = embedding
+        self.nexthop_hidden = nexthop_hidden
+        self.radius = radius
+        self.decoding = decoding
+        self.secure_noise = secure_noise
+        self.threads = threads
+        self.seed = seed
+
+    # -- fitting -------------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        check_epsilon(self.epsilon)
+        if not 0 < float(self.initializer_share) < 1:
+            raise InputError(f"initializer_share must lie strictly between 0 and 1, got {self.initializer_share!r}")
+        for name in ("epochs", "batch_size", "latent", "hidden", "embedding", "nexthop_hidden", "radius", "threads"):
+            _count(name, getattr(self, name))
+        for name in ("initializer_clip", "nexthop_clip", "initializer_lr", "nexthop_lr"):
+            check_epsilon(getattr(self, name), name)
+        if self.decoding not in DECODINGS:
+            raise InputError(f"unknown decoding {self.decoding!r}; expected one of {', '.join(DECODINGS)}")
+
+    def fit(self, train: TraceSet, *, progress=None) -> "DPTrip":
+        self._check_params()
+        self._remember_frame(train)
+        with torch_threads(self.threads):
+            self._fit(train, progress)
+        return self
+
+    def _fit(self, train: TraceSet, progress) -> None:
+        table = trip_table(train)
+        n = table.n_trips
+        delta = 1.0 / n
+        q, steps = sample_rate(self.batch_size, n), steps_for(self.epochs, self.batch_size, n)
+        share = float(self.initializer_share)
+        sigma_init, sigma_hop = noise_multipliers(float(self.epsilon), delta, [q, q], [steps, steps],
+                                                  [share, 1 - share])
+        runs = [Run(sigma_init, q, steps), Run(sigma_hop, q, steps)]
+        rng = np.random.default_rng()          # sampling is part of the mechanism: never seeded
+        grid = train.space
+        seconds = {}
+
+        start = time.perf_counter()
+        vae = TripVAE(grid.n_locations, self.hidden, self.latent)
+        accountant_init = dp_sgd(vae, initializer_batches(table.source, table.destination, table.hour, q, rng),
+                                 run=runs[0], max_grad_norm=float(self.initializer_clip),
+                                 batch_size=int(self.batch_size), learning_rate=float(self.initializer_lr),
+                                 secure_noise=bool(self.secure_noise), progress=_part(progress, 0))
+        seconds["initializer"] = time.perf_counter() - start
+
+        start = time.perf_counter()
+        hop = NextHop(grid.rows, grid.cols, int(self.radius), int(self.embedding), int(self.nexthop_hidden))
+        grams = _usable_grams(table, grid.cols, int(self.radius))
+        accountant_hop = dp_sgd(hop, nexthop_batches(*grams, q, rng), run=runs[1],
+                                max_grad_norm=float(self.nexthop_clip), batch_size=int(self.batch_size),
+                                learning_rate=float(self.nexthop_lr), secure_noise=bool(self.secure_noise),
+                                progress=_part(progress, 1))
+        seconds["nexthop"] = time.perf_counter() - start
+
+        epsilon = composed_epsilon(runs, delta)
+        self.ledger_.record(
+            "dp-sgd", epsilon, delta, None, "trace",
+            saw=f"(source, destination, hour) of {n} trips (VAE, clip {self.initializer_clip}, sigma "
+                f"{sigma_init:.4g}) and one 2-gram per sampled trip (next-hop model, clip {self.nexthop_clip}, "
+                f"sigma {sigma_hop:.4g}); {steps} steps each at sampling rate {q:.4g}",
+            assumptions="Poisson sampling of trips, at most one example per trip and step; RDP composition of "
+                        "the two runs (Opacus' orders and conversion); the grid, the hours and the number of trips "
+                        "(which sets q, the steps and delta) are public; generation is post-processing")
+        self.decoder_ = decoder_arrays(vae)
+        self.nexthop_ = nexthop_arrays(hop)
+        self.fit_info_ = {"noise_multipliers": [sigma_init, sigma_hop], "sample_rate": q, "steps": steps,
+                          "delta": delta, "epsilon": epsilon, "opacus_epsilon": opacus_epsilon(
+                              [accountant_init, accountant_hop], delta),
+                          "usable_grams": int(grams[0].size), "seconds": seconds}
+        self._router = None
+
+    # -- generation ----------------------------------------------------------------------------
+    def router(self) -> Router:
+        """The shortest-path generator of this model, its trees cached across calls."""
+        if getattr(self, "_router", None) is None:
+            self._router = Router(NextHopTables(self.nexthop_, self.space_.rows, self.space_.cols, int(self.radius)))
+        return self._router
+
+    def endpoints(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``n`` draws of (source, destination, hour) from the VAE with source != destination
+        (the authors' code skips the others); after MAX_ROUNDS rounds the rest keep what they drew."""
+        rng = np.random.default_rng(seed)
+        source, destination, hour = decode(self.decoder_, n, rng, self.decoding)
+        redo = np.flatnonzero(source == destination)
+        for _ in range(MAX_ROUNDS):
+            if not redo.size:
+                break
+            s, d, h = decode(self.decoder_, redo.size, rng, self.decoding)
+            source[redo], destination[redo], hour[redo] = s, d, h
+            redo = redo[s == d]
+        return source, destination, hour
+
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int | None = None) -> TraceSet:
+        """``n`` synthetic trips (default: as many as training trips), each its own virtual user
+        with its ``hour``; visits on consecutive instants from the start of that hour on day 0
+        (one-minute instants for trips.py's sets). ``days`` is accepted for the common protocol."""
+        self.check_is_fitted()
+        m = self.training_["traces"] if n is None else _count("n", n)
+        _count("days", days)
+        # one BLAS thread: the small products gain nothing from more, and it keeps them bit-identical
+        with threadpool_limits(1, user_api="blas"):
+            source, destination, hour = self.endpoints(m, self.seed if seed is None else int(seed))
+            loc, length = self.router().paths(source, destination, hour)
+        user = np.repeat(np.arange(m, dtype=np.int32), length)
+        t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length) + np.repeat(
+            _hour_start(self.time_, hour), length)
+        return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
+                               extra={"hour": hour.astype(np.int8)},
+                               user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
+
+    def summary(self) -> dict:
+        out = {"epsilon": float(self.epsilon), "epochs": int(self.epochs), "batch_size": int(self.batch_size)}
+        if hasattr(self, "fit_info_"):
+            out.update({k: v for k, v in self.fit_info_.items() if k != "seconds"})
+        return out
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _arrays(self):
+        return {**{f"decoder/{k}": v for k, v in self.decoder_.items()},
+                **{f"nexthop/{k}": v for k, v in self.nexthop_.items()}}
+
+    def _fitted_scalars(self):
+        return {"fit_info": self.fit_info_}
+
+    def _restore(self, arrays, fitted):
+        self.decoder_ = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("decoder/")}
+        self.nexthop_ = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("nexthop/")}
+        need = {"decoder": ("dec.weight", "head_source.weight", "head_destination.weight", "head_hour.weight"),
+                "nexthop": ("current.weight", "destination.weight", "hidden.weight", "out.weight")}
+        for part, keys in need.items():
+            for key in keys:
+                if key not in getattr(self, f"{part}_"):
+                    raise InputError(f"the saved DPTrip model has no {part}/{key} array")
+        L = self.space_.n_locations
+        if self.decoder_["head_source.weight"].shape[0] != L or self.nexthop_["current.weight"].shape[0] != L:
+            raise InputError("the saved DPTrip arrays do not match its space")
+        self.fit_info_ = fitted.get("fit_info", {})
+        self._router = None
+
+
+def _usable_grams(table: TripTable, cols: int, radius: int) -> tuple[np.ndarray, ...]:
+    """The next-hop model's examples: grams whose next cell lies in the window, as (current,
+    destination, hour, class) per gram and (start, count) per trip."""
+    target = window_class(table.gram_current, table.gram_next, cols, radius)
+    trip = table.gram_trip()
+    keep = target >= 0
+    count = np.bincount(trip[keep], minlength=table.n_trips)
+    return (table.gram_current[keep], table.destination[trip[keep]], table.hour[trip[keep]], target[keep],
+            np.cumsum(count) - count, count)
+
+
+def _hour_start(axis, hour: np.ndarray) -> np.ndarray:
+    """The first instant of each hour on day 0, or 0 where the axis cannot place it (a daily
+    window, or instants that do not divide an hour)."""
+    seconds = axis.instant.total_seconds()
+    if axis.windowed or 3600 % seconds:
+        return np.zeros(hour.size, np.int64)
+    return hour.astype(np.int64) * int(3600 // seconds) % axis.instants_per_day
+
+
+def _part(progress, k: int):
+    if progress is None:
+        return None
+    return lambda done, total: progress(k * total + done, 2 * total, "initializer" if k == 0 else "next hop")
