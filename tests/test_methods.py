@@ -179,3 +179,16 @@ def test_demo_skips_a_method_whose_dependency_is_missing(monkeypatch, train, tmp
     table = pd.read_csv(tmp_path / "demo" / "compare.csv", index_col=0)
     assert {"uniform", "krr", "Training"} <= set(table.index) and "Uniform" not in table.index
     assert (tmp_path / "demo" / "krr" / "evaluation" / "report.html").is_file()
+
+
+def test_demo_of_methods_that_cannot_be_reidentified_has_no_tradeoff_plot(train, tmp_path):
+    """Virtual users have no re-identification rate: the demo says so instead of failing."""
+    from locsynth.pipeline import run_demo
+
+    test = simulate(60, seed=9).split(0.5, seed=0)[1]
+    train.save(tmp_path / "pair" / "train")
+    test.save(tmp_path / "pair" / "test")
+    summary = run_demo(tmp_path / "demo", data=tmp_path / "pair", methods=["tpm"])
+    assert set(summary["methods"]) == {"tpm"}
+    assert not (tmp_path / "demo" / "tradeoff.png").exists()
+    assert "no trade-off plot" in (tmp_path / "demo" / "report.html").read_text()

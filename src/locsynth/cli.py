@@ -652,8 +652,10 @@ def demo(
         f"{summary['k']}); DP eps is the epsilon that holds, per event or per user.")
     for name, reason in summary["skipped"].items():
         say(f"skipped {name}: {reason}")
-    say(f"PPMTF's DP bound (paper 001 App. F) needs assumptions not met here, so it is not a guarantee; the PD "
-        f"test and the attacks are the evidence. Comparison: {out}/report.html; each method: {out}/METHOD/")
+    if any(name.startswith("ppmtf") for name in runs):
+        say("PPMTF's DP bound (paper 001 App. F) needs assumptions not met here, so it is not a guarantee; the PD "
+            "test and the attacks are the evidence.")
+    say(f"Comparison: {out}/report.html; each method: {out}/METHOD/")
 
 
 def _epsilon(totals: dict) -> str:

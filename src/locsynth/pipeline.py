@@ -36,6 +36,9 @@ def skip_reason(name: str, train: TraceSet) -> str | None:
     tags = registry.get(name).tags
     if tags.generalizes:
         return "its output has deleted and generalized events, which the contest scores (locsynth contest run)"
+    if tags.trips and "hour" not in train.users:
+        return ("it synthesizes trips (one trace per trip with its hour), not daily traces: run it on "
+                "'locsynth prepare --format cab-trips' output")
     return tags.unmet(train)
 
 
@@ -108,9 +111,14 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
         table = table.drop(index=[row for row, method in (("Training", "training"), ("Uniform", "uniform"))
                                   if method in runs])
         table.to_csv(tmp / "compare.csv")
-        png = tradeoff_plot(table, utility="tp_tv", privacy="reid_rate")
-        (tmp / "tradeoff.png").write_bytes(png)
         notes = _notes(runs, skipped)
+        png = None
+        if {"tp_tv", "reid_rate"} <= set(table.columns) and len(table[["tp_tv", "reid_rate"]].dropna()):
+            png = tradeoff_plot(table, utility="tp_tv", privacy="reid_rate")
+            (tmp / "tradeoff.png").write_bytes(png)
+        else:
+            notes.append("No method here has both TP-TV and a re-identification rate (methods with virtual users "
+                         "cannot be re-identified), so there is no trade-off plot.")
         (tmp / "report.html").write_text(compare_html(
             table, png, title=f"locsynth demo: {len(runs)} methods on {source}", notes=notes,
             links={name: f"{name}/evaluation/report.html" for name in runs}))

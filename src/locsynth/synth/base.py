@@ -50,6 +50,8 @@ class Tags:
     pd_test : the model has ``pd_test`` (plausible deniability, paper 001 §3.5).
     generalizes : the output may hold deleted and generalized events (paper 003's MRLH), which the
         contest scores and the utility metrics of exact traces do not.
+    trips : made for trips (one trace per trip, with its hour; paper 004): it fits any ragged
+        traces, but the demo's daily traces are not what it is for.
     """
 
     virtual_users: bool = False
@@ -59,6 +61,7 @@ class Tags:
     needs_categories: bool = False
     pd_test: bool = False
     generalizes: bool = False
+    trips: bool = False
 
     def names(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]

@@ -74,7 +74,7 @@ class DPTrip(Synthesizer):
     """
 
     name = "dptrip"
-    tags = Tags(virtual_users=True, ragged=True, dp=True)
+    tags = Tags(virtual_users=True, ragged=True, dp=True, trips=True)
 
     def __init__(self, epsilon: float = 1.0, initializer_share: float = 0.5, epochs: int = 15, batch_size: int = 200,
                  initializer_clip: float = 1.0, nexthop_clip: float = 3.0, initializer_lr: float = 0.5,
