@@ -7,7 +7,11 @@ EMD per hour) of DPTrip beside NGRAM's at the same epsilon (Figures 3-4, Tables 
 
 Timings are of whatever machine runs this; on a shared 2-core machine they are pessimistic.
 
+Figures 3 and 4 (per hour, DPTrip against NGRAM) and the top-K table go to --out as PNGs and one
+page, report.html.
+
     python benchmarks/bench_dptrip.py [--data ../shared/data] [--epsilons 1 2] [--epochs 15] [--cell 500]
+        [--out /tmp/locsynth-dptrip]
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from locsynth.metrics.trips import trip_metrics
+from locsynth.report import plots
 from locsynth.synth.dptrip import DPTrip
 from locsynth.synth.ngram import NGRAM
 from locsynth.trips import read_trips, trip_statistics
@@ -73,6 +78,37 @@ def show_metrics(eps: float, dp: dict, ng: dict) -> None:
               f"  {ng['emd_by_hour'][h]:9.0f}")
 
 
+def figures(eps: float, dp: dict, ng: dict, out: Path) -> list[tuple[str, str]]:
+    """Figures 3 and 4 at ``eps`` as PNGs under ``out``: (caption, data URI) of each."""
+    shown = []
+    for key, label, fig in (("jsd", "trip-length JSD (bits)", 3), ("emd", "source-destination EMD (m)", 4)):
+        curves = {"DPTrip": {"by_hour": list(dp[f"{key}_by_hour"]), "overall": dp[f"{key}_overall"]},
+                  "NGRAM": {"by_hour": None if key == "jsd" else list(ng[f"{key}_by_hour"]),
+                            "overall": ng[f"{key}_overall"]}}
+        title = f"Fig. {fig}. {label} per hour, epsilon = {eps:g}"
+        png = plots.hourly_png(curves, label, title)
+        (out / f"fig{fig}-eps{eps:g}.png").write_bytes(png)
+        shown.append((title, plots.data_uri(png)))
+    return shown
+
+
+def write_page(out: Path, shown: list, tables: dict) -> Path:
+    rows = "".join(f"<tr><td>{eps:g}</td><td>{who}</td>" + "".join(f"<td>{v:.2f}</td>" for v in fp.values()) + "</tr>"
+                   for eps, both in tables.items() for who, fp in both.items())
+    ks = next(iter(next(iter(tables.values())).values())) if tables else {}
+    body = "".join(f'<figure><img src="{uri}" alt="{title}" width="760"><figcaption>{title}</figcaption></figure>'
+                   for title, uri in shown)
+    page = out / "report.html"
+    page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>DP trip synthesis: paper 004's figures"
+                    "</title><style>body{font-family:sans-serif;max-width:1250px;margin:auto}td,th{padding:2px 10px;"
+                    "text-align:right}</style></head><body><h1>DP trip synthesis against NGRAM (paper 004 Figures 3-4, "
+                    "Tables 2-3)</h1><p>NGRAM releases no hours: its length divergence is one value for all trips (the "
+                    "dashed line), and its source-destination EMD compares all its trips with each hour's real ones."
+                    f"</p>{body}<h2>Top-K frequent patterns found (Tables 2-3)</h2><table><tr><th>epsilon</th><th>"
+                    "method</th>" + "".join(f"<th>K = {k}</th>" for k in ks) + f"</tr>{rows}</table></body></html>")
+    return page
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -85,7 +121,10 @@ def main() -> None:
     parser.add_argument("--decoding", default="argmax", choices=("argmax", "sample"))
     parser.add_argument("--no-metrics", action="store_true")
     parser.add_argument("--keep", type=Path, default=None, help="Also save the fitted models here")
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "locsynth-dptrip")
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    shown, tables = [], {}
 
     start = time.perf_counter()
     trips = read_trips(args.data / "sf-cabspotting" / args.cabs, cell_m=args.cell)
@@ -133,8 +172,13 @@ def main() -> None:
             ngram = NGRAM(epsilon=eps).fit(trips).sample(n, seed=1)
             print(f"  NGRAM fit and sample: {time.perf_counter() - start:.1f} s")
             start = time.perf_counter()
-            show_metrics(eps, metric_rows(trips, syn), metric_rows(trips, ngram))
+            dp, ng = metric_rows(trips, syn), metric_rows(trips, ngram)
+            show_metrics(eps, dp, ng)
             print(f"  metrics: {time.perf_counter() - start:.1f} s")
+            shown += figures(eps, dp, ng, args.out)
+            tables[eps] = {"DPTrip": dp["fp"], "NGRAM": ng["fp"]}
+    if shown:
+        print(f"figures: {write_page(args.out, shown, tables)}")
 
 
 if __name__ == "__main__":
