@@ -282,3 +282,14 @@ def test_command_line_fit_and_sample(tmp_path):
     assert syn.n_traces == 50 and "hour" in syn.users
     again = DPTrip.load(tmp_path / "model").sample(50, seed=2)
     assert np.array_equal(syn.loc, again.loc)
+
+
+def test_learning_rates_default_to_the_papers():
+    """§8.3.3: 0.2 (initializer) and 0.1 (next hop) at epsilon 1, 0.5 and 0.15 at epsilon 2; other
+    budgets take the nearer pair; a given rate wins."""
+    from locsynth.synth.dptrip import DPTrip
+
+    assert DPTrip(epsilon=1).learning_rates() == (0.2, 0.1)
+    assert DPTrip(epsilon=2).learning_rates() == (0.5, 0.15)
+    assert DPTrip(epsilon=0.5).learning_rates() == (0.2, 0.1) and DPTrip(epsilon=5).learning_rates() == (0.5, 0.15)
+    assert DPTrip(epsilon=1, initializer_lr=0.3).learning_rates() == (0.3, 0.1)

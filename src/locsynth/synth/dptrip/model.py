@@ -34,6 +34,9 @@ from .trips import TripTable, trip_table
 DECODINGS = ("argmax", "sample")
 #: draws of (source, destination, hour) before giving up on source != destination
 MAX_ROUNDS = 100
+#: paper 004 §8.3.3: epsilon -> (initializer, next-hop) learning rates. Choice: another epsilon takes
+#: the rates of the nearer of the two (the paper gives no rule).
+PAPER_LEARNING_RATES = {1.0: (0.2, 0.1), 2.0: (0.5, 0.15)}
 
 
 class DPTrip(Synthesizer):
@@ -55,8 +58,9 @@ class DPTrip(Synthesizer):
         Expected batch size |B| (200); sampling rate |B| / |D|.
     initializer_clip, nexthop_clip : float
         Per-example clipping norms C (1.0 and 3.0, the authors' code).
-    initializer_lr, nexthop_lr : float
-        Learning rates of plain SGD.
+    initializer_lr, nexthop_lr : float or None
+        Learning rates of plain SGD; None takes the paper's for this epsilon (§8.3.3: 0.2 and 0.1 at
+        epsilon 1, 0.5 and 0.15 at epsilon 2; :data:`PAPER_LEARNING_RATES`).
     latent, hidden, embedding, nexthop_hidden : int
         Sizes: VAE latent 50 and hidden 100; next-hop embedding 50 and hidden 200 (§8.3).
     radius : int
@@ -77,8 +81,8 @@ class DPTrip(Synthesizer):
     tags = Tags(virtual_users=True, ragged=True, dp=True, trips=True)
 
     def __init__(self, epsilon: float = 1.0, initializer_share: float = 0.5, epochs: int = 15, batch_size: int = 200,
-                 initializer_clip: float = 1.0, nexthop_clip: float = 3.0, initializer_lr: float = 0.5,
-                 nexthop_lr: float = 0.5, latent: int = 50, hidden: int = 100, embedding: int = 50,
+                 initializer_clip: float = 1.0, nexthop_clip: float = 3.0, initializer_lr: float | None = None,
+                 nexthop_lr: float | None = None, latent: int = 50, hidden: int = 100, embedding: int = 50,
                  nexthop_hidden: int = 200, radius: int = 5, decoding: str = "argmax", secure_noise: bool = True,
                  threads: int = 1, seed: int = 0):
         self.epsilon = epsilon
@@ -107,9 +111,17 @@ class DPTrip(Synthesizer):
         for name in ("epochs", "batch_size", "latent", "hidden", "embedding", "nexthop_hidden", "radius", "threads"):
             _count(name, getattr(self, name))
         for name in ("initializer_clip", "nexthop_clip", "initializer_lr", "nexthop_lr"):
-            check_epsilon(getattr(self, name), name)
+            if getattr(self, name) is not None or name.endswith("clip"):
+                check_epsilon(getattr(self, name), name)
         if self.decoding not in DECODINGS:
             raise InputError(f"unknown decoding {self.decoding!r}; expected one of {', '.join(DECODINGS)}")
+
+    def learning_rates(self) -> tuple[float, float]:
+        """(initializer, next-hop) learning rates: the given ones, else the paper's for the nearer of
+        epsilon 1 and 2."""
+        paper = PAPER_LEARNING_RATES[min(PAPER_LEARNING_RATES, key=lambda e: abs(e - float(self.epsilon)))]
+        return tuple(float(paper[i] if lr is None else lr)
+                     for i, lr in enumerate((self.initializer_lr, self.nexthop_lr)))
 
     def fit(self, train: TraceSet, *, progress=None) -> "DPTrip":
         self._check_params()
@@ -135,7 +147,7 @@ class DPTrip(Synthesizer):
         vae = TripVAE(grid.n_locations, self.hidden, self.latent)
         accountant_init = dp_sgd(vae, initializer_batches(table.source, table.destination, table.hour, q, rng),
                                  run=runs[0], max_grad_norm=float(self.initializer_clip),
-                                 batch_size=int(self.batch_size), learning_rate=float(self.initializer_lr),
+                                 batch_size=int(self.batch_size), learning_rate=self.learning_rates()[0],
                                  secure_noise=bool(self.secure_noise), progress=_part(progress, 0))
         seconds["initializer"] = time.perf_counter() - start
 
@@ -144,7 +156,7 @@ class DPTrip(Synthesizer):
         grams = _usable_grams(table, grid.cols, int(self.radius))
         accountant_hop = dp_sgd(hop, nexthop_batches(*grams, q, rng), run=runs[1],
                                 max_grad_norm=float(self.nexthop_clip), batch_size=int(self.batch_size),
-                                learning_rate=float(self.nexthop_lr), secure_noise=bool(self.secure_noise),
+                                learning_rate=self.learning_rates()[1], secure_noise=bool(self.secure_noise),
                                 progress=_part(progress, 1))
         seconds["nexthop"] = time.perf_counter() - start
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import InputError
+from ...metrics.trips import trip_hours as hours_of_trips
 from ...space import Grid
 from ...traces import TraceSet
 
-HOURS = 24
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,13 @@ class TripTable:
 
 
 def trip_hours(trips: TraceSet) -> np.ndarray:
-    """Each trip's hour 0-23: the ``hour`` column of trips.py's user table, else (a trace set made
-    otherwise) the local hour of the trace's first event."""
-    if "hour" in trips.users:
-        hour = trips.users["hour"].to_numpy().astype(np.int64)
-    else:
+    """Each trip's hour 0-23: trips.py's ``hour`` column (metrics.trips.trip_hours checks it), else
+    (a trace set made otherwise, or NGRAM's trips without time) the local hour of the trace's first
+    event."""
+    hour = hours_of_trips(trips)
+    if hour is None:
         first = trips.t[trips.offsets[:-1]]
         hour = np.asarray(trips.time.start_of(first).hour, np.int64)
-    if hour.size and (hour.min() < 0 or hour.max() >= HOURS):
-        raise InputError(f"trip hours must be in 0..23, got {hour.min()}..{hour.max()}")
     return hour
 
 
