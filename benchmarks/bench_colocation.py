@@ -165,8 +165,9 @@ def speed(gowalla, tmp: Path) -> dict:
         t0 = time.perf_counter()
         m = CoLocation().fit(city)
         t1 = time.perf_counter()
-        m.sample(seed=1)
-        out[n] = (t1 - t0, time.perf_counter() - t1, city.n_events, int(city.friends.shape[0]))
+        syn = m.sample(seed=1)
+        out[n] = (t1 - t0, time.perf_counter() - t1, city.n_events, int(city.friends.shape[0]),
+                  syn.info["friendships"], syn.info["colocations_placed"])
     return out
 
 
@@ -281,6 +282,8 @@ def main() -> None:
         print(f"growth, simulated city: 5,000 users ({a[2]:,} events, {a[3]:,} friendships) fit {a[0]:.2f} s + sample "
               f"{a[1]:.2f} s; 10,000 users fit {b[0]:.2f} s + sample {b[1]:.2f} s: x{b[0] / a[0]:.2f} and "
               f"x{b[1] / a[1]:.2f} for x2 users")
+        print(f"  synthetic friendships {a[4]:,} and {b[4]:,}, co-locations placed {a[5]:,} and {b[5]:,} (p' is "
+              f"node-DP: at p near 4 / n its noise 2 / (n epsilon_1) can clamp it to 0, leaving nothing to place)")
 
 
 if __name__ == "__main__":
