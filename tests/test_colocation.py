@@ -322,3 +322,18 @@ def test_completion_by_the_chains_tables_matches_per_user_viterbi():
     for u in rows:
         assert ((fixed[u] < 0) | (fast[u] == fixed[u])).all()
         assert score(fast[u]) == pytest.approx(score(slow[u]), abs=1e-9)
+
+
+def test_leaf_rule_then_networkx_gives_maximum_matchings_of_sparse_graphs():
+    """Sparse friend graphs at one place (trees, paths, cycles with pendants): matching degree-1
+    users first, then networkx on the rest, equals networkx on the whole graph."""
+    from locsynth.synth.colocation.counts import _leaf_matching
+
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        n = int(rng.integers(2, 40))
+        edges = {tuple(sorted(map(int, rng.choice(n, 2, replace=False)))) for _ in range(int(rng.integers(1, 2 * n)))}
+        matched, rest = _leaf_matching(sorted(edges))
+        if rest:
+            matched += len(nx.max_weight_matching(nx.Graph(rest), maxcardinality=True))
+        assert matched == len(nx.max_weight_matching(nx.Graph(sorted(edges)), maxcardinality=True)), trial

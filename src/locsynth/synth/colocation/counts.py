@@ -96,9 +96,35 @@ def colocated_pairs(traces: TraceSet, mask: np.ndarray, friends: np.ndarray) -> 
     return out_key[order], out_edge[order]
 
 
+def _leaf_matching(pairs: list) -> tuple[int, list]:
+    """Karp and Sipser's exact rule: a vertex of degree 1 is matched to its only neighbour (some
+    maximum matching contains that edge), both leave, repeat. Returns (edges matched, the pairs
+    left, none of whose vertices has degree 1)."""
+    adj: dict = {}
+    for a, b in pairs:
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
+    leaves = [v for v, around in adj.items() if len(around) == 1]
+    matched = 0
+    while leaves:
+        v = leaves.pop()
+        if v not in adj or len(adj[v]) != 1:
+            continue
+        (u,) = adj[v]
+        matched += 1
+        for x in (u, v):
+            for y in adj.pop(x):
+                if y in adj:
+                    adj[y].discard(x)
+                    if len(adj[y]) == 1:
+                        leaves.append(y)
+    return matched, [(a, b) for a in adj for b in adj[a] if a < b]
+
+
 def matching_sizes(keys: np.ndarray, edges: np.ndarray, friends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(cell keys, maximum matching size of each cell's friend pairs); keys sorted, edges of one
-    cell adjacent. A cell whose pairs share no user is its own matching; others go to networkx."""
+    cell adjacent. A cell whose pairs share no user is its own matching; in the others degree-1
+    users are matched first (:func:`_leaf_matching`) and what is left goes to networkx."""
     if not keys.size:
         return keys, np.zeros(0, np.int64)
     cells, start, n_edges = np.unique(keys, return_index=True, return_counts=True)
@@ -111,8 +137,10 @@ def matching_sizes(keys: np.ndarray, edges: np.ndarray, friends: np.ndarray) -> 
     if shared.size:
         import networkx as nx
     for c in shared:
-        pairs = friends[edges[start[c]:start[c] + n_edges[c]]]
-        size[c] = len(nx.max_weight_matching(nx.Graph(pairs.tolist()), maxcardinality=True))
+        matched, rest = _leaf_matching(friends[edges[start[c]:start[c] + n_edges[c]]].tolist())
+        if rest:
+            matched += len(nx.max_weight_matching(nx.Graph(rest), maxcardinality=True))
+        size[c] = matched
     return cells, size
 
 
