@@ -199,8 +199,11 @@ def pair_emd(space, real_pairs: np.ndarray, synthetic_pairs: np.ndarray) -> floa
 
     a_pairs, a = np.unique(real_pairs, axis=0, return_counts=True)
     b_pairs, b = np.unique(synthetic_pairs, axis=0, return_counts=True)
-    cost = (space.distance_m(a_pairs[:, 0][:, None], b_pairs[:, 0][None, :])
-            + space.distance_m(a_pairs[:, 1][:, None], b_pairs[:, 1][None, :]))
+    # distances between the distinct cells once (a grid has far fewer cells than pairs), then looked up
+    cells, index = np.unique(np.concatenate([a_pairs.ravel(), b_pairs.ravel()]), return_inverse=True)
+    d = space.distance_m(cells[:, None], cells[None, :])
+    ia, ib = index[:a_pairs.size].reshape(-1, 2), index[a_pairs.size:].reshape(-1, 2)
+    cost = d[ia[:, 0][:, None], ib[:, 0][None, :]] + d[ia[:, 1][:, None], ib[:, 1][None, :]]
     return float(ot.emd2(a / a.sum(), b / b.sum(), np.ascontiguousarray(cost, np.float64), numItermax=10_000_000))
 
 
