@@ -121,7 +121,7 @@ def mean_errors(real, sets) -> dict:
             "tm_mae": float(np.mean([d["mae"] for d in te])), "tm_mse": float(np.mean([d["mse"] for d in te]))}
 
 
-def figures12_15(real, friends: bool = True) -> dict:
+def figures12_15(real) -> dict:
     """Proposal against theta, TPM and Uniform, RUNS runs each: one fit per run, every theta
     sampled from it (theta only enters generation)."""
     models = [CoLocation(seed=r).fit(real) for r in range(RUNS)]
@@ -131,10 +131,9 @@ def figures12_15(real, friends: bool = True) -> dict:
             m.theta = theta
         sets = [m.sample(seed=r) for r, m in enumerate(models)]
         out["proposal"][theta] = mean_errors(real, sets)
-        if friends:
-            together = [friend_colocations(s, seed=r) for r, s in enumerate(sets)]
-            out["friends"][theta] = (float(np.mean([t["friends_per_pair"] for t in together])),
-                                     float(np.mean([t["non_friends_per_pair"] for t in together])))
+        together = [friend_colocations(s, seed=r) for r, s in enumerate(sets)]
+        out["friends"][theta] = (float(np.mean([t["friends_per_pair"] for t in together])),
+                                 float(np.mean([t["non_friends_per_pair"] for t in together])))
     out["tpm"] = mean_errors(real, [TPM(seed=r).fit(real).sample(seed=r) for r in range(RUNS)])
     out["uniform"] = mean_errors(real, [Uniform().fit(real).sample(seed=r) for r in range(RUNS)])
     return out
@@ -233,8 +232,8 @@ def write_page(out: Path, f7, f8s: dict, f12s: dict, shape: dict) -> Path:
 def print_figures12_15(where: str, f12: dict) -> None:
     for t in THETAS:
         p = f12["proposal"][t]
-        fr = f12["friends"].get(t)
-        together = f"; co-locations per friend pair {fr[0]:.2f}, per non-friend pair {fr[1]:.2f}" if fr else ""
+        fr = f12["friends"][t]
+        together = f"; co-locations per friend pair {fr[0]:.2f}, per non-friend pair {fr[1]:.2f}"
         print(f"Figs. 12-15 {where} theta={t:5d}: pop MAE {p['pop_mae']:.5f} MSE {p['pop_mse']:.2e}, tm MAE "
               f"{p['tm_mae']:.5f} MSE {p['tm_mse']:.2e}{together}")
     for name in ("tpm", "uniform"):

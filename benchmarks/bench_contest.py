@@ -21,11 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from locsynth.contest import run
-from locsynth.contest.files import read_regions, read_times, read_traces, write_traces
+from locsynth.contest.files import read_regions, read_times, read_traces
 from locsynth.contest.leaderboard import Team, leaderboard
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pwscup2019-osaka"

@@ -12,11 +12,10 @@ from typer.testing import CliRunner
 from locsynth import InputError
 from locsynth.anonymize.clustering import KMeansDefence, rounded_target
 from locsynth.anonymize.generalize import MRLH
-from locsynth.anonymize.shuffle import Cheat, NoObfuscation
+from locsynth.anonymize.shuffle import NoObfuscation
 from locsynth.cli import app
 from locsynth.contest import attacks, run, scores
-from locsynth.contest.files import (default_times, read_regions, read_times, read_traces, write_id_table,
-                                    write_regions, write_traces)
+from locsynth.contest.files import (default_times, read_regions, read_times, read_traces, write_regions, write_traces)
 from locsynth.contest.pseudonymize import pseudonymize
 from locsynth.space import Grid
 from locsynth.traces import DELETED, LocationSets, TraceSet, generalized_code

@@ -6,7 +6,6 @@ command pays only for its own imports (benchmarks/bench_cli.py measures this).
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 import os

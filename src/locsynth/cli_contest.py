@@ -75,8 +75,9 @@ def init(
                                         if hasattr(status, "update") else None)
     teamdata.write_contest(contest, out, overwrite=overwrite, meta={"seed": seed, "home_boost": home_boost})
     n_hosp = int(teamdata.hospitals(contest.grid).sum())
-    say(f"{teams} teams x {users} virtual users, time ids 1-{reference_days * 20} reference and "
-        f"{reference_days * 20 + 1}-{(reference_days + original_days) * 20} original; "
+    k = teamdata.INSTANTS_PER_DAY
+    say(f"{teams} teams x {users} virtual users, time ids 1-{reference_days * k} reference and "
+        f"{reference_days * k + 1}-{(reference_days + original_days) * k} original; "
         + (f"{n_hosp} hospital regions" if n_hosp else "no hospital regions (the grid has no 'hospital' category; "
            "every hospital flag is 0: pass --hospitals info_region.csv to take them from the organisers' grid)"))
     for team in contest.teams:

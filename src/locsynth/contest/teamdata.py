@@ -35,7 +35,7 @@ User ids are 1..m in every team (pseudonyms are m + 1..2m, pseudonymize.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
@@ -43,6 +43,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..space import Grid
+from ..synth.base import _count
 from ..traces import TraceSet
 from .files import HOSPITAL, TimeTable, default_times, hospitals, read_regions
 
@@ -101,10 +102,9 @@ def check_frame(space, time, what: str) -> None:
 
 
 def check_counts(**counts: int) -> None:
-    """An InputError naming the first count (teams, users, days) below 1."""
+    """An InputError naming the first count (teams, users, days) that is not a whole number >= 1."""
     for name, value in counts.items():
-        if int(value) < 1:
-            raise InputError(f"the number of {name.replace('_', ' ')} must be at least 1, got {value}")
+        _count(f"the number of {name.replace('_', ' ')}", value)
 
 
 def contest_grid(space: Grid, hospitals_from=None) -> Grid:
