@@ -1,7 +1,10 @@
 """Per-event obfuscations with a local DP guarantee: k-ary randomized response and planar
 Laplace (the PWS Cup's sample anonymizers, paper 003 §4.1 and Appendix E; mechanisms in
 locsynth.privacy). Every event is perturbed on its own, so the guarantee is per event; a user
-with m events has m epsilon by basic composition, which the ledger's unit says."""
+with m events has m epsilon by basic composition, which the ledger's unit says. Neighbouring
+inputs differ in one event's location (replace-one): the users, their numbers of events and the
+times are released as they are, so they are public under this guarantee, and the release may
+state them exactly."""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ class KRR(Anonymizer):
         eps = check_epsilon(self.epsilon)
         ledger = Ledger()
         loc = randomized_response(traces.loc, traces.space.n_locations, eps, ledger=ledger,
-                                  saw=f"{traces.n_events} events of {traces.n_traces} traces")
+                                  saw="the location of every event")
         return self._anonymized(traces, loc, ledger)
 
 
@@ -53,5 +56,5 @@ class PlanarLaplace(Anonymizer):
         l, r = check_epsilon(self.l, "l"), check_epsilon(self.r, "r")
         ledger = Ledger()
         loc = planar_laplace_locations(traces.loc, traces.space, l / (1000.0 * r), radius=1000.0 * r,
-                                       ledger=ledger, saw=f"{traces.n_events} events of {traces.n_traces} traces")
+                                       ledger=ledger, saw="the location of every event")
         return self._anonymized(traces, np.asarray(loc, np.int32), ledger)

@@ -23,7 +23,7 @@ from .ledger import Ledger, check_epsilon, check_sensitivity
 
 
 def laplace(values, epsilon: float, sensitivity: float, *, ledger: Ledger | None = None, unit: str = "user",
-            saw: str = "", assumptions: str = "") -> np.ndarray:
+            saw: str = "", assumptions: str = "", relation: str = "add-remove") -> np.ndarray:
     """``values`` plus Laplace noise of scale (sensitivity + n 2^K) / epsilon on each entry.
 
     Parameters
@@ -50,7 +50,7 @@ def laplace(values, epsilon: float, sensitivity: float, *, ledger: Ledger | None
     spent = meas.map(delta_1)
     out = np.asarray(meas(x.ravel().tolist()), dtype=np.float64).reshape(x.shape) if x.size else x.copy()
     if ledger is not None:
-        ledger.record("laplace", spent, 0.0, delta_1, unit, saw, assumptions)
+        ledger.record("laplace", spent, 0.0, delta_1, unit, saw, assumptions, relation=relation)
     return out
 
 

@@ -83,6 +83,7 @@ def planar_laplace_locations(locs, space: Space, epsilon: float, *, radius: floa
     out = snap(lat, lon, space)
     if ledger is not None:
         ledger.record("planar-laplace", eps * radius, 0.0, radius, f"event (locations within {radius:g} m)",
-                      saw or f"{c.size} events on {space.n_locations} locations",
-                      f"epsilon = {eps:g} per metre; each event noised independently")
+                      saw or f"events on {space.n_locations} locations",
+                      f"epsilon = {eps:g} per metre; each event noised independently; which events there are "
+                      f"(users, times) is public", relation="replace")
     return out.reshape(c.shape)

@@ -41,5 +41,7 @@ def randomized_response(values, k: int, epsilon: float, *, ledger: Ledger | None
     spent = meas.map(1)
     out = np.fromiter((meas(int(v)) for v in x.ravel()), dtype=np.int64, count=x.size).reshape(x.shape)
     if ledger is not None:
-        ledger.record("randomized-response", spent, 0.0, None, unit, saw or f"{x.size} values in {k} categories")
+        ledger.record("randomized-response", spent, 0.0, None, unit, saw or f"values in {k} categories",
+                      assumptions=f"each {unit} perturbed on its own; which {unit}s there are is public",
+                      relation="replace")
     return out
