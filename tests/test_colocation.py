@@ -210,7 +210,10 @@ def test_tpm_fit_sample_save_load(tmp_path):
     rng = np.random.default_rng(5)
     ts = random_set(rng, n=30, L=4, T=24)
     model = TPM(epsilon=2.0, trim=3).fit(ts)
-    assert model.ledger_.spends[0].sensitivity == 3 and model.ledger_.spends[0].epsilon == pytest.approx(2.0)
+    count, matrix = model.ledger_.spends
+    assert count.mechanism == "discrete-laplace" and count.epsilon == pytest.approx(0.1)
+    assert matrix.sensitivity == 3 and matrix.epsilon == pytest.approx(1.9)
+    assert model.ledger_.totals()["user"]["epsilon"] == pytest.approx(2.0)
     a = model.sample(5, seed=1)
     assert a.n_traces == 5 and (a.users["source"] == -1).all() and not a.users["user_id"].isin(ts.users["user_id"]).any()
     b = TPM.load(model.save(tmp_path / "m")).sample(5, seed=1)

@@ -185,14 +185,20 @@ def test_noise_multipliers_spend_the_target_and_agree_with_opacus():
     assert low > high
 
 
-def test_fit_records_one_composed_spend_that_matches_opacus(fitted, cabs):
-    spends = fitted.ledger_.spends
-    assert len(spends) == 1 and spends[0].mechanism == "dp-sgd" and spends[0].unit == "trace"
-    info = fitted.fit_info_
-    assert spends[0].epsilon == pytest.approx(1.0, rel=0.01) and spends[0].epsilon <= 1.0 + 1e-9
-    assert spends[0].delta == pytest.approx(1 / cabs.n_traces)
-    assert info["opacus_epsilon"] == pytest.approx(spends[0].epsilon, rel=0.01)
-    assert info["steps"] == round(cabs.n_traces / 200) and info["sample_rate"] == pytest.approx(200 / cabs.n_traces)
+def test_fit_records_a_dp_count_and_one_composed_spend_that_matches_opacus(fitted, cabs):
+    """The count of trips spends 5 % of epsilon; delta, q and the steps come from it (issue #21),
+    and DP-SGD's composed epsilon fills the rest."""
+    count, sgd = fitted.ledger_.spends
+    assert (count.mechanism, count.unit, count.relation) == ("discrete-laplace", "trace", "add-remove")
+    assert count.epsilon == pytest.approx(0.05) and sgd.mechanism == "dp-sgd" and sgd.unit == "trace"
+    info, n = fitted.fit_info_, fitted.training_["dp_count"]
+    assert "users" not in fitted.training_ and "traces" not in fitted.training_
+    assert sgd.epsilon == pytest.approx(0.95, rel=0.01) and sgd.epsilon <= 0.95 + 1e-9
+    assert sgd.delta == pytest.approx(1 / n) and "1 / the DP count of trips" in sgd.assumptions
+    assert fitted.ledger_.totals()["trace"]["epsilon"] == pytest.approx(1.0, rel=0.01)
+    assert info["opacus_epsilon"] == pytest.approx(sgd.epsilon, rel=0.01)
+    assert info["steps"] == round(n / 200) and info["sample_rate"] == pytest.approx(200 / n)
+    assert abs(n - cabs.n_traces) < 400        # scale 20: off by more than 400 with probability e^-20
 
 
 # -- generation, seeds, save and load ----------------------------------------------------------
@@ -274,7 +280,8 @@ def test_command_line_fit_and_sample(tmp_path):
     res = runner.invoke(app, ["fit", "dptrip", str(tmp_path / "trips"), "--epsilon", "1", "--epochs", "1",
                               "--out", str(tmp_path / "model")])
     assert res.exit_code == 0, res.output
-    assert "privacy: per trace: epsilon = 0.99" in res.output or "privacy: per trace: epsilon = 1" in res.output
+    assert "privacy: per trace (neighbouring inputs: one trace added or removed (unbounded DP)): epsilon = " \
+           in res.output and "basic composition of 2 spends" in res.output
     res = runner.invoke(app, ["sample", str(tmp_path / "model"), "--out", str(tmp_path / "syn"), "--users", "50",
                               "--seed", "2"])
     assert res.exit_code == 0, res.output

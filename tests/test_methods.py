@@ -55,8 +55,10 @@ def test_synthesizer_protocol(name, train, tmp_path):
     k = per.get("traces_per_user", 1)
     a, b = model.sample(seed=4, **per), model.sample(seed=4, **per)
     assert np.array_equal(a.loc, b.loc) and np.array_equal(a.t, b.t) and a.users.equals(b.users)
-    # n: as many synthetic users as training users, each with k traces
-    assert a.n_traces == k * train.n_traces and a.synthetic and a.info["source"] == name
+    # n: as many synthetic users as training users, or for a DP method its DP count, each with k traces
+    size = model.training_.get("dp_count", train.n_traces)
+    assert a.n_traces == k * size and a.synthetic and a.info["source"] == name
+    assert not tags.dp or set(model.training_) <= {"dp_count", "unit", "dp_count_epsilon", "users"}
     assert a.loc.min() >= 0 and a.loc.max() < train.space.n_locations
     source = a.users["source"].to_numpy()
     assert ((source == -1).all() if tags.virtual_users else (np.sort(np.unique(source)) == np.arange(train.n_traces)).all())

@@ -105,7 +105,8 @@ def test_start_counts_subtract_what_follows_another_cell():
 def test_fit_and_sample_trips(tmp_path):
     ts = traceset([[(k, c) for k, c in enumerate(s)] for s in chains()], cols=6)
     model = NGRAM(epsilon=1e9, l_max=3).fit(ts)
-    spend = model.ledger_.spends[0]
+    count, spend = model.ledger_.spends
+    assert (count.mechanism, count.unit, count.sensitivity) == ("discrete-laplace", "trace", 1.0)
     assert (spend.mechanism, spend.unit, spend.sensitivity) == ("laplace", "trace", 3.0)
     syn = model.sample(500, seed=2)
     assert syn.n_traces == 500 and (syn.counts() <= 3).all() and (syn.users["hour"] == -1).all()
@@ -141,9 +142,10 @@ def test_on_the_30_cabs_the_most_frequent_patterns_survive(data_dir):
         pytest.skip("Cabspotting cabs not found")
     trips = read_trips(path, 500)
     model = NGRAM(epsilon=1.0).fit(trips)
-    assert model.ledger_.spends[0].epsilon == pytest.approx(1.0)
+    assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(1.0)
     syn = model.sample(seed=0)
-    assert syn.n_traces == trips.n_traces and syn.counts().max() <= 20
+    assert syn.n_traces == model.training_["dp_count"] and syn.counts().max() <= 20
+    assert abs(syn.n_traces - trips.n_traces) < 400          # a DP count of scale 20
     assert frequent_pattern_precision(trips, syn, ks=(10,))[10] >= 0.6
 
 

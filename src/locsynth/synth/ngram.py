@@ -56,6 +56,11 @@ visited is itself a fact about the data.
 
 NGRAM releases no time: a synthetic trip's events sit on instants 0, 1, ... of the training time
 axis and its ``hour`` is -1 (metrics/trips.py compares it with the real trips of every hour).
+
+Size: by default as many synthetic sequences as a DP count of the training sequences, spending
+``size_share`` of epsilon (privacy/count.py); the tree gets the rest. CCS 2012's reconstruction
+takes its number of sequences from the noisy tree; sampling walks needs a number, and the exact
+one is what one sequence added or removed changes.
 """
 
 from __future__ import annotations
@@ -70,7 +75,7 @@ from ..errors import InputError
 from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger, check_epsilon
 from ..traces import TraceSet
-from .base import Synthesizer, Tags, _count
+from .base import SIZE_SHARE, Synthesizer, Tags, _count
 
 #: OpenDP's privacy map of a histogram's measurement gives back epsilon_g up to float rounding
 _SLACK = 1e-9
@@ -480,6 +485,9 @@ class NGRAM(Synthesizer):
     threshold_leaves : bool
         Threshold the last histogram of every path as the paper does (True), or release it whole
         as the authors' code does (False); module docstring, step 3.
+    size_share : float
+        Share of epsilon spent on the DP count of training traces that sizes the synthetic set
+        (0: none; sample then needs n).
     seed : int
         The seed of :meth:`sample` when it is given none. Fitting draws only DP noise, which is
         never seeded.
@@ -489,22 +497,24 @@ class NGRAM(Synthesizer):
     tags = Tags(virtual_users=True, ragged=True, dp=True)
 
     def __init__(self, epsilon: float = 1.0, n_max: int = 5, l_max: int = 20, threshold_leaves: bool = True,
-                 seed: int = 0):
+                 size_share: float = SIZE_SHARE, seed: int = 0):
         self.epsilon = epsilon
         self.n_max = n_max
         self.l_max = l_max
         self.threshold_leaves = threshold_leaves
+        self.size_share = size_share
         self.seed = seed
 
     def fit(self, train: TraceSet, *, progress=None) -> "NGRAM":
         eps = check_epsilon(self.epsilon)
         n_max, l_max = _count("n_max", self.n_max), _count("l_max", self.l_max)
         self._remember_frame(train)
+        eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         tree = explore(GramIndex.from_traces(train, l_max), eps, n_max, l_max,
                        threshold_leaves=bool(self.threshold_leaves))
         self.ledger_.record(
             "laplace", tree.opendp_epsilon, 0.0, float(l_max), "trace",
-            saw=f"n-gram counts (n <= {n_max}) of {train.n_traces} traces truncated to their first {l_max} "
+            saw=f"n-gram counts (n <= {n_max}) of the traces truncated to their first {l_max} "
                 f"locations, in an exploration tree of {tree.n_nodes} noisy histograms",
             assumptions="one trace adds at most l_max n-grams of each length; along every root-to-leaf path of the "
                         "tree the budgets sum to epsilon (CCS 2012 §4.3, adaptive allocation); thresholds, "
@@ -517,11 +527,11 @@ class NGRAM(Synthesizer):
         return self
 
     def sample(self, n: int | None = None, *, days: int = 1, seed: int | None = None) -> TraceSet:
-        """``n`` synthetic trips (default: as many as training traces) of 1 .. l_max locations on
-        instants 0, 1, ..., each its own virtual user with ``hour`` -1. ``days`` is accepted for
+        """``n`` synthetic trips (default: the DP count of training traces) of 1 .. l_max locations
+        on instants 0, 1, ..., each its own virtual user with ``hour`` -1. ``days`` is accepted for
         the common protocol and checked; NGRAM has no time."""
         self.check_is_fitted()
-        m = self.training_["traces"] if n is None else _count("n", n)
+        m = self._size(n)
         _count("days", days)
         l_max = _count("l_max", self.l_max)
         loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max,

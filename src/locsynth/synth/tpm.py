@@ -14,6 +14,9 @@ Bindschaedler, Shokri and Gunter, VLDB 2017; the TPM baseline of the PPMTF paper
    sum; a row with nothing left is uniform. The paper leaves this step open.
 5. Generation: the first location from the stationary distribution of the matrix, the rest by the
    chain; one day per synthetic user, who is nobody in the training set.
+6. Size: by default as many synthetic users as a DP count of the training users, which spends
+   ``size_share`` of epsilon (privacy/count.py); the matrix gets the rest. Neighbouring inputs
+   differ by one user added or removed, so an exact count would give the user away.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ..metrics.population import normalise_rows
 from ..privacy.laplace import laplace
 from ..privacy.ledger import check_epsilon
 from ..traces import TraceSet
-from .base import Synthesizer, Tags, _count
+from .base import SIZE_SHARE, Synthesizer, Tags, _count
 
 
 def transitions(traces: TraceSet) -> np.ndarray:
@@ -60,19 +63,18 @@ def stochastic_rows(noisy: np.ndarray) -> np.ndarray:
 
 
 def stationary(P: np.ndarray, tol: float = 1e-12, max_iter: int = 100_000) -> np.ndarray:
-    """pi with pi P = pi, by power iteration from the uniform vector; for a periodic chain the
-    Cesaro average of the iterates (which converges to a stationary distribution)."""
+    """pi with pi P = pi, by power iteration from the uniform vector on the lazy chain (I + P) / 2,
+    which has the same stationary distributions and is aperiodic, so the iterates converge even
+    where P is periodic (to the Cesaro limit of P's iterates from the uniform vector)."""
     L = P.shape[0]
     pi = np.full(L, 1.0 / L)
-    avg = pi.copy()
-    for k in range(1, max_iter + 1):
-        nxt = pi @ P
+    for _ in range(max_iter):
+        nxt = 0.5 * (pi + pi @ P)
         nxt /= nxt.sum()
         if np.abs(nxt - pi).sum() < tol:
             return nxt
         pi = nxt
-        avg += (pi - avg) / (k + 1)
-    return avg / avg.sum()
+    return pi
 
 
 @njit(cache=True)
@@ -103,35 +105,41 @@ class TPM(Synthesizer):
     Parameters
     ----------
     epsilon : float
-        Privacy budget of the transition counts (user-level DP).
+        Privacy budget per user (add or remove one user): the transition counts and the count of
+        users together.
     trim : int
         c: transitions read per user (the sensitivity of the count matrix).
+    size_share : float
+        Share of epsilon spent on the DP count of training users that sizes the synthetic set
+        (0: none; sample then needs n).
     """
 
     name = "tpm"
     tags = Tags(virtual_users=True, dp=True)
 
-    def __init__(self, epsilon: float = 1.0, trim: int = 5, seed: int = 0):
+    def __init__(self, epsilon: float = 1.0, trim: int = 5, size_share: float = SIZE_SHARE, seed: int = 0):
         self.epsilon = epsilon
         self.trim = trim
+        self.size_share = size_share
         self.seed = seed
 
     def fit(self, train: TraceSet, *, progress=None) -> "TPM":
         eps = check_epsilon(self.epsilon)
         c = _count("trim", self.trim)
         self._remember_frame(train)
+        eps = self._count_units(train.n_traces, eps, self.size_share, "user")
         counts = trimmed_transition_counts(train, c)
-        noisy = laplace(counts, eps, c, ledger=self.ledger_, saw=f"transition counts of {train.n_traces} traces, "
-                        f"the first {c} transitions of each")
+        noisy = laplace(counts, eps, c, ledger=self.ledger_, saw=f"transition counts, the first {c} transitions of "
+                        f"each user's trace")
         self.matrix_ = stochastic_rows(noisy)
         self.stationary_ = stationary(self.matrix_)
         return self
 
     def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1) -> TraceSet:
-        """``n`` synthetic users (default: as many as training users), ``traces_per_user`` traces
-        of ``days`` days each, none of them a training user."""
+        """``n`` synthetic users (default: the DP count of training users), ``traces_per_user``
+        traces of ``days`` days each, none of them a training user."""
         self.check_is_fitted()
-        m = self.n_users if n is None else _count("n", n)
+        m = self._size(n)
         k = _count("traces_per_user", traces_per_user)
         T = _count("days", days) * self.time_.instants_per_day
         locs = self.walks(m * k, T, seed)

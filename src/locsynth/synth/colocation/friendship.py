@@ -41,8 +41,9 @@ def noisy_friendship_probability(n_edges: int, n: int, epsilon: float, *, ledger
     if ledger is not None and size is not None:
         raise InputError("a ledger records one release; size is for repeated trials")
     noisy = np.clip(laplace(np.full(size or 1, p), eps, 2.0 / n, ledger=ledger, unit="user",
-                            saw=f"the friend graph of {n} users ({n_edges} friendships)",
-                            assumptions="node DP, n public; neighbouring graphs differ in one user's friendships"),
+                            saw="the friend graph (its share of friend pairs)",
+                            assumptions="node DP with n, the number of users, public (paper 000 §4.2): neighbouring "
+                                        "graphs differ in one user's friendships", relation="replace"),
                     0.0, 1.0)
     return noisy if size is not None else float(noisy[0])
 

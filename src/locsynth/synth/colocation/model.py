@@ -3,10 +3,18 @@
     model = CoLocation(epsilon1=1, epsilon2=1, trim=5).fit(train)   # train has a friend graph
     synthetic = model.sample(seed=1)          # n users, one day each, with their friend graph
 
-``fit`` releases three things, each recorded in the ledger (user-level; basic composition gives
-epsilon1 + epsilon2 + epsilon_tpm per user): the friendship probability p' (friendship.py,
-epsilon1), the co-location counts Q' (counts.py, epsilon2, Privelet or Laplace) and the TPM chain
-(synth/tpm.py, epsilon_tpm; the paper spends epsilon2 again there and leaves it out of its total).
+``fit`` releases three things, each recorded in the ledger: the friendship probability p'
+(friendship.py, epsilon1), the co-location counts Q' (counts.py, epsilon2, Privelet or Laplace)
+and the TPM chain (synth/tpm.py, epsilon_tpm; the paper spends epsilon2 again there and leaves it
+out of its total).
+
+Neighbouring inputs. p' is node-DP with n, the number of users, public (paper 000 §4.2), so two
+neighbouring inputs have the same n users and differ in one user's data and friendships
+(replace-one). Q' and the chain are epsilon-DP for one user added or removed; a replacement is a
+removal and an addition, so under the relation of the whole release they count twice (group
+privacy): the ledger states epsilon1 + 2 epsilon2 + 2 epsilon_tpm per user, where the paper adds
+epsilon1 + epsilon2 across the two relations. The synthetic set has the n users by default, which
+this relation makes public.
 ``sample`` draws a friend graph from p', places theta co-location events from R' and completes
 the traces under the chain (generate.py). ``theta=0`` takes theta from the DP counts themselves:
 the co-locations per user and day in Q' (trimmed, so an underestimate) times the synthetic users
@@ -74,18 +82,20 @@ class CoLocation(Synthesizer):
         self._check_params()
         self._remember_frame(train)
         n, c = train.n_traces, int(self.trim)
+        self.training_ = {"users": n}          # public under node DP with n fixed (module docstring)
         n_edges = int(train.friends.shape[0])
         self.p_noisy_ = noisy_friendship_probability(n_edges, n, self.epsilon1, ledger=self.ledger_)
         self.friendship_error_ = abs(2.0 * n_edges / (n * (n - 1)) - self.p_noisy_)
         counts = colocation_counts(train, c)
         hierarchy = train.space.hierarchy() if self.mechanism == "privelet" else None
         self.counts_ = noisy_counts(counts, self.epsilon2, c, self.mechanism, hierarchy, ledger=self.ledger_,
-                                    saw=f"co-locations between friends among the first {c} events of {n} users")
+                                    saw=f"co-locations between friends among the first {c} events of each user")
         self.rows_ = row_distributions(self.counts_)
         self.days_ = max(int(train.summary().get("days", 1)), 1)
         self.category_error_ = self._category_error(train, colocation_counts(train, None))
-        tpm = TPM(self.epsilon_tpm, c).fit(train)
-        self.ledger_ = self.ledger_.merged(tpm.ledger_)
+        before = len(train.ledger.spends) if train.ledger else 0
+        tpm = TPM(self.epsilon_tpm, c, size_share=0).fit(train)
+        self.ledger_.spends += tpm.ledger_.spends[before:]
         self.matrix_, self.stationary_ = tpm.matrix_, tpm.stationary_
         return self
 
@@ -107,10 +117,11 @@ class CoLocation(Synthesizer):
         return int(round(rate * n * days))
 
     def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0) -> TraceSet:
-        """``n`` synthetic users (default: as many as training users), one trace of ``days`` days
-        each, with the synthetic friend graph (``friends``) and their co-location events."""
+        """``n`` synthetic users (default: the n training users, public under this method's
+        neighbour relation), one trace of ``days`` days each, with the synthetic friend graph
+        (``friends``) and their co-location events."""
         self.check_is_fitted()
-        m = self.n_users if n is None else _count("n", n)
+        m = self._size(n)
         T = _count("days", days) * self.time_.instants_per_day
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(4,)))
         edges = friend_graph(m, self.p_noisy_, self.graph, rng)

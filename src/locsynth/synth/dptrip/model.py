@@ -6,7 +6,11 @@ release of mobility data: a clean-slate approach"), Algorithm 1:
 3. nexthop.py: p(next | current, destination, hour) over the 11 x 11 window, DP-SGD with one
    gram per sampled trip (§7.3.2, §8.3.2; training.py);
 4. accounting.py: both runs composed by the RDP accountant into one (epsilon, delta) per trip,
-   delta = 1 / number of trips (REFERENCE.md), recorded in the ledger as one spend;
+   recorded in the ledger as one spend. The paper takes delta = 1 / the number of trips and plans
+   the sampling rate |B| / |D| and the steps from that number (REFERENCE.md); here that number is
+   a DP count of the trips (privacy/count.py, ``size_share`` of epsilon, its own spend), since the
+   exact one is what one trip added or removed changes and the ledger publishes delta, q and the
+   steps. The count also sizes the synthetic set by default; ``delta`` may be given instead.
 5. generate.py: shortest paths from the VAE's sources to its destinations (§7.3.3).
 
 Only 2-4 see the data; generation is post-processing of the two models, seeded by ``seed``.
@@ -22,7 +26,7 @@ from threadpoolctl import threadpool_limits
 from ...errors import InputError
 from ...privacy.ledger import check_epsilon
 from ...traces import TraceSet
-from ..base import Synthesizer, Tags, _count
+from ..base import SIZE_SHARE, Synthesizer, Tags, _count
 from .accounting import Run, composed_epsilon, noise_multipliers, opacus_epsilon
 from .generate import Router
 from .initializer import TripVAE, decode, decoder_arrays
@@ -73,6 +77,12 @@ class DPTrip(Synthesizer):
         says what it costs and why not torchcsprng).
     threads : int
         Torch threads while training (training.py's ``torch_threads`` says why 1).
+    delta : float or None
+        delta of the whole run; None takes 1 / the DP count of trips (the paper's 1 / |D|, with the
+        count under DP; module docstring).
+    size_share : float
+        Share of epsilon spent on the DP count of trips that plans the sampling rate and steps,
+        gives the default delta and sizes the synthetic set (module docstring).
     seed : int
         The seed of :meth:`sample` when it is given none. Training noise is never seeded.
     """
@@ -84,7 +94,7 @@ class DPTrip(Synthesizer):
                  initializer_clip: float = 1.0, nexthop_clip: float = 3.0, initializer_lr: float | None = None,
                  nexthop_lr: float | None = None, latent: int = 50, hidden: int = 100, embedding: int = 50,
                  nexthop_hidden: int = 200, radius: int = 5, decoding: str = "argmax", secure_noise: bool = True,
-                 threads: int = 1, seed: int = 0):
+                 threads: int = 1, delta: float | None = None, size_share: float = SIZE_SHARE, seed: int = 0):
         self.epsilon = epsilon
         self.initializer_share = initializer_share
         self.epochs = epochs
@@ -101,6 +111,8 @@ class DPTrip(Synthesizer):
         self.decoding = decoding
         self.secure_noise = secure_noise
         self.threads = threads
+        self.delta = delta
+        self.size_share = size_share
         self.seed = seed
 
     # -- fitting -------------------------------------------------------------------------------
@@ -115,6 +127,11 @@ class DPTrip(Synthesizer):
                 check_epsilon(getattr(self, name), name)
         if self.decoding not in DECODINGS:
             raise InputError(f"unknown decoding {self.decoding!r}; expected one of {', '.join(DECODINGS)}")
+        if self.delta is not None and not 0 < float(self.delta) < 1:
+            raise InputError(f"delta must lie strictly between 0 and 1 (or be None: 1 / the DP count of trips), "
+                             f"got {self.delta!r}")
+        if float(self.size_share) == 0:
+            raise InputError("DPTrip needs size_share > 0: its DP count of trips plans the sampling rate and steps")
 
     def learning_rates(self) -> tuple[float, float]:
         """(initializer, next-hop) learning rates: the given ones, else the paper's for the nearer of
@@ -130,14 +147,23 @@ class DPTrip(Synthesizer):
             self._fit(train, progress)
         return self
 
+    def plan(self, n_trips: int) -> dict:
+        """What DP-SGD will publish, from the DP count of the ``n_trips`` training trips (module
+        docstring, step 4): the count's spend goes to the ledger; returns the count, delta and its
+        source, the sampling rate q, the steps and the epsilon left for training."""
+        budget = self._count_units(n_trips, float(self.epsilon), self.size_share, "trace")
+        n = int(self.training_["dp_count"])            # the trips as far as DP may tell
+        delta = 1.0 / n if self.delta is None else float(self.delta)
+        return {"count": n, "delta": delta, "q": sample_rate(self.batch_size, n),
+                "steps": steps_for(self.epochs, self.batch_size, n), "epsilon": budget,
+                "delta_source": ("1 / the DP count of trips" if self.delta is None else "given") + f" ({delta:.3g})"}
+
     def _fit(self, train: TraceSet, progress) -> None:
         table = trip_table(train)
-        n = table.n_trips
-        delta = 1.0 / n
-        q, steps = sample_rate(self.batch_size, n), steps_for(self.epochs, self.batch_size, n)
+        plan = self.plan(table.n_trips)
+        delta, delta_source, q, steps = plan["delta"], plan["delta_source"], plan["q"], plan["steps"]
         share = float(self.initializer_share)
-        sigma_init, sigma_hop = noise_multipliers(float(self.epsilon), delta, [q, q], [steps, steps],
-                                                  [share, 1 - share])
+        sigma_init, sigma_hop = noise_multipliers(plan["epsilon"], delta, [q, q], [steps, steps], [share, 1 - share])
         runs = [Run(sigma_init, q, steps), Run(sigma_hop, q, steps)]
         rng = np.random.default_rng()          # sampling is part of the mechanism: never seeded
         grid = train.space
@@ -163,12 +189,13 @@ class DPTrip(Synthesizer):
         epsilon = composed_epsilon(runs, delta)
         self.ledger_.record(
             "dp-sgd", epsilon, delta, None, "trace",
-            saw=f"(source, destination, hour) of {n} trips (VAE, clip {self.initializer_clip}, sigma "
+            saw=f"(source, destination, hour) of the trips (VAE, clip {self.initializer_clip}, sigma "
                 f"{sigma_init:.4g}) and one 2-gram per sampled trip (next-hop model, clip {self.nexthop_clip}, "
                 f"sigma {sigma_hop:.4g}); {steps} steps each at sampling rate {q:.4g}",
-            assumptions="Poisson sampling of trips, at most one example per trip and step; RDP composition of "
-                        "the two runs (Opacus' orders and conversion); the grid, the hours and the number of trips "
-                        "(which sets q, the steps and delta) are public; generation is post-processing")
+            assumptions=f"Poisson sampling of trips, at most one example per trip and step; RDP composition of "
+                        f"the two runs (Opacus' orders and conversion); q and the steps planned from the DP count "
+                        f"of trips; delta {delta_source}; the grid and the hours are public; generation is "
+                        f"post-processing")
         self.decoder_ = decoder_arrays(vae)
         self.nexthop_ = nexthop_arrays(hop)
         self.fit_info_ = {"noise_multipliers": [sigma_init, sigma_hop], "sample_rate": q, "steps": steps,
@@ -199,11 +226,11 @@ class DPTrip(Synthesizer):
         return source, destination, hour
 
     def sample(self, n: int | None = None, *, days: int = 1, seed: int | None = None) -> TraceSet:
-        """``n`` synthetic trips (default: as many as training trips), each its own virtual user
-        with its ``hour``; visits on consecutive instants from the start of that hour on day 0
+        """``n`` synthetic trips (default: the DP count of training trips), each its own virtual
+        user with its ``hour``; visits on consecutive instants from the start of that hour on day 0
         (one-minute instants for trips.py's sets). ``days`` is accepted for the common protocol."""
         self.check_is_fitted()
-        m = self.training_["traces"] if n is None else _count("n", n)
+        m = self._size(n)
         _count("days", days)
         # one BLAS thread: the small products gain nothing from more, and it keeps them bit-identical
         with threadpool_limits(1, user_api="blas"):
