@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,20 +40,44 @@ RELEASE_VERSION = 1
 ATTACK_KEYS = ("reid_rate", "mia_advantage", "mia_accuracy", "mia_epsilon_lower_bound")
 
 
-def release(synthetic: TraceSet, out: str | Path, *, pdtest: str | Path | None = None, key: str | Path | None = None,
-            evaluation: str | Path | None = None, overwrite: bool = False) -> dict:
-    """Write the release of ``synthetic`` to the directory ``out`` (and the key to ``key``);
-    returns the card. See the module docstring for what is kept and what is dropped."""
-    out = Path(out)
+@dataclass
+class Release:
+    """A release in memory: exactly what :meth:`write` puts in the release directory (``events``
+    as traces.csv / traces.parquet, ``locations``, the ``card``), and apart the ``key``."""
+
+    events: pd.DataFrame
+    locations: pd.DataFrame
+    card: dict
+    key: pd.DataFrame
+
+    def write(self, out: str | Path, *, key: str | Path | None = None, overwrite: bool = False) -> None:
+        """The release directory ``out`` (and the key file ``key``), each written whole or not at all."""
+        out = Path(out)
+        if key is not None:
+            key = Path(key)
+            if _inside(key, out):
+                raise InputError(f"the key file {key} would be inside the release {out}; write it elsewhere")
+            if key.exists() and not overwrite:
+                raise InputError(f"{key} exists; pass --overwrite to replace it")
+        with atomic_output(out, overwrite, directory=True) as tmp:
+            frame = self.events
+            csv = frame.assign(datetime=frame["datetime"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            csv.to_csv(tmp / "traces.csv", index=False, float_format="%.6f")
+            frame.to_parquet(tmp / "traces.parquet", index=False)
+            self.locations.to_csv(tmp / "locations.csv", index=False, float_format="%.6f")
+            (tmp / "release.json").write_text(json.dumps(self.card, indent=2, default=_json))
+            (tmp / "RELEASE.md").write_text(card_markdown(self.card))
+            if key is not None:
+                with atomic_output(key, overwrite, directory=False) as key_tmp:
+                    self.key.to_csv(key_tmp, index=False)
+
+
+def make_release(synthetic: TraceSet, *, pdtest: str | Path | None = None,
+                 evaluation: str | Path | None = None) -> Release:
+    """The release of ``synthetic`` in memory (module docstring: what is kept and what is dropped)."""
     if "source" not in synthetic.users:
         raise InputError("release needs a synthetic or anonymized set (the output of locsynth sample or "
                          "anonymize); this set has no source column")
-    if key is not None:
-        key = Path(key)
-        if _inside(key, out):
-            raise InputError(f"the key file {key} would be inside the release {out}; write it elsewhere")
-        if key.exists() and not overwrite:
-            raise InputError(f"{key} exists; pass --overwrite to replace it")
     keep, pd_card = _pd_filter(synthetic, pdtest)
     rows = np.flatnonzero(keep & (synthetic.counts() > 0))
     if rows.size == 0:
@@ -60,24 +85,21 @@ def release(synthetic: TraceSet, out: str | Path, *, pdtest: str | Path | None =
     # the kept traces in a random order, released as pseudonyms 1 .. n in that order
     released = synthetic.select_users(np.random.default_rng(secrets.randbits(128)).permutation(rows))
     ids = np.arange(1, rows.size + 1)
-    card = _card(synthetic, released, pd_card, evaluation)
-    frame = _events(released, ids)
+    locations = released.space.to_frame().drop(columns=["name"], errors="ignore")
+    locations.insert(0, "location_id", np.arange(released.space.n_locations))
     key_table = pd.DataFrame({"pseudonym": ids, "source": released.users["source"].to_numpy(),
                               "trace_no": released.users["trace_no"].to_numpy(),
                               "user_id": released.users["user_id"].to_numpy()})
-    with atomic_output(out, overwrite, directory=True) as tmp:
-        csv = frame.assign(datetime=frame["datetime"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
-        csv.to_csv(tmp / "traces.csv", index=False, float_format="%.6f")
-        frame.to_parquet(tmp / "traces.parquet", index=False)
-        locations = released.space.to_frame().drop(columns=["name"], errors="ignore")
-        locations.insert(0, "location_id", np.arange(released.space.n_locations))
-        locations.to_csv(tmp / "locations.csv", index=False, float_format="%.6f")
-        (tmp / "release.json").write_text(json.dumps(card, indent=2, default=_json))
-        (tmp / "RELEASE.md").write_text(card_markdown(card))
-        if key is not None:
-            with atomic_output(key, overwrite, directory=False) as key_tmp:
-                key_table.to_csv(key_tmp, index=False)
-    return card
+    return Release(_events(released, ids), locations, _card(synthetic, released, pd_card, evaluation), key_table)
+
+
+def release(synthetic: TraceSet, out: str | Path, *, pdtest: str | Path | None = None, key: str | Path | None = None,
+            evaluation: str | Path | None = None, overwrite: bool = False) -> dict:
+    """Write the release of ``synthetic`` to the directory ``out`` (and the key to ``key``);
+    returns the card. See the module docstring for what is kept and what is dropped."""
+    made = make_release(synthetic, pdtest=pdtest, evaluation=evaluation)
+    made.write(out, key=key, overwrite=overwrite)
+    return made.card
 
 
 def load_release(path: str | Path, key: str | Path | None = None) -> TraceSet:
@@ -118,9 +140,8 @@ def is_release(path: str | Path) -> bool:
 def card_markdown(card: dict) -> str:
     """The release card for people."""
     lines = [f"# Release card: {card['traces']} synthetic traces", "",
-             f"Made by locsynth {card['locsynth']} with the method **{card['method']}** "
-             f"trained on {card['training'].get('users', '?')} users "
-             f"({card['training'].get('traces', '?')} traces, {card['training'].get('events', '?')} events).", "",
+             f"Made by locsynth {card['locsynth']} with the method **{card['method']}**, "
+             f"{_training_phrase(card.get('training') or {})}.", "",
              "## What is in it", "",
              f"- `traces.csv`, `traces.parquet`: {card['traces']} traces, {card['events']} events "
              f"(pseudonym, datetime in UTC, lat, lon, location_id); pseudonyms are random and say nothing "
@@ -136,13 +157,14 @@ def card_markdown(card: dict) -> str:
     else:
         lines.append("- No plausible-deniability test was applied before this release.")
     ledger = Ledger.from_dict(card.get("ledger"))
-    if ledger:
+    if ledger.spends:
         lines += [f"- Differential privacy: {line}." for line in ledger.describe()]
-        lines += [f"  - {s.mechanism}: epsilon {s.epsilon:.4g}, delta {s.delta:.3g}, unit {s.unit}"
-                  f"{'' if s.holds else ' (a bound only; does not hold here)'}. {s.saw}. {s.assumptions}"
-                  for s in ledger.spends]
+        lines += [f"  - {s.mechanism}: epsilon {s.epsilon:.4g}, delta {s.delta:.3g}; neighbouring inputs: "
+                  f"{s.neighbours()}{'' if s.holds else ' (a bound only; does not hold here)'}. {s.saw}. "
+                  f"{s.assumptions}" for s in ledger.spends]
     else:
         lines.append("- Differential privacy: none (the method took no differentially private step).")
+        lines += [f"- Depends on the data without DP: {fact}." for fact in ledger.uncovered]
     attacks = card.get("attacks")
     lines += ["", "## What an attacker was measured to learn", ""]
     if attacks:
@@ -176,14 +198,40 @@ def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
     ledger = synthetic.ledger or Ledger()
     card = {
         "format": RELEASE_FORMAT, "format_version": RELEASE_VERSION, "locsynth": __version__,
-        "method": info.get("source"), "params": info.get("params"), "training": info.get("training", {}),
+        "method": info.get("source"), "params": info.get("params"),
+        "training": training_facts(info.get("training", {}), ledger),
         "traces": released.n_traces, "events": released.n_events,
         "space": {**released.space.meta(), "n_locations": released.space.n_locations},
         "time": released.time.meta(), "time_description": released.time.describe(),
         "pd_test": pd_card, "ledger": ledger.to_dict(), "ledger_summary": ledger.describe(),
+        "neighbours": {unit: t["neighbours"] for unit, t in ledger.totals().items() if t["spends"]},
         "attacks": _attacks(evaluation, synthetic) if evaluation is not None else None,
     }
     return card
+
+
+#: what a DP release may say of its training data: a DP count, its unit and its spend
+DP_TRAINING_KEYS = ("dp_count", "unit", "dp_count_epsilon")
+
+
+def training_facts(training: dict, ledger: Ledger) -> dict:
+    """What the card says of the training data: everything for a method without DP, or when the
+    DP holds for replace-one neighbours (whose sizes are public); else only a DP count (the exact
+    sizes are what one user added or removed changes)."""
+    if not ledger.claims_dp or ledger.sizes_public():
+        return dict(training)
+    return {k: training[k] for k in DP_TRAINING_KEYS if k in training}
+
+
+def _training_phrase(training: dict) -> str:
+    if "dp_count" in training:
+        return (f"trained on about {training['dp_count']} {training.get('unit', 'user')}s (a DP count, epsilon "
+                f"{training.get('dp_count_epsilon', float('nan')):.3g}; the exact number is protected)")
+    if "users" in training:
+        return (f"trained on {training['users']} users ({training.get('traces', '?')} traces, "
+                f"{training.get('events', '?')} events)" if "traces" in training else
+                f"trained on {training['users']} users (a number this method's DP takes as public)")
+    return "trained on data whose size this card does not state (differential privacy protects it)"
 
 
 def _attacks(evaluation, synthetic: TraceSet) -> dict:
