@@ -163,3 +163,24 @@ def test_hierarchies_of_spaces():
     assert h.n_leaves == 16 and h.fanout[h.root] == 4 and generalized_sensitivity(h) == 3
     cats = Grid(1, 3, (0.0, 0.01, 0.0, 0.03), category=np.array(["food", "shop", "food"], dtype=object)).hierarchy()
     assert cats.parent[0] == cats.parent[2] != cats.parent[1] and cats.depth[:3].tolist() == [2, 2, 2]
+
+
+def test_noisy_top_k_of_monotone_counts():
+    """OpenDP's noisy top-k (privacy/topk.py), k = 2 of 3, on counts one user raises by 1 (as
+    prepare --dp-epsilon's visitors per venue): the ordered pair chosen is the output."""
+    from locsynth.privacy.topk import noisy_top_k
+
+    def chosen(x, n, eps):
+        pairs = np.array([noisy_top_k(np.asarray(x), 2, eps) for _ in range(n)])
+        return pairs[:, 0] * 3 + pairs[:, 1]
+
+    ledger = Ledger()
+    noisy_top_k(np.array([3, 3, 0]), 2, EPS, ledger=ledger)
+    assert ledger.spends[0].epsilon == pytest.approx(EPS) and ledger.spends[0].mechanism == "noisy-top-k"
+    honest = audit(lambda x, n: chosen(x, n, EPS), [3, 3, 0], [4, 3, 0], EPS, samples=4000, repeats=1, beta=BETA)
+    mutant = audit(lambda x, n: chosen(x, n, 3 * EPS), [3, 3, 0], [4, 3, 0], EPS, samples=4000, repeats=1,
+                   beta=BETA)
+    assert honest.passed, str(honest)
+    assert not mutant.passed, str(mutant)
+    with pytest.raises(InputError, match="selects 1 to 3 candidates"):
+        noisy_top_k(np.array([1, 2, 3]), 4, EPS)

@@ -134,6 +134,10 @@ def prepare(
                                            "(paper 004: 250 or 500; default 250)."),
     bbox: Optional[str] = typer.Option(None, help="Bounding box LAT_MIN,LAT_MAX,LON_MIN,LON_MAX."),
     pois: Optional[int] = typer.Option(None, help="Keep the N most visited POIs (paper 001 keeps 1000)."),
+    dp_epsilon: Optional[float] = typer.Option(None, "--dp-epsilon", help="Choose the --pois under DP (a noisy "
+                                               "top-k of visitors, this epsilon per user, recorded in the ledger)."),
+    start: Optional[str] = typer.Option(None, help="First day of the time axis, YYYY-MM-DD (public; default: "
+                                                   "the earliest record's date, taken from the data)."),
     instant: Optional[str] = typer.Option(None, help="Instant length, rounding down: 1h, 30min, 20min (default 1h)."),
     slot: Optional[str] = typer.Option(None, help="Slot length, cycling each day (default 2h)."),
     window: Optional[str] = typer.Option(None, help="Daily window START-END, e.g. 08:00-18:00."),
@@ -167,7 +171,7 @@ def prepare(
             window=prep.parse_window(window) if window else None, timezone=timezone,
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
             seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
-            fold_days=fold_days, cell_m=cell_m)
+            fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out
@@ -179,6 +183,11 @@ def prepare(
             t = trip_statistics(ts)
             say(f"  trips (paper 004 Table 1): {t['trips']} trips, {t['cells']} cells visited, length mean "
                 f"{t['length_mean']:.2f}, sd {t['length_sd']:.2f}, max {t['length_max']}")
+    first = next(iter(sets.values()))
+    for part, text in first.info.get("frame", {}).items():
+        say(f"{part}: {text}")
+    for line in (first.ledger.describe() if first.ledger else []):
+        say(f"privacy: {line}")
 
 
 @app.command()
@@ -335,8 +344,9 @@ def sample(
     model_dir: Path = typer.Argument(..., help="A model directory from locsynth fit."),
     out: Path = typer.Option(..., "--out", "-o", help="Synthetic TraceSet directory to write (internal: see release)."),
     traces_per_user: Optional[int] = typer.Option(None, help="Traces per synthetic user (default 1)."),
-    users: Optional[int] = typer.Option(None, help="Synthetic users n (default: as many as trained on; more only "
-                                                   "for methods with virtual users, such as ppmtf-plus)."),
+    users: Optional[int] = typer.Option(None, help="Synthetic users n (default: a DP method's DP count of its "
+                                                   "training users or trips; any other method's training users; "
+                                                   "more only for methods with virtual users)."),
     days: int = typer.Option(1, help="Days per trace."),
     instants: Optional[int] = typer.Option(None, help="PPMTF: instants per trace instead of whole days."),
     home_regions: Optional[bool] = typer.Option(None, "--home-regions", help="PPMTF+: give every virtual user a "

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .privacy.ledger import Ledger
 from .space import Grid, POISpace, Space
 from .timeaxis import TimeAxis
 from .traces import TraceSet
@@ -33,11 +34,43 @@ def make_space(points: pd.DataFrame, grid: tuple[int, int] | None = None,
 
 
 def make_time_axis(points: pd.DataFrame, instant="1h", slot=None, window=None,
-                   timezone: str = "UTC") -> TimeAxis:
-    """An axis starting on the local date of the earliest point."""
+                   timezone: str = "UTC", start=None) -> TimeAxis:
+    """An axis starting on ``start`` (a date, public) or else on the local date of the earliest point."""
+    if start is not None:
+        return TimeAxis.build(pd.Timestamp(start).date(), timezone, instant, slot, window)
     axis = TimeAxis.build(pd.Timestamp("2000-01-01").date(), timezone, instant, slot, window)
     first = points["time"].min().tz_convert(axis.timezone)
     return TimeAxis.build(first.date(), timezone, instant, slot, window)
+
+
+def dp_top_venues(points: pd.DataFrame, n: int, epsilon: float, ledger: Ledger,
+                  venues: pd.DataFrame | None = None) -> POISpace:
+    """The ``n`` venues most users visited, chosen under DP (privacy/topk.py): each user counts a
+    venue at most once, so one user added or removed moves every count by at most 1, all the same
+    way. ``venues`` (venue id -> lat, lon) is the public list of candidates with their
+    coordinates; without it the candidates are the venues in the data, which the ledger records
+    as not covered."""
+    from .privacy.topk import noisy_top_k
+
+    if "venue" not in points:
+        raise InputError("--pois needs a venue column in the input (check-in data); use --grid for GPS points")
+    visits = points[["user", "venue"]].assign(venue=points["venue"].astype(str)).drop_duplicates()
+    visitors = visits["venue"].value_counts()
+    if venues is not None:
+        candidates = np.sort(venues.index.astype(str).to_numpy())
+        public = "the candidates are the venues of the public POI list, with its coordinates"
+    else:
+        candidates = np.sort(visitors.index.to_numpy().astype(str))
+        public = "the candidates are the venues in the data"
+        ledger.note_uncovered("which venues were candidates for the DP choice of locations (those in the data: no "
+                              "public POI list was given) and their coordinates")
+    if n > candidates.size:
+        raise InputError(f"--pois {n} is more than the {candidates.size} candidate venues")
+    scores = visitors.reindex(candidates, fill_value=0).to_numpy(np.int64)
+    chosen = noisy_top_k(scores, n, epsilon, ledger=ledger, unit="user",
+                         saw=f"how many users visited each venue, to choose the {n} locations",
+                         assumptions=f"each user counts a venue at most once (monotonic, sensitivity 1); {public}")
+    return POISpace.of_venues(points, candidates[chosen], known=venues)
 
 
 def user_order(ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:

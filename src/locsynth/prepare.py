@@ -9,9 +9,13 @@ import numpy as np
 import pandas as pd
 
 from . import io
-from .discretize import discretize, make_space, make_time_axis
+from .discretize import discretize, dp_top_venues, make_space, make_time_axis
 from .errors import InputError
+from .privacy.ledger import Ledger
 from .traces import TraceSet, atomic_output
+
+#: what the ledger notes when the time axis starts on the data's first date
+TIME_FROM_DATA = "the time axis starts on the date of the earliest record in the data"
 
 #: Discretization used when neither the format nor the caller says otherwise: hourly instants in
 #: 12 two-hour slots (paper 001 §4.1, Foursquare), the 1000 most visited POIs when the input has
@@ -64,7 +68,8 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             timezone: str | None = None, split: float | None = None, like: str | Path | None = None,
             duplicates: str = "first", seed: int = 0, overwrite: bool = False,
             reader_options: dict | None = None, friends: str | Path | None = None,
-            fold_days: bool | None = None, cell_m: float | None = None) -> dict[str, TraceSet]:
+            fold_days: bool | None = None, cell_m: float | None = None, dp_epsilon: float | None = None,
+            start: str | None = None) -> dict[str, TraceSet]:
     """Read, validate, discretize and save; returns the sets written, by name.
 
     With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
@@ -74,6 +79,13 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     (see :func:`locsynth.discretize.discretize`; the PF preset turns it on). A trip format
     (``io.TRIP_READERS``: ``cab-trips``) makes passenger trips on square cells of ``cell_m`` metres
     instead (:func:`prepare_trips`). Output appears only when everything succeeded.
+
+    How the frame was made is part of what a DP release shows (issue #21): the sets' ledger
+    records what was chosen from the data and is covered by no epsilon (the most visited POIs, a
+    grid over the data's own box, a time axis from the earliest record), and ``dp_epsilon`` with
+    ``pois`` chooses the POIs under DP instead (:func:`locsynth.discretize.dp_top_venues`),
+    spending ``dp_epsilon`` per user in that ledger, which every model fitted on the sets carries.
+    ``start`` (a date) fixes the time axis's first day instead of the data's.
     """
     out = Path(out)
     if out.exists() and not overwrite:
@@ -81,11 +93,14 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     if format in io.TRIP_READERS:
         _refuse_for_trips(format, {"--grid": grid, "--pois": pois, "--instant": instant, "--slot": slot,
                                    "--window": window, "--like": like, "--friends": friends, "--fold-days": fold_days,
+                                   "--dp-epsilon": dp_epsilon, "--start": start,
                                    "--duplicates": None if duplicates == "first" else duplicates,
                                    **{"--" + k.replace("_", "-"): v for k, v in (reader_options or {}).items()}})
         sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed)
     elif cell_m is not None:
         raise InputError(f"--cell-m applies to --format {', '.join(io.TRIP_READERS)} only; use --grid with {format}")
+    elif dp_epsilon is not None and pois is None:
+        raise InputError("--dp-epsilon chooses the --pois under DP: give --pois N with it")
     elif format in io.TRACE_READERS:
         like_set = TraceSet.load(like) if like is not None else None
         if like_set is None:
@@ -94,7 +109,8 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     else:
         like_set = TraceSet.load(like) if like is not None else None
         sets = _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone,
-                                  split, like_set, duplicates, seed, reader_options or {}, fold_days)
+                                  split, like_set, duplicates, seed, reader_options or {}, fold_days,
+                                  dp_epsilon, start)
     if friends is not None:
         edges = io.read_friends(friends)
         sets = {name: attach_friends(ts, edges) for name, ts in sets.items()}
@@ -126,6 +142,11 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     options = {"bbox": bbox, "timezone": timezone}
     trips = io.TRIP_READERS[format](path, 250.0 if cell_m is None else cell_m,
                                     **{k: v for k, v in options.items() if v is not None})
+    ledger = Ledger()
+    ledger.note_uncovered(TIME_FROM_DATA)
+    trips = replace(trips, ledger=ledger, info={**trips.info, "frame": {
+        "space": f"a grid of {trips.space.n_locations} cells over {'the given' if bbox else 'paper 004s'} box (public)",
+        "time": "from the date of the earliest trip (from the data)"}})
     if split is None:
         return {"": trips}
     train, test = trips.split(split, seed=seed)
@@ -152,12 +173,15 @@ def attach_friends(ts: TraceSet, edges: pd.DataFrame) -> TraceSet:
 
 
 def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone, split,
-                       like_set, duplicates, seed, reader_options, fold_days) -> dict[str, TraceSet]:
+                       like_set, duplicates, seed, reader_options, fold_days, dp_epsilon=None,
+                       start=None) -> dict[str, TraceSet]:
     preset = io.PRESETS.get(format, {})
     points = io.read_points(format, input, timezone=timezone, **reader_options)
     info = {"source": format, "input": Path(input).name}
     if like_set is not None:
         space, axis = like_set.space, like_set.time
+        ledger = like_set.ledger.copy() if like_set.ledger else Ledger()
+        frame = {**like_set.info.get("frame", {}), "like": str(like_set.info.get("input", ""))}
     else:
         if grid is None and pois is None:
             grid, pois = preset.get("grid"), preset.get("pois")
@@ -168,17 +192,39 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
                     grid = DEFAULTS["grid"]
         if bbox is None and grid is not None:
             bbox = preset.get("bbox")
-        space = make_space(points, grid=grid, bbox=bbox, pois=pois)
+        ledger = Ledger()
+        if pois is not None and dp_epsilon is not None:
+            if bbox is not None:
+                raise InputError("--bbox with --dp-epsilon: filter the points before a DP choice of POIs")
+            venues = io.read_venues(format, input, reader_options.get("pois_file"))
+            space = dp_top_venues(points, pois, dp_epsilon, ledger, venues)
+            frame_space = f"{pois} POIs chosen by a DP top-k of visitors (epsilon {dp_epsilon:g} per user)"
+        else:
+            space = make_space(points, grid=grid, bbox=bbox, pois=pois)
+            if pois is not None:
+                ledger.note_uncovered(f"the location space (the {pois} most visited POIs) was chosen from the "
+                                      f"training data")
+                frame_space = f"the {pois} most visited POIs (from the data)"
+            elif bbox is None:
+                ledger.note_uncovered("the grid covers the bounding box of the data")
+                frame_space = f"a {grid[0]} x {grid[1]} grid over the data's bounding box (from the data)"
+            else:
+                frame_space = f"a {grid[0]} x {grid[1]} grid over a given box (public)"
         opt = lambda key, value: value if value is not None else preset.get(key, DEFAULTS[key])  # noqa: E731
         axis = make_time_axis(points, opt("instant", instant), opt("slot", slot), opt("window", window),
-                              opt("timezone", timezone))
+                              opt("timezone", timezone), start)
+        if start is None:
+            ledger.note_uncovered(TIME_FROM_DATA)
+        frame = {"space": frame_space,
+                 "time": f"from {start} (public)" if start else "from the date of the earliest record (from the data)"}
+    info["frame"] = frame
     fold = fold_days if fold_days is not None else preset.get("fold_days", DEFAULTS["fold_days"])
     if "split" in points:
         if split is not None:
             raise InputError(f"--format {format} comes with its own train/test split; drop --split")
-        return {name: discretize(points.loc[points["split"] == name].drop(columns="split"), space, axis,
-                                 duplicates, info, fold) for name in ("train", "test")}
-    ts = discretize(points, space, axis, duplicates, info, fold)
+        return {name: replace(discretize(points.loc[points["split"] == name].drop(columns="split"), space, axis,
+                                         duplicates, info, fold), ledger=ledger.copy()) for name in ("train", "test")}
+    ts = replace(discretize(points, space, axis, duplicates, info, fold), ledger=ledger)
     if split is None:
         return {"": ts}
     train, test = ts.split(split, seed=seed)

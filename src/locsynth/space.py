@@ -209,15 +209,28 @@ class POISpace(Space):
         counts = venue.value_counts()
         order = pd.DataFrame({"v": counts.index, "c": counts.to_numpy()}).sort_values(
             ["c", "v"], ascending=[False, True], kind="stable")
-        keep = order["v"].to_numpy()[:n]
-        sub = points.loc[venue.isin(keep)].assign(venue=lambda d: d["venue"].astype(str))
+        return cls.of_venues(points, order["v"].to_numpy()[:n])
+
+    @classmethod
+    def of_venues(cls, points: pd.DataFrame, keep, known: pd.DataFrame | None = None) -> "POISpace":
+        """The venues ``keep`` (ids, in this order) as a space: each venue's point from ``known``
+        (venue id -> lat, lon: a public POI list) where given, else the median of its events'
+        coordinates; its category the most frequent one among its events."""
+        keep = np.asarray([str(v) for v in keep], dtype=object)
+        sub = points.loc[points["venue"].astype(str).isin(keep)].assign(venue=lambda d: d["venue"].astype(str))
         grouped = sub.groupby("venue", sort=False)
-        coords = grouped[["lat", "lon"]].median().loc[keep]
+        if known is not None:
+            coords = known.set_axis(known.index.astype(str)).reindex(keep)[["lat", "lon"]]
+        else:
+            coords = grouped[["lat", "lon"]].median().reindex(keep)
+        if coords.isna().any().any():
+            missing = coords.index[coords.isna().any(axis=1)][0]
+            raise InputError(f"venue {missing!r} has no coordinates")
         category = None
         if "category" in sub:
-            category = grouped["category"].agg(lambda s: s.mode().iloc[0]).loc[keep].to_numpy(dtype=object)
-        return cls(coords["lat"].to_numpy(), coords["lon"].to_numpy(), category=category,
-                   name=np.asarray(keep, dtype=object))
+            category = grouped["category"].agg(lambda s: s.mode().iloc[0]).reindex(keep)
+            category = category.fillna("unknown").to_numpy(dtype=object)
+        return cls(coords["lat"].to_numpy(), coords["lon"].to_numpy(), category=category, name=keep)
 
     def locate(self, lat, lon, venue=None) -> np.ndarray:
         if venue is None:

@@ -46,6 +46,19 @@ def formats() -> list[str]:
     return sorted([*READERS, *TRACE_READERS, *TRIP_READERS])
 
 
+#: formats whose input comes with a list of venues and their coordinates (the VLDB'17 POI files)
+VENUE_LISTS = ("foursquare-global", "gowalla")
+
+
+def read_venues(format: str, path: str | Path, pois_file: str | Path | None = None) -> pd.DataFrame | None:
+    """The venue list (venue id -> lat, lon) that comes with ``format``'s input, or None."""
+    if format not in VENUE_LISTS:
+        return None
+    from ._vldb17 import locate_files, read_poi_coordinates
+
+    return read_poi_coordinates(locate_files(Path(path), pois_file)[1])
+
+
 def read_points(format: str, path: str | Path, **options) -> pd.DataFrame:
     """Read ``path`` in ``format``; ``options`` are the reader's keyword arguments."""
     if format not in READERS:

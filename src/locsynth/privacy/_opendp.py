@@ -42,3 +42,12 @@ def randomized_response(k: int, prob: float):
     """OpenDP's randomized response over the categories 0 .. k-1, keeping the value with ``prob``."""
     dp = opendp()
     return dp.m.make_randomized_response(list(range(int(k))), float(prob), T="i64")
+
+
+def noisy_top_k(k: int, scale: float):
+    """OpenDP's noisy top-k on int64 score vectors whose entries all move in one direction by at
+    most 1 between neighbours (``linf_distance(monotonic=True)``): Gumbel noise, i.e. k rounds of
+    the exponential mechanism (Durfee and Rogers, NeurIPS 2019)."""
+    dp = opendp()
+    return dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T="i64")), dp.linf_distance(T="i64", monotonic=True),
+                                 dp.max_divergence(), k=int(k), scale=float(scale))
