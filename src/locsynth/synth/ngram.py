@@ -512,10 +512,13 @@ class NGRAM(Synthesizer):
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         tree = explore(GramIndex.from_traces(train, l_max), eps, n_max, l_max,
                        threshold_leaves=bool(self.threshold_leaves))
+        # the guarantee is the budget every path may spend, not the most one realised path spent: a
+        # path stops where released counts say so, and the outputs that let it go on are possible
         self.ledger_.record(
-            "laplace", tree.opendp_epsilon, 0.0, float(l_max), "trace",
+            "laplace", max(eps, tree.opendp_epsilon), 0.0, float(l_max), "trace",
             saw=f"n-gram counts (n <= {n_max}) of the traces truncated to their first {l_max} "
-                f"locations, in an exploration tree of {tree.n_nodes} noisy histograms",
+                f"locations, in an exploration tree of {tree.n_nodes} noisy histograms (the longest path "
+                f"spent {tree.opendp_epsilon:.3g} by OpenDP's maps)",
             assumptions="one trace adds at most l_max n-grams of each length; along every root-to-leaf path of the "
                         "tree the budgets sum to epsilon (CCS 2012 §4.3, adaptive allocation); thresholds, "
                         "consistency and sampling are post-processing")
