@@ -121,3 +121,32 @@ def test_evaluate_and_compare_on_pf(pf_dir, tmp_path):
     # an existing output is refused
     res = run("evaluate", "--train", pf / "train", "--test", pf / "test", "--synthetic", syn, "--out", ev)
     assert res.exit_code == 2 and "exists" in res.output
+
+
+def test_progress_is_written_as_lines_when_output_is_not_a_terminal(tmp_path, monkeypatch):
+    """In a log file or a notebook no bar is drawn: plain lines say the step, done/total, elapsed
+    time and what is left (#25); --quiet silences them."""
+    from locsynth import cli_common
+    from locsynth.simulate import simulate
+
+    simulate(40, seed=1).save(tmp_path / "city")
+    monkeypatch.setattr(cli_common, "LINE_EVERY", 0.0)
+    res = run("fit", "ppmtf", tmp_path / "city", "--iterations", "3", "--out", tmp_path / "m")
+    assert res.exit_code == 0, res.output
+    lines = [line for line in res.stdout.splitlines() if line.startswith("fitting ppmtf")]
+    assert lines and "3/3 (100%)" in lines[-1] and "elapsed" in lines[-1]
+    assert "about 00:00 left" in lines[-1]
+    res = run("--quiet", "fit", "ppmtf", tmp_path / "city", "--iterations", "3", "--out", tmp_path / "q")
+    assert res.exit_code == 0 and not [line for line in res.stdout.splitlines() if line.startswith("fitting ppmtf")]
+
+
+def test_a_method_given_data_it_is_not_made_for_says_so(tmp_path):
+    """Trips to a method for daily traces: one line before it starts, from the tags."""
+    from helpers import trip_set
+
+    trip_set([[0, 1, 2], [1, 2], [2, 1, 0]], [8, 9, 10], cols=3).save(tmp_path / "trips")
+    res = run("fit", "tpm", tmp_path / "trips", "--out", tmp_path / "m")
+    assert res.exit_code == 0, res.output
+    assert "note: tpm is made for users' daily traces; these are 3 trips" in res.stdout
+    res = run("fit", "ngram", tmp_path / "trips", "--out", tmp_path / "n")
+    assert res.exit_code == 0 and "note:" not in res.stdout

@@ -183,8 +183,9 @@ def test_demo_skips_a_method_whose_dependency_is_missing(monkeypatch, train, tmp
     assert (tmp_path / "demo" / "krr" / "evaluation" / "report.html").is_file()
 
 
-def test_demo_of_methods_that_cannot_be_reidentified_has_no_tradeoff_plot(train, tmp_path):
-    """Virtual users have no re-identification rate: the demo says so instead of failing."""
+def test_demo_of_methods_that_cannot_be_reidentified_plots_membership_inference(train, tmp_path):
+    """Virtual users have no re-identification rate, but every method has membership inference:
+    the demo's trade-off plot has that panel, and TPM is on it."""
     from locsynth.pipeline import run_demo
 
     test = simulate(60, seed=9).split(0.5, seed=0)[1]
@@ -192,5 +193,5 @@ def test_demo_of_methods_that_cannot_be_reidentified_has_no_tradeoff_plot(train,
     test.save(tmp_path / "pair" / "test")
     summary = run_demo(tmp_path / "demo", data=tmp_path / "pair", methods=["tpm"])
     assert set(summary["methods"]) == {"tpm"}
-    assert not (tmp_path / "demo" / "tradeoff.png").exists()
-    assert "no trade-off plot" in (tmp_path / "demo" / "report.html").read_text()
+    assert (tmp_path / "demo" / "tradeoff.png").read_bytes()[:4] == b"\x89PNG"
+    assert "membership-inference panel" in (tmp_path / "demo" / "report.html").read_text()

@@ -250,3 +250,44 @@ def test_trip_comparison_puts_the_sets_side_by_side(trip_reports, tmp_path):
     cells = re.findall(r'<td class="best">([^<]+)</td>', files["compare.html"])
     assert format_value(best) in cells and "Top-10 patterns &uarr;" in files["compare.html"]
     assert math.isnan(table.loc["ngram", "trip_length_jsd_hourly"])
+
+
+def test_baselines_are_grouped_apart_and_never_marked_best():
+    """Rows group by kind (synthesizers, anonymizers, baselines); 'none' publishes the real traces
+    and has the best TP-TV, yet the best mark goes to the best method that protects (#25)."""
+    table = compare({"none": {**metrics(0.30, 1.0), "_meta": {"method": "none"}},
+                     "tpm ε=1": {**metrics(0.55, None), "_meta": {"method": "tpm"}},
+                     "krr ε=1": {**metrics(0.50, 0.01), "_meta": {"method": "krr"}},
+                     "ppmtf": {**metrics(0.45, 0.02), "_meta": {"method": "ppmtf"}}})
+    assert list(table.index) == ["tpm ε=1", "ppmtf", "krr ε=1", "none", "Training", "Uniform"]
+    assert table.attrs["kinds"]["none"] == "baseline" and table.attrs["kinds"]["krr ε=1"] == "anonymizer"
+    page = compare_html(table)
+    best = re.findall(r'<td class="best">([^<]*)</td>', page)
+    assert best == ["0.4500", "0.0100"]              # ppmtf's TP-TV and krr's re-identification rate
+    assert page.index("Synthesizers") < page.index("Anonymizers") < page.index("Baselines")
+    png = tradeoff_plot(table)
+    assert png.startswith(PNG_SIGNATURE)
+
+
+def test_labels_of_coincident_points_are_merged_and_placed_apart():
+    """Sets at one point get one label; labels of close points do not overlap."""
+    import matplotlib
+
+    from locsynth.report import plots
+
+    points = [("training", 1.0, 0.34, True), ("none", 1.0, 0.34, True), ("cheat", 1.0, 0.34, True),
+              ("krr", 0.006, 0.579, False), ("uniform", 0.004, 0.586, True), ("sglt", 0.0, 0.555, False)]
+    fig = plots.new_figure(5.2, 4.0)
+    ax = fig.subplots()
+    for _, x, y, _ in points:
+        ax.scatter([x], [y])
+    ax.set_xlim(-0.1, 1.2)
+    ax.set_ylim(0, 1)
+    fig.canvas.draw()
+    plots._label_points(ax, points)
+    texts = [t for t in ax.texts]
+    assert sorted(t.get_text() for t in texts) == ["krr", "sglt", "training = none = cheat", "uniform"]
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in texts]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert isinstance(fig, matplotlib.figure.Figure)

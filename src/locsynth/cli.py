@@ -21,6 +21,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Synthesize privacy-preserving location traces and measure their utility and privacy.")
 WORKERS_HELP = "Run the per-user work on a local Dask cluster of N single-threaded worker processes."
 SCHEDULER_HELP = "Run the per-user work on the running Dask cluster at this scheduler address (tcp://HOST:PORT)."
+
+
+@app.callback()
+def _options(quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or progress lines.")):
+    """Synthesize privacy-preserving location traces and measure their utility and privacy."""
+    from . import cli_common
+
+    cli_common.QUIET = quiet
+
+
 PARAMS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
@@ -28,14 +38,22 @@ from .cli_common import (_console, _NoBar, _refuse_existing, progress_bar, repor
                          say, spinner)
 
 
-def _table(title: str, columns: list[str], rows: list[list[str]], compact: bool = False):
+def _table(title: str, columns: list[str], rows: list[list[str]], compact: bool = False,
+           groups: list[str] | None = None):
+    """A rich table; ``groups`` (one heading per row) starts a section where the heading changes."""
     from rich import box
     from rich.table import Table
 
     table = Table(title=title, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, pad_edge=not compact)
     for i, col in enumerate(columns):
         table.add_column(col, justify="left" if i == 0 else "right", no_wrap=compact)
-    for row in rows:
+    previous = None
+    for i, row in enumerate(rows):
+        if groups is not None and groups[i] != previous:
+            if previous is not None:
+                table.add_section()
+            table.add_row(f"[dim]{groups[i]}[/dim]", *[""] * (len(columns) - 1))
+            previous = groups[i]
         table.add_row(*row)
     _console(False).print(table)
 
@@ -317,6 +335,9 @@ def fit(
     from .traces import TraceSet
 
     ts = TraceSet.load(train)
+    mismatch = kind.tags.mismatch(ts, method)
+    if mismatch:
+        say(f"note: {mismatch}; fitting anyway")
     model = kind(**params)
     options = _optional(model.fit, {"checkpoint": checkpoint}, method)
     if (workers is not None or scheduler is not None) and "client" not in inspect.signature(model.fit).parameters:
@@ -532,18 +553,24 @@ def compare(
                              "plots for evaluations of trips) and compare.html."),
     utility: str = typer.Option("tp_tv", help="Utility metric on the y axis."),
     privacy: str = typer.Option("reid_rate", help="Privacy metric on the x axis."),
+    show_all: bool = typer.Option(False, "--all", help="Print every metric, not only the key ones that fit."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """One table of several evaluations and a utility-versus-privacy plot (paper 001 Figure 7); for
     evaluations of trips, their per-hour curves side by side (paper 004 Figures 3-4)."""
     from .report import comparison, load_metrics
+    from .report.compare import run_meta
+    from .report.labels import run_label
     from .traces import atomic_output
 
-    names = [p.stem if p.is_file() else p.name for p in runs]
+    loaded = [load_metrics(p) for p in runs]
+    places = [p.stem if p.is_file() else p.name for p in runs]
+    names = [run_label(run_meta(data), place) for data, place in zip(loaded, places)]
+    if len(set(names)) != len(names):
+        names = [name if names.count(name) == 1 else f"{name} ({place})" for name, place in zip(names, places)]
     if len(set(names)) != len(names):
         names = [str(p) for p in runs]
-    table, files = comparison({name: load_metrics(p) for name, p in zip(names, runs)}, utility=utility,
-                              privacy=privacy)
+    table, files = comparison(dict(zip(names, loaded)), utility=utility, privacy=privacy)
     with atomic_output(out, overwrite, directory=True) as tmp:
         table.to_csv(tmp / "compare.csv")
         for name, content in files.items():
@@ -551,7 +578,7 @@ def compare(
                 (tmp / name).write_text(content)
             else:
                 (tmp / name).write_bytes(content)
-    say(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    _comparison_table(table, show_all)
     say(f"wrote {out}/compare.csv, {', '.join(files)}")
 
 
@@ -597,6 +624,9 @@ def lbs(
     if model is not None and clusters is not None:
         raise InputError("--clusters is for the model fitted on --train; it does not go with --model")
     users = TraceSet.load(test)
+    if "hour" in users.users:
+        say(f"note: the LBS scenario (paper 002 §VII) is made for users' daily traces; {test} holds "
+            f"{users.n_traces} trips, one per trace, which it treats as {users.n_traces} users' days; going on")
     if model is not None:
         from .synth.base import load_model
 
@@ -652,19 +682,56 @@ def demo(
                            traces_per_user=traces_per_user, methods=method or None,
                            status=lambda text: bar.update(task, description=text, completed=0, total=None),
                            progress=lambda done, total: bar.update(task, completed=done, total=total))
+    from .report.compare import KINDS, method_kind
+
     runs, n = summary["methods"], summary["users"]
-    rows = [[name, *(_fmt(run["metrics"].get(key, {}).get("synthetic"), 3) for key, _ in SUMMARY),
-             _fmt(run["pd_pass_rate"], 3), _epsilon(run["totals"])] for name, run in runs.items()]
+    names = sorted(runs, key=lambda name: KINDS.index(method_kind(name)))
+    rows = [[name, *(_fmt(runs[name]["metrics"].get(key, {}).get("synthetic"), 3) for key, _ in SUMMARY),
+             _fmt(runs[name]["pd_pass_rate"], 3), _epsilon(runs[name]["totals"])] for name in names]
+    headings = {"synthesizer": "synthesizers", "anonymizer": "anonymizers", "baseline": "baselines"}
     _table(f"locsynth demo on {summary['source']}: {n['train']} training, {n['test']} test users",
-           ["method", *(label for _, label in SUMMARY), "PD pass", "DP eps"], rows, compact=True)
+           ["method", *(label for _, label in SUMMARY), "PD pass", "DP eps"], rows, compact=True,
+           groups=[headings[method_kind(name)] for name in names])
     say("Lower is better in every column but PD pass (the share of traces a release may keep, k = "
-        f"{summary['k']}); DP eps is the epsilon that holds, per event or per user.")
+        f"{summary['k']}); DP eps is the epsilon that holds, per event or per user. The baselines release real "
+        "(or random) traces: they show what no protection looks like.")
     for name, reason in summary["skipped"].items():
         say(f"skipped {name}: {reason}")
     if any(name.startswith("ppmtf") for name in runs):
         say("PPMTF's DP bound (paper 001 App. F) needs assumptions not met here, so it is not a guarantee; the PD "
             "test and the attacks are the evidence.")
     say(f"Comparison: {out}/report.html; each method: {out}/METHOD/")
+
+
+def _comparison_table(table, show_all: bool) -> None:
+    """The key metrics of a comparison as a rich table that fits the terminal (every one with
+    ``show_all``), rows grouped by kind and labelled as in the page."""
+    import math
+
+    from .report.compare import row_kinds
+    from .report.labels import SHORT, format_metric
+
+    present = [c for c in table.columns if table[c].notna().any()]
+    if show_all:
+        columns = present
+    else:
+        width = _console(False).width
+        used = max(len(str(name)) for name in table.index) + 4
+        columns = []
+        for key in [k for k in SHORT if k in present]:
+            need = max(len(SHORT[key]), 8) + 3
+            if used + need > width:
+                break
+            columns.append(key)
+            used += need
+    kinds = row_kinds(table)
+    rows = [[str(name), *("-" if not math.isfinite(float(row[c])) else format_metric(c, row[c]) for c in columns)]
+            for name, row in table.iterrows()]
+    _table("comparison (lower is better but for top-K)", ["run", *(SHORT.get(c, c) for c in columns)], rows,
+           compact=True, groups=[kinds[str(name)] + "s" for name in table.index])
+    left = [c for c in present if c not in columns]
+    if left:
+        say(f"{len(left)} more metric{'s' if len(left) > 1 else ''} in compare.csv and compare.html (--all prints them)")
 
 
 def _epsilon(totals: dict) -> str:

@@ -38,8 +38,14 @@ def reports_errors(fn):
     return wrapper
 
 
+#: set by ``locsynth --quiet``: no progress bars, spinners or progress lines
+QUIET = False
+#: at most one plain progress line per task in this many seconds (tqdm's mininterval for files)
+LINE_EVERY = 10.0
+
+
 class _NoBar:
-    """What progress_bar gives when stderr is not a terminal: nothing drawn, nothing imported."""
+    """What progress_bar gives with --quiet: nothing drawn, nothing imported."""
 
     def __enter__(self):
         return self
@@ -54,21 +60,107 @@ class _NoBar:
         pass
 
 
+class _Lines(_NoBar):
+    """Progress as plain lines on stdout, for output that is not a terminal (a log file, a notebook,
+    CI): at most one line per task every :data:`LINE_EVERY` seconds, with the step, done/total,
+    elapsed time and an estimate of what is left, as tqdm writes to files."""
+
+    def __init__(self, every: float | None = None):
+        self.every = LINE_EVERY if every is None else every
+        self.tasks: list[dict] = []
+
+    def add_task(self, description: str = "", total=None, **kwargs) -> int:
+        import time
+
+        now = time.monotonic()
+        self.tasks.append({"description": description, "total": total, "completed": 0, "start": now, "last": now})
+        return len(self.tasks) - 1
+
+    def update(self, task: int, *, completed=None, total=None, description=None, advance=None, **kwargs):
+        import time
+
+        t = self.tasks[task]
+        now = time.monotonic()
+        done = completed if completed is not None else t["completed"] + (advance or 0)
+        if done < t["completed"] or (total is not None and total != t["total"]):
+            t["start"] = now                   # a new step (the demo's next method, the next phase)
+        t["description"] = t["description"] if description is None else description
+        t["total"] = total if total is not None else t["total"]
+        t["completed"] = done
+        if now - t["last"] >= self.every:
+            t["last"] = now
+            say(self.line(t, now))
+
+    @staticmethod
+    def line(t: dict, now: float) -> str:
+        elapsed = now - t["start"]
+        text = f"{t['description']}: "
+        if t["total"]:
+            done, total = t["completed"], t["total"]
+            text += f"{done}/{total} ({100 * done / total:.0f}%), {_clock(elapsed)} elapsed"
+            if done:
+                text += f", about {_clock(elapsed * (total - done) / done)} left"
+        else:
+            text += f"{_clock(elapsed)} elapsed"
+        return text
+
+
+class _Ticker(_NoBar):
+    """A spinner's plain counterpart: a line every :data:`LINE_EVERY` seconds while the step runs."""
+
+    def __init__(self, text: str):
+        import threading
+
+        self.text, self.stop = text, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        import time
+
+        start = time.monotonic()
+        while not self.stop.wait(LINE_EVERY):
+            say(f"{self.text}: {_clock(time.monotonic() - start)} elapsed")
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        return False
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+        else f"{seconds // 60:02d}:{seconds % 60:02d}"
+
+
+def _terminals() -> bool:
+    """Whether both stdout and stderr are terminals (then progress is drawn; else it is written)."""
+    return _console(False).is_terminal and _console(True).is_terminal
+
+
 def spinner(text: str):
-    """rich's status spinner on a terminal; nothing otherwise."""
-    console = _console(True)
-    return console.status(text) if console.is_terminal else _NoBar()
+    """rich's status spinner on a terminal; plain lines now and then otherwise; nothing with --quiet."""
+    if QUIET:
+        return _NoBar()
+    return _console(True).status(text) if _terminals() else _Ticker(text)
 
 
 def progress_bar():
-    console = _console(True)
-    if not console.is_terminal:
+    """rich's progress bar on a terminal; plain lines now and then (:class:`_Lines`) when output goes
+    to a file or a pipe; nothing with --quiet."""
+    if QUIET:
         return _NoBar()
+    if not _terminals():
+        return _Lines()
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=console, transient=True)
+                    TimeRemainingColumn(), console=_console(True), transient=True)
 
 
 def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:

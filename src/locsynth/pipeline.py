@@ -36,7 +36,7 @@ def skip_reason(name: str, train: TraceSet) -> str | None:
     tags = registry.get(name).tags
     if tags.generalizes:
         return "its output has deleted and generalized events, which the contest scores (locsynth contest run)"
-    if tags.trips and "hour" not in train.users:
+    if tags.trips and tags.mismatch(train, name):
         return ("it synthesizes trips (one trace per trip with its hour), not daily traces: run it on "
                 "'locsynth prepare --format cab-trips' output")
     return tags.unmet(train)
@@ -113,12 +113,12 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
         table.to_csv(tmp / "compare.csv")
         notes = _notes(runs, skipped)
         png = None
-        if {"tp_tv", "reid_rate"} <= set(table.columns) and len(table[["tp_tv", "reid_rate"]].dropna()):
-            png = tradeoff_plot(table, utility="tp_tv", privacy="reid_rate")
+        attacked = [key for key in ("reid_rate", "mia_advantage") if key in table.columns]
+        if "tp_tv" in table.columns and attacked and len(table[["tp_tv", *attacked]].dropna(how="all")):
+            png = tradeoff_plot(table, utility="tp_tv", privacy=attacked[0])
             (tmp / "tradeoff.png").write_bytes(png)
         else:
-            notes.append("No method here has both TP-TV and a re-identification rate (methods with virtual users "
-                         "cannot be re-identified), so there is no trade-off plot.")
+            notes.append("No method here has both TP-TV and an attack's result, so there is no trade-off plot.")
         (tmp / "report.html").write_text(compare_html(
             table, png, title=f"locsynth demo: {len(runs)} methods on {source}", notes=notes,
             links={name: f"{name}/evaluation/report.html" for name in runs}))
@@ -155,8 +155,10 @@ def _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, pro
 
 
 def _notes(runs: dict, skipped: dict) -> list[str]:
+    from .report.compare import KINDS, method_kind
+
     notes = []
-    for name, run in runs.items():
+    for name, run in sorted(runs.items(), key=lambda item: KINDS.index(method_kind(item[0]))):
         held = [f"epsilon = {t['epsilon']:.3g} per {unit}" for unit, t in run["totals"].items() if t["spends"]]
         bounds = any(t["bounds_only"] for t in run["totals"].values())
         guarantee = "; ".join(held) if held else "no differential-privacy guarantee" + (

@@ -16,7 +16,7 @@ class NoObfuscation(Anonymizer):
     """Every event as it is: the contest then only pseudonymizes (paper 003 §4.1, No Obfuscation)."""
 
     name = "none"
-    tags = Tags()
+    tags = Tags(baseline=True)
 
     def __init__(self):
         pass
@@ -32,7 +32,7 @@ class Cheat(Anonymizer):
     re-identification, useless against trace inference (paper 003 §4.2, Figure 8)."""
 
     name = "cheat"
-    tags = Tags()
+    tags = Tags(baseline=True)
 
     def __init__(self, p: float = 1.0):
         self.p = p

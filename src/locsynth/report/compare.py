@@ -31,6 +31,29 @@ from .labels import HIGHER_IS_BETTER, PRIVACY, TRIPS, UTILITY, format_metric, me
 #: the rows that hold the baselines of the first evaluation
 BASELINE_ROWS = {"training": "Training", "uniform": "Uniform"}
 FIELDS = ("synthetic", "training", "uniform")
+#: how rows are grouped, in this order: methods that protect (synthesizers, anonymizers), then the
+#: baselines, which release real or random traces and are never marked best
+KINDS = ("synthesizer", "anonymizer", "baseline")
+KIND_HEADINGS = {"synthesizer": "Synthesizers", "anonymizer": "Anonymizers",
+                 "baseline": "Baselines: real traces released as they are, or random ones (never marked best)"}
+
+
+def method_kind(method: str | None) -> str:
+    """'synthesizer', 'anonymizer' or 'baseline' for a registered method name (unknown names, as
+    an external set's: 'synthesizer')."""
+    from .. import registry
+
+    if not method or method not in registry.names():
+        return "synthesizer"
+    if registry.get(method).tags.baseline:
+        return "baseline"
+    return registry.method(method).kind
+
+
+def run_meta(data) -> dict:
+    """``_meta`` of a loaded metrics.json, or a Report's ``meta``."""
+    meta = getattr(data, "meta", None) if not isinstance(data, dict) else data.get("_meta")
+    return meta or {}
 
 
 def load_metrics(path: str | Path) -> dict:
@@ -114,9 +137,20 @@ def compare(reports: dict[str, dict]) -> pd.DataFrame:
         if not all(np.isnan(values)):                    # trips have no uniform baseline
             rows[row_name] = values
     _warn_on_different_baselines(first_name, first, entries)
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=ordered)
+    kinds = {str(name): method_kind(run_meta(data).get("method") or str(name)) for name, data in reports.items()}
+    kinds.update({row: "baseline" for row in BASELINE_ROWS.values() if row in rows})
+    order = sorted(rows, key=lambda name: KINDS.index(kinds[name]))     # stable: given order within a kind
+    table = pd.DataFrame.from_dict({name: rows[name] for name in order}, orient="index", columns=ordered)
     table.index.name = "set"
+    table.attrs["kinds"] = {name: kinds[name] for name in order}
     return table
+
+
+def row_kinds(table: pd.DataFrame) -> dict[str, str]:
+    """Each row's kind (:data:`KINDS`): from :func:`compare`, else the baseline rows by name."""
+    known = table.attrs.get("kinds") or {}
+    return {str(name): known.get(str(name), "baseline" if name in BASELINE_ROWS.values() else "synthesizer")
+            for name in table.index}
 
 
 def _warn_on_different_baselines(first_name: str, first: dict, entries: dict) -> None:
@@ -135,12 +169,13 @@ def _warn_on_different_baselines(first_name: str, first: dict, entries: dict) ->
 
 
 def tradeoff_plot(table: pd.DataFrame, utility: str = "tp_tv", privacy: str = "reid_rate",
-                  path: str | Path | None = None, overwrite: bool = True) -> bytes:
-    """Utility loss against privacy risk, one labelled point per row (paper 001, Figure 7).
-
-    x is the ``privacy`` column (e.g. the re-identification rate), y the ``utility`` column (e.g.
-    TP-TV); the Training and Uniform baselines are grey squares. Lower-left is better. Rows
-    missing either value are left out.
+                  path: str | Path | None = None, overwrite: bool = True,
+                  also: tuple[str, ...] = ("mia_advantage",)) -> bytes:
+    """Utility loss against privacy risk, one labelled point per row (paper 001, Figure 7): a panel
+    for ``privacy`` (e.g. the re-identification rate), and one for each of ``also`` that the table
+    has (membership inference, which every method has, where virtual users cannot be
+    re-identified). y is the ``utility`` column (e.g. TP-TV); baselines are grey squares.
+    Lower-left is better. Rows missing a panel's values are left out of it.
 
     Returns
     -------
@@ -151,12 +186,19 @@ def tradeoff_plot(table: pd.DataFrame, utility: str = "tp_tv", privacy: str = "r
         if column not in table.columns:
             raise InputError(f"no {what} metric {column!r} in the table; expected one of "
                              f"{', '.join(map(str, table.columns))}")
-    points = [(str(name), float(row[privacy]), float(row[utility]), name in BASELINE_ROWS.values())
-              for name, row in table.iterrows()
-              if math.isfinite(float(row[privacy])) and math.isfinite(float(row[utility]))]
-    if not points:
+    kinds = row_kinds(table)
+
+    def points(x_key):
+        return [(str(name), float(row[x_key]), float(row[utility]), kinds[str(name)] == "baseline")
+                for name, row in table.iterrows()
+                if math.isfinite(float(row[x_key])) and math.isfinite(float(row[utility]))]
+
+    panels = [(metric_label(key), points(key)) for key in (privacy, *[k for k in also if k != privacy])
+              if key in table.columns]
+    panels = [(label, pts) for label, pts in panels if pts]
+    if not panels:
         raise InputError(f"no row has both {privacy} and {utility}; run the evaluations with the attacks")
-    png = plots.tradeoff_png(points, metric_label(privacy), metric_label(utility))
+    png = plots.tradeoff_png(panels[0][1], panels[0][0], metric_label(utility), panels=panels[1:])
     if path is not None:
         with atomic_output(Path(path), overwrite, directory=False) as tmp:
             tmp.write_bytes(png)
@@ -186,21 +228,26 @@ PAGE = """<!DOCTYPE html>
 <style>
 """ + BASE_CSS + """tr.baseline td { color: #777; }
 td.best { background: #dff0d8; font-weight: 600; }
+tr.group th { text-align: left; background: #fff; color: #444; font-weight: 600; padding-top: 0.9em;
+              border-bottom: 1px solid #bbb; }
 </style>
 </head>
 <body>
 <main>
 <h1>{{ title }}</h1>
-<p class="note">Each row is one synthetic set evaluated against the same real test traces{% if has_uniform %};
-Training and Uniform are the baselines (the training traces released as they are, uniformly random traces){% elif has_baselines %};
-Training is the baseline (the training traces released as they are){% endif %}.
+<p class="note">Each row is one synthetic set evaluated against the same real test traces, grouped by kind:
+synthesizers, anonymizers, then the baselines, which release the real traces as they are (training, none,
+cheat) or random ones (uniform) and show what no protection, or no utility, looks like.
 Lower is better in every column{% if any_higher %} but those marked &uarr;, where higher is better{% endif %}; the
-best set in each column is highlighted.</p>
+best set in each column among those that protect is highlighted, never a baseline.</p>
 <table>
 <tr><th>Set</th>{% for c in columns %}<th title="{{ c.description }}">{{ c.label }}{% if c.higher %} &uarr;{% endif %}</th>{% endfor %}</tr>
-{% for row in rows %}
+{% for group in groups %}
+<tr class="group"><th colspan="{{ columns | length + 1 }}">{{ group.heading }}</th></tr>
+{% for row in group.rows %}
 <tr{% if row.baseline %} class="baseline"{% endif %}><td>{% if row.link %}<a href="{{ row.link }}">{{ row.name }}</a>{% else %}{{ row.name }}{% endif %}</td>
 {% for cell in row.cells %}<td{% if cell.best %} class="best"{% endif %}>{{ cell.text }}</td>{% endfor %}</tr>
+{% endfor %}
 {% endfor %}
 </table>
 {% if notes %}
@@ -219,8 +266,9 @@ best set in each column is highlighted.</p>
 {% if uri %}
 <figure>
 <img src="{{ uri }}" alt="privacy-utility trade-off">
-<figcaption>Utility loss against privacy risk, one point per set{% if has_baselines %}; the baselines are grey squares{% endif %}.
-Lower-left is better: little utility lost and little learnt by the attacker.</figcaption>
+<figcaption>Utility loss against privacy risk, one point per set, one panel per attack (sets of virtual users
+cannot be re-identified, so they appear in the membership-inference panel only){% if has_baselines %}; the
+baselines are grey squares{% endif %}. Lower-left is better: little utility lost and little learnt by the attacker.</figcaption>
 </figure>
 {% endif %}
 <p class="note">Generated by locsynth {{ version }}. This page needs no network: the plots are embedded.</p>
@@ -236,37 +284,42 @@ _PAGE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, tr
 def compare_html(table: pd.DataFrame, png: bytes | None = None, title: str | None = None,
                  notes: list[str] | None = None, links: dict[str, str] | None = None,
                  figures: list[dict] | None = None) -> str:
-    """A small self-contained page: the :func:`compare` table and the :func:`tradeoff_plot` PNG,
-    with ``notes`` (one line per set), ``links`` (set name -> its own report) and ``figures``
-    (:func:`trip_figures`)."""
-    baselines = set(BASELINE_ROWS.values())
-    synthetic = table.loc[[n for n in table.index if n not in baselines]]
+    """A small self-contained page: the :func:`compare` table grouped by kind (:data:`KINDS`) and
+    the :func:`tradeoff_plot` PNG, with ``notes`` (one line per set), ``links`` (set name -> its
+    own report) and ``figures`` (:func:`trip_figures`). The best value of a column is marked among
+    the sets that protect, never among the baselines."""
+    kinds = row_kinds(table)
+    protecting = table.loc[[n for n in table.index if kinds[str(n)] != "baseline"]]
     higher = [c for c in table.columns if c in HIGHER_IS_BETTER]
     best = pd.Series(dtype=float)
-    if len(synthetic):
-        best = synthetic.min(axis=0, skipna=True)
-        best[higher] = synthetic[higher].max(axis=0, skipna=True)
-    rows = []
-    for name, row in table.iterrows():
-        baseline = name in baselines
-        cells = [{"text": format_metric(str(c), row[c]),
-                  "best": (not baseline and len(synthetic) > 1 and math.isfinite(row[c]) and row[c] == best[c])}
-                 for c in table.columns]
-        rows.append({"name": str(name), "baseline": baseline, "cells": cells, "link": (links or {}).get(str(name))})
+    if len(protecting):
+        best = protecting.min(axis=0, skipna=True)
+        best[higher] = protecting[higher].max(axis=0, skipna=True)
+    groups = []
+    for kind in KINDS:
+        rows = []
+        for name, row in table.iterrows():
+            if kinds[str(name)] != kind:
+                continue
+            baseline = kind == "baseline"
+            cells = [{"text": format_metric(str(c), row[c]),
+                      "best": (not baseline and len(protecting) > 1 and math.isfinite(row[c]) and row[c] == best[c])}
+                     for c in table.columns]
+            rows.append({"name": str(name), "baseline": baseline, "cells": cells,
+                         "link": (links or {}).get(str(name))})
+        if rows:
+            groups.append({"heading": KIND_HEADINGS[kind], "rows": rows})
     columns = [{"label": metric_label(str(c)), "description": metric_description(str(c)), "higher": c in higher}
                for c in table.columns]
     shown = [{**fig, "uri": plots.data_uri(fig["png"])} for fig in figures or []]
-    return _PAGE.render(title=title or "locsynth comparison", columns=columns, rows=rows,
+    return _PAGE.render(title=title or "locsynth comparison", columns=columns, groups=groups,
                         uri=plots.data_uri(png) if png else None, version=__version__, notes=notes or [],
-                        has_baselines=any(name in baselines for name in table.index), figures=shown,
-                        has_uniform=BASELINE_ROWS["uniform"] in table.index,
-                        any_higher=bool(higher))
+                        has_baselines="baseline" in kinds.values(), figures=shown, any_higher=bool(higher))
 
 
 def _trips_meta(data) -> dict | None:
     """``_meta['trips']`` of a loaded metrics.json (or a Report's ``meta['trips']``)."""
-    meta = getattr(data, "meta", None) if not isinstance(data, dict) else data.get("_meta")
-    return (meta or {}).get("trips")
+    return run_meta(data).get("trips")
 
 
 def trip_figures(reports: dict[str, dict]) -> list[dict]:

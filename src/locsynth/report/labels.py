@@ -95,6 +95,28 @@ HIGHER_IS_BETTER = frozenset(k for k, v in {**OTHER, **TRIPS}.items() if v.descr
 
 BASELINES = ("synthetic", "training", "uniform")
 
+#: short column headers for tables printed in a terminal, and the order in which the key metrics
+#: are shown when the width allows only some (``locsynth compare``)
+SHORT = {"tp_tv": "TP-TV", "trip_length_jsd": "len JSD", "trip_sd_emd_m": "SD-EMD m", "tm_emd_x": "EMD-X",
+         "tm_emd_y": "EMD-Y", "reid_rate": "re-id", "mia_advantage": "MIA adv", "trip_top10_precision": "top-10",
+         "tp_tv_top50": "TP-Top50", "vf_tv": "VF-TV", "trip_top100_precision": "top-100", "tm_swd": "TM-SWD",
+         "trip_length_jsd_hourly": "len JSD/h", "trip_sd_emd_hourly_m": "SD-EMD/h", "mia_accuracy": "MIA acc",
+         "trip_top20_precision": "top-20", "trip_top50_precision": "top-50"}
+
+
+def run_label(meta: dict, fallback: str) -> str:
+    """How a run is named in tables and plots: its method and, where it has one, its epsilon
+    ('tpm ε=1'); ``fallback`` (e.g. the directory's name) when the evaluated set is not a
+    registered method's output (real data, an external synthesizer's files)."""
+    from .. import registry
+
+    method = (meta or {}).get("method")
+    if not method or method not in registry.names():
+        return fallback
+    params = (meta or {}).get("params") or {}
+    eps = params.get("epsilon")
+    return f"{method} ε={eps:g}" if isinstance(eps, (int, float)) else str(method)
+
 
 def metric_label(key: str, options: dict | None = None) -> str:
     """Display name of a metric key ('tp_tv_top50' -> 'TP-TV-Top50', or Top<top> from the options)."""

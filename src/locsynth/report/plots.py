@@ -281,58 +281,90 @@ def trip_lengths_png(distributions: dict) -> bytes:
     return to_png(fig)
 
 
-def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_label: str) -> bytes:
+def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_label: str,
+                 panels: list[tuple[str, list]] | None = None) -> bytes:
     """Utility loss (y) against privacy risk (x), one labelled point per set; lower-left is better.
 
-    points : (name, x, y, is_baseline); baselines are drawn in grey.
+    points : (name, x, y, is_baseline); baselines are drawn as grey squares. ``panels`` (x label,
+    points) adds panels beside the first with the same y axis (e.g. membership inference beside
+    re-identification, which sets of virtual users lack).
     """
-    fig = new_figure(5.2, 4.0)
-    ax = fig.subplots()
-    for name, x, y, baseline in points:
-        color = COLORS["uniform"] if baseline else COLORS["synthetic"]
-        ax.scatter([x], [y], s=36, color=color, marker="s" if baseline else "o", zorder=3)
-    xs = [p[1] for p in points]
-    ys = [p[2] for p in points]
-    if xs:
-        pad_x = 0.08 * ((max(xs) - min(xs)) or max(abs(max(xs)), 1e-3))
-        pad_y = 0.08 * ((max(ys) - min(ys)) or max(abs(max(ys)), 1e-3))
-        ax.set_xlim(min(min(xs), 0) - pad_x, max(xs) + 2.5 * pad_x)
-        ax.set_ylim(min(min(ys), 0) - pad_y, max(ys) + 2.0 * pad_y)
-    _label_points(ax, points)
-    ax.set_xlabel(f"{x_label} (privacy risk, lower is better)", fontsize=8)
-    ax.set_ylabel(f"{y_label} (utility loss, lower is better)", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.grid(True, linewidth=0.4, alpha=0.5)
-    ax.annotate("better", xy=(0.03, 0.03), xytext=(0.13, 0.13), xycoords="axes fraction",
-                textcoords="axes fraction", fontsize=8, color="#2ca02c",
-                arrowprops={"arrowstyle": "->", "color": "#2ca02c"})
+    panels = [(x_label, points)] + list(panels or [])
+    fig = new_figure(5.2 * len(panels), 4.2)
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    ys = [p[2] for _, pts in panels for p in pts]
+    for ax, (label, pts) in zip(axes, panels):
+        for name, x, y, baseline in pts:
+            color = COLORS["uniform"] if baseline else COLORS["synthetic"]
+            ax.scatter([x], [y], s=36, color=color, marker="s" if baseline else "o", zorder=3)
+        xs = [p[1] for p in pts]
+        if xs:
+            pad_x = 0.08 * ((max(xs) - min(xs)) or max(abs(max(xs)), 1e-3))
+            ax.set_xlim(min(min(xs), 0) - pad_x, max(xs) + 3.0 * pad_x)
+        if ys:
+            pad_y = 0.08 * ((max(ys) - min(ys)) or max(abs(max(ys)), 1e-3))
+            ax.set_ylim(min(min(ys), 0) - pad_y, max(ys) + 2.0 * pad_y)
+        ax.set_xlabel(f"{label} (privacy risk, lower is better)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, linewidth=0.4, alpha=0.5)
+        ax.annotate("better", xy=(0.03, 0.03), xytext=(0.13, 0.13), xycoords="axes fraction",
+                    textcoords="axes fraction", fontsize=8, color="#2ca02c",
+                    arrowprops={"arrowstyle": "->", "color": "#2ca02c"})
+    axes[0].set_ylabel(f"{y_label} (utility loss, lower is better)", fontsize=8)
+    fig.canvas.draw()                       # the constrained layout fixes the axes before labels are placed
+    for ax, (_, pts) in zip(axes, panels):
+        _label_points(ax, pts)
     return to_png(fig)
 
 
-#: where a point's label may go, in points from the point: right-above first, then the others
-_LABEL_OFFSETS = ((5, 4, "left"), (5, -11, "left"), (-5, 4, "right"), (-5, -11, "right"), (5, 14, "left"),
-                  (5, -21, "left"))
+#: where a point's label may go, in points from the point: near first, then farther, on all sides
+_LABEL_OFFSETS = tuple((r * dx, r * dy, align) for r in (1, 2, 3, 4.5)
+                       for dx, dy, align in ((5, 3, "left"), (5, -11, "left"), (-5, 3, "right"),
+                                             (-5, -11, "right"), (0, 9, "center"), (0, -19, "center")))
 
 
 def _label_points(ax, points) -> None:
-    """Label each point where its text overlaps the labels already placed the least (greedy)."""
-    placed: list[tuple[float, float, float, float]] = []
+    """Label every point once, sets at the same place in one label ("none = cheat"), each label where
+    it overlaps the labels already placed and the other points least (greedy over rings of offsets,
+    near first), with a thin line back to its point when it had to move away."""
+    groups: dict[tuple[float, float], list] = {}
+    for name, x, y, baseline in points:
+        groups.setdefault((round(x, 9), round(y, 9)), []).append((name, baseline))
     to_pixels = ax.transData.transform
     scale = ax.figure.dpi / 72.0
-    for name, x, y, baseline in points:
+    dots = [tuple(to_pixels(xy)) for xy in groups]
+    left_edge, bottom, right_edge, top = ax.get_window_extent().extents
+    placed: list[tuple[float, float, float, float]] = []
+    renderer = ax.figure.canvas.get_renderer()
+    for (x, y), members in groups.items():
+        name = " = ".join(n for n, _ in members)
+        baseline = all(b for _, b in members)
         px, py = to_pixels((x, y))
-        width, height = (6.0 * len(name) + 2) * scale, 10.0 * scale
+        probe = ax.text(0, 0, name, fontsize=7.5, parse_math=False)
+        extent = probe.get_window_extent(renderer)
+        probe.remove()
+        width, height = extent.width + 2, extent.height + 1
 
         def box(offset):
             dx, dy, align = offset
-            left = px + dx * scale - (width if align == "right" else 0.0)
+            shift = {"left": 0.0, "right": width, "center": width / 2}[align]
+            left = px + dx * scale - shift
             return left, py + dy * scale, left + width, py + dy * scale + height
 
-        def overlap(b):
-            return sum(max(0.0, min(b[2], o[2]) - max(b[0], o[0])) * max(0.0, min(b[3], o[3]) - max(b[1], o[1]))
+        def cost(b):
+            area = sum(max(0.0, min(b[2], o[2]) - max(b[0], o[0])) * max(0.0, min(b[3], o[3]) - max(b[1], o[1]))
                        for o in placed)
+            hits = sum(1 for (qx, qy) in dots if (qx, qy) != (px, py) and b[0] - 3 <= qx <= b[2] + 3
+                       and b[1] - 3 <= qy <= b[3] + 3)
+            outside = max(0.0, left_edge - b[0]) + max(0.0, b[2] - right_edge) + max(0.0, bottom - b[1]) \
+                + max(0.0, b[3] - top)
+            return area + 400.0 * hits + 50.0 * outside
 
-        best = min(_LABEL_OFFSETS, key=lambda o: overlap(box(o)))
+        costs = [cost(box(o)) for o in _LABEL_OFFSETS]
+        best = _LABEL_OFFSETS[next((i for i, c in enumerate(costs) if c == 0), int(np.argmin(costs)))]
         placed.append(box(best))
-        ax.annotate(name, (x, y), xytext=best[:2], textcoords="offset points", fontsize=8,
-                    ha=best[2], color="#555555" if baseline else "#111111", parse_math=False)
+        far = abs(best[0]) > 5 or best[1] not in (3, -11)
+        ax.annotate(name, (x, y), xytext=best[:2], textcoords="offset points", fontsize=7.5, ha=best[2],
+                    va="bottom", color="#666666" if baseline else "#111111", parse_math=False,
+                    arrowprops={"arrowstyle": "-", "color": "#bbbbbb", "linewidth": 0.6, "shrinkA": 0,
+                                "shrinkB": 3} if far else None)

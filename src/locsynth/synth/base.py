@@ -57,6 +57,8 @@ class Tags:
         contest scores and the utility metrics of exact traces do not.
     trips : made for trips (one trace per trip, with its hour; paper 004): it fits any ragged
         traces, but the demo's daily traces are not what it is for.
+    baseline : a reference point, not a protection: it releases the real traces (training, none,
+        cheat) or random ones (uniform); comparisons show it apart and never mark it best.
     """
 
     virtual_users: bool = False
@@ -67,9 +69,22 @@ class Tags:
     pd_test: bool = False
     generalizes: bool = False
     trips: bool = False
+    baseline: bool = False
 
     def names(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]
+
+    def mismatch(self, traces: TraceSet, name: str) -> str | None:
+        """What the method ``name`` is made for, when ``traces`` are not that (trips against daily
+        traces); None when they fit. A set of trips is one whose users have an ``hour``."""
+        trips = "hour" in traces.users
+        if self.trips and not trips:
+            return (f"{name} is made for trips (one trace per trip with its hour, as prepare --format cab-trips "
+                    f"makes them); these {traces.n_traces} traces are not trips")
+        if not (self.trips or self.ragged or self.baseline) and trips:
+            return (f"{name} is made for users' daily traces; these are {traces.n_traces} trips, one per trace "
+                    f"(methods for trips: locsynth methods lists those tagged 'trips')")
+        return None
 
     def unmet(self, train: TraceSet) -> str | None:
         """What ``train`` lacks that these tags need (None: nothing)."""

@@ -8,13 +8,14 @@ from numba import njit
 
 from ..errors import InputError
 from ..traces import TraceSet
-from .base import Synthesizer, _count, user_uniforms
+from .base import Synthesizer, Tags, _count, user_uniforms
 
 
 class Uniform(Synthesizer):
     """Every event at a location drawn uniformly at random."""
 
     name = "uniform"
+    tags = Tags(baseline=True)
 
     def __init__(self, seed: int = 0):
         self.seed = seed
@@ -41,6 +42,7 @@ class Training(Synthesizer):
     """The training traces released as they are (the upper end of utility, and of risk)."""
 
     name = "training"
+    tags = Tags(baseline=True)
 
     def __init__(self):
         pass
