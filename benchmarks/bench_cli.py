@@ -45,7 +45,7 @@ CASES = {
                "from locsynth.synth import load_model\nfrom locsynth.traces import TraceSet",
                "s = TraceSet.load('{d}/s'); load_model('{d}/m').pd_test(s, candidates=100).save('{o}', s)"),
     "release": (["release", "{d}/s", "--out", "{o}", "--pdtest", "{d}/pd"],
-                "from locsynth.privacy.release import release\nfrom locsynth.traces import TraceSet",
+                "from locsynth.release import release\nfrom locsynth.traces import TraceSet",
                 "release(TraceSet.load('{d}/s'), '{o}', pdtest='{d}/pd')"),
     "anonymize": (["anonymize", "krr", "{d}/pf/train", "--out", "{o}", "--epsilon", "1"],
                   "from locsynth.anonymize.obfuscate import KRR\nfrom locsynth.traces import TraceSet",

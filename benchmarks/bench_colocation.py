@@ -40,7 +40,8 @@ from locsynth.prepare import prepare
 from locsynth.report import plots
 from locsynth.simulate import simulate
 from locsynth.synth.baselines import Uniform
-from locsynth.synth.colocation.counts import category_matrix, colocation_counts, noisy_counts
+from locsynth.metrics.colocation import colocation_counts
+from locsynth.synth.colocation.counts import category_matrix, noisy_counts
 from locsynth.synth.colocation.friendship import friendship_probability, noisy_friendship_probability
 from locsynth.synth.colocation.model import CoLocation
 from locsynth.privacy.privelet import generalized_sensitivity, top_level_variance

@@ -11,12 +11,14 @@ from helpers import traceset
 
 from locsynth import InputError
 from locsynth.metrics.colocation import friend_colocations, population_error, transition_error
-from locsynth.synth.colocation.counts import category_matrix, colocation_counts, row_distributions
+from locsynth.metrics.colocation import colocation_counts
+from locsynth.synth.colocation.counts import category_matrix, row_distributions
 from locsynth.synth.colocation.friendship import (erdos_renyi, friendship_probability,
                                                   noisy_friendship_probability, pair_of_index)
 from locsynth.synth.colocation.generate import complete, place_colocations
 from locsynth.synth.colocation.model import CoLocation
-from locsynth.synth.tpm import TPM, stationary, stochastic_rows, trimmed_transition_counts
+from locsynth.metrics.transitions import trimmed_transition_counts
+from locsynth.synth.tpm import TPM, stationary, stochastic_rows
 
 
 def with_friends(ts, edges):
@@ -137,7 +139,7 @@ def test_rewiring_one_user_moves_p_by_at_most_2_over_n():
 
 
 def test_noisy_probability_is_clamped_and_recorded():
-    from locsynth.privacy.ledger import Ledger
+    from locsynth.ledger import Ledger
 
     ledger = Ledger()
     values = [noisy_friendship_probability(0, 3, 0.05, ledger=ledger) for _ in range(50)]
@@ -330,7 +332,7 @@ def test_completion_by_the_chains_tables_matches_per_user_viterbi():
 def test_leaf_rule_then_networkx_gives_maximum_matchings_of_sparse_graphs():
     """Sparse friend graphs at one place (trees, paths, cycles with pendants): matching degree-1
     users first, then networkx on the rest, equals networkx on the whole graph."""
-    from locsynth.synth.colocation.counts import _leaf_matching
+    from locsynth.metrics.colocation import _leaf_matching
 
     rng = np.random.default_rng(11)
     for trial in range(200):

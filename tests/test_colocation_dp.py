@@ -16,9 +16,9 @@ from locsynth.privacy.audit import audit
 from locsynth.privacy.laplace import laplace
 from locsynth.privacy.privelet import coefficients, generalized_sensitivity, noisy_coefficients, weights
 from locsynth.space import Hierarchy
-from locsynth.synth.colocation.counts import colocation_counts
+from locsynth.metrics.colocation import colocation_counts
 from locsynth.synth.colocation.friendship import noisy_friendship_probability
-from locsynth.synth.tpm import trimmed_transition_counts
+from locsynth.metrics.transitions import trimmed_transition_counts
 
 EPS, C, N, BETA = 1.0, 2, 20_000, 0.01
 BINS = np.linspace(-EPS, EPS, 11)[1:-1]

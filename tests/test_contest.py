@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from locsynth import InputError
-from locsynth.anonymize.clustering import KMeansDefence, rounded_target
+from locsynth.contest.defence import KMeansDefence, rounded_target
 from locsynth.anonymize.generalize import MRLH
 from locsynth.anonymize.shuffle import NoObfuscation
 from locsynth.cli import app

@@ -11,7 +11,7 @@ from helpers import trip_set
 
 from locsynth import InputError
 from locsynth.evaluate import TRIP_UTILITY, evaluate
-from locsynth.io import read_pf_synthetic
+from locsynth.discretize import read_pf_synthetic
 from locsynth.metrics.trips import frequent_pattern_precision, source_destination_emd, trip_length_jsd
 
 

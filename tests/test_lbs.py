@@ -12,7 +12,8 @@ from locsynth.errors import InputError
 from locsynth.simulate import TOKYO_BBOX, simulate
 from locsynth.space import Grid
 from locsynth.synth.sglt import SGLT
-from locsynth.synth.sglt.lbs import METHODS, attack_errors, lbs_png, lbs_scenario, localize
+from locsynth.report.lbs import lbs_png
+from locsynth.synth.sglt.lbs import METHODS, attack_errors, lbs_scenario, localize
 from locsynth.synth.sglt.mobility import day_traces, period_of
 
 BASELINES = [m for m in METHODS if m != "sglt"]

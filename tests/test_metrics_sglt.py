@@ -10,7 +10,7 @@ from scipy.optimize import linear_sum_assignment
 
 from helpers import traceset
 from locsynth import InputError
-from locsynth.io import read_pf_synthetic
+from locsynth.discretize import read_pf_synthetic
 from locsynth.metrics.sglt import (aggregate_transitions, aggregate_visits, kl_smoothed, mobility_similarity,
                                    seed_semantic_similarity, semantic_profiles, semantic_qq_correlation,
                                    sglt_features, time_allocation_kl, time_allocation_paired_kl, top_location_counts,

@@ -163,7 +163,7 @@ def test_authors_log_likelihoods_are_reproduced(pf_sets, pf_dir, authors_factors
 
 
 def test_traces_from_the_authors_factors_match_their_traces(pf_sets, pf_dir, authors_factors):
-    from locsynth.io import read_pf_synthetic
+    from locsynth.discretize import read_pf_synthetic
 
     model = PPMTF.from_factors(pf_sets["train"], authors_factors)
     ours = model.sample(traces_per_user=10, seed=3)

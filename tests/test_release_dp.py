@@ -12,7 +12,7 @@ import pytest
 from helpers import traceset, trip_set
 from locsynth import InputError
 from locsynth.privacy.audit import audit
-from locsynth.privacy.release import make_release
+from locsynth.release import make_release
 
 BETA = 0.01
 
@@ -174,7 +174,7 @@ def test_a_dp_release_states_no_exact_training_size(tmp_path):
     exact numbers of users, traces or events; a method without DP still states them."""
     import json
 
-    from locsynth.privacy.release import release
+    from locsynth.release import release
     from locsynth.synth.baselines import Uniform
     from locsynth.synth.tpm import TPM
 

@@ -12,7 +12,7 @@ import pytest
 
 from locsynth import InputError
 from locsynth.evaluate import evaluate
-from locsynth.io import read_pf_synthetic
+from locsynth.discretize import read_pf_synthetic
 from locsynth.report import compare, compare_html, load_metrics, render_html, tradeoff_plot
 from locsynth.report.labels import format_value
 from locsynth.report.plots import _grid_image, roc_png

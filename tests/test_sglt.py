@@ -285,7 +285,7 @@ def test_pf_utility_and_privacy(pf_sets):
 
 def test_sglt_tool_outputs_load_as_pf_synthetic(pf_sets, tmp_path):
     """The SGLT tool's files as the PPMTF authors stored them: time_period for time_slot."""
-    from locsynth.io import read_pf_synthetic
+    from locsynth.discretize import read_pf_synthetic
 
     train = pf_sets["train"]
     uid = train.users["user_id"].iloc[3]

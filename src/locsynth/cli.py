@@ -492,7 +492,7 @@ def evaluate(
     --format cab-trips) get paper 004's trip metrics instead."""
     from .evaluate import evaluate as run_evaluate
     from .parallel import executor
-    from .privacy.release import is_release, load_release
+    from .release import is_release, load_release
     from .traces import TraceSet
 
     chosen = [] if attacks.strip().lower() == "none" else [a.strip() for a in attacks.split(",") if a.strip()]
@@ -531,7 +531,7 @@ def release(
     overwrite: bool = typer.Option(False, help="Replace OUT (and KEY) if they exist."),
 ):
     """Turn a synthetic set into a release: passing traces only, random pseudonyms, a release card."""
-    from .privacy.release import release as make_release
+    from .release import release as make_release
     from .traces import TraceSet
 
     _refuse_existing(out, overwrite=overwrite)
@@ -605,7 +605,8 @@ def lbs(
 ):
     """Fake traces for location-based services: privacy against utility loss of SGLT fakes and four
     baselines (paper 002 §VII, Figure 6)."""
-    from .synth.sglt.lbs import ADVERSARIES, lbs_html, lbs_png, lbs_scenario
+    from .report.lbs import lbs_html, lbs_png
+    from .synth.sglt.lbs import ADVERSARIES, lbs_scenario
     from .traces import TraceSet, atomic_output
 
     _refuse_existing(out, overwrite=overwrite)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .privacy.ledger import Ledger
 from .space import Grid, POISpace, Space
 from .timeaxis import TimeAxis
 from .traces import TraceSet
@@ -41,36 +42,6 @@ def make_time_axis(points: pd.DataFrame, instant="1h", slot=None, window=None,
     axis = TimeAxis.build(pd.Timestamp("2000-01-01").date(), timezone, instant, slot, window)
     first = points["time"].min().tz_convert(axis.timezone)
     return TimeAxis.build(first.date(), timezone, instant, slot, window)
-
-
-def dp_top_venues(points: pd.DataFrame, n: int, epsilon: float, ledger: Ledger,
-                  venues: pd.DataFrame | None = None) -> POISpace:
-    """The ``n`` venues most users visited, chosen under DP (privacy/topk.py): each user counts a
-    venue at most once, so one user added or removed moves every count by at most 1, all the same
-    way. ``venues`` (venue id -> lat, lon) is the public list of candidates with their
-    coordinates; without it the candidates are the venues in the data, which the ledger records
-    as not covered."""
-    from .privacy.topk import noisy_top_k
-
-    if "venue" not in points:
-        raise InputError("--pois needs a venue column in the input (check-in data); use --grid for GPS points")
-    visits = points[["user", "venue"]].assign(venue=points["venue"].astype(str)).drop_duplicates()
-    visitors = visits["venue"].value_counts()
-    if venues is not None:
-        candidates = np.sort(venues.index.astype(str).to_numpy())
-        public = "the candidates are the venues of the public POI list, with its coordinates"
-    else:
-        candidates = np.sort(visitors.index.to_numpy().astype(str))
-        public = "the candidates are the venues in the data"
-        ledger.note_uncovered("which venues were candidates for the DP choice of locations (those in the data: no "
-                              "public POI list was given) and their coordinates")
-    if n > candidates.size:
-        raise InputError(f"--pois {n} is more than the {candidates.size} candidate venues")
-    scores = visitors.reindex(candidates, fill_value=0).to_numpy(np.int64)
-    chosen = noisy_top_k(scores, n, epsilon, ledger=ledger, unit="user",
-                         saw=f"how many users visited each venue, to choose the {n} locations",
-                         assumptions=f"each user counts a venue at most once (monotonic, sensitivity 1); {public}")
-    return POISpace.of_venues(points, candidates[chosen], known=venues)
 
 
 def user_order(ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -144,3 +115,43 @@ def discretize(points: pd.DataFrame, space: Space, time: TimeAxis, duplicates: s
     if fold_days:
         meta["folded_days"] = True
     return TraceSet.from_events(remap[user], t, loc, users, space, time, meta)
+
+
+def read_pf_synthetic(path: str | Path, like: TraceSet) -> TraceSet:
+    """The PPMTF authors' synthetic traces (io.pf.read_pf_synthetic_table) on ``like``'s space and
+    time axis: ``user`` is a training user of ``like``; the traces have no date and are placed on
+    day 0, at the ``time_instant``-th instant of slot ``time_slot``."""
+    from .io.pf import read_pf_synthetic_table
+
+    path = Path(path)
+    table = {c: v.to_numpy(np.int64) for c, v in read_pf_synthetic_table(path).items()}
+    n_loc = like.space.n_locations
+    bad = table["poi_index"] >= n_loc
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"unknown location id {table['poi_index'][i]} in {path} row {i + 1}: "
+                         f"the space has {n_loc} locations")
+    slot_of = like.time.slot_of
+    first = np.searchsorted(slot_of, np.arange(like.time.n_slots))
+    size = np.bincount(slot_of, minlength=like.time.n_slots)
+    ok = (table["time_slot"] < like.time.n_slots)
+    ok[ok] &= table["time_instant"][ok] < size[table["time_slot"][ok]]
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise InputError(f"time_slot {table['time_slot'][i]}, time_instant {table['time_instant'][i]} in {path} "
+                         f"row {i + 1} is not on the time axis ({like.time.describe()})")
+    t = first[table["time_slot"]] + table["time_instant"]
+    train_ids = pd.Index(like.users["user_id"].astype(str))
+    source = train_ids.get_indexer(pd.Index(table["user"].astype(str)))
+    if (source < 0).any():
+        i = int(np.flatnonzero(source < 0)[0])
+        raise InputError(f"user {table['user'][i]} in {path} row {i + 1} is not a user of the training set")
+    key = pd.MultiIndex.from_arrays([source, table["trace_no"]])
+    codes, uniq = pd.factorize(key, sort=True)
+    users = pd.DataFrame({
+        "user_id": like.users["user_id"].to_numpy()[uniq.get_level_values(0)],
+        "source": uniq.get_level_values(0).astype(np.int32),
+        "trace_no": uniq.get_level_values(1).astype(np.int32),
+    })
+    return TraceSet.from_events(codes, t, table["poi_index"], users, like.space, like.time,
+                                {"source": "pf-synthetic", "file": path.name})

@@ -100,6 +100,15 @@ class Report:
             self.to_html(tmp / "report.html")
         return Path(path)
 
+    @classmethod
+    def load(cls, path: str | Path) -> "Report":
+        """The report :meth:`save` wrote (a directory, or its metrics.json): metrics and meta; the
+        plots' arrays are not saved, so ``details`` is empty."""
+        from .report import load_metrics
+
+        data = load_metrics(path)
+        return cls({k: v for k, v in data.items() if not k.startswith("_")}, {}, data.get("_meta") or {})
+
     def to_html(self, path: str | Path | None = None, overwrite: bool = True) -> str:
         """report.html: tables and plots, self-contained (opens without a network)."""
         from .report import render_html

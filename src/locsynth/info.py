@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .privacy.ledger import Ledger
+from .ledger import Ledger
 
 
 def describe(path: str | Path) -> dict:
@@ -16,7 +16,7 @@ def describe(path: str | Path) -> dict:
     totals) where the data has one."""
     path = Path(path)
     if (path / "release.json").is_file():
-        from .privacy.release import RELEASE_FORMAT, RELEASE_VERSION
+        from .release import RELEASE_FORMAT, RELEASE_VERSION
         from .traces import read_json_meta
 
         card = read_json_meta(path, "release.json", RELEASE_FORMAT, RELEASE_VERSION, "release")

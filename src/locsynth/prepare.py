@@ -9,10 +9,23 @@ import numpy as np
 import pandas as pd
 
 from . import io
-from .discretize import discretize, dp_top_venues, make_space, make_time_axis
+from .discretize import discretize, make_space, make_time_axis, read_pf_synthetic
 from .errors import InputError
-from .privacy.ledger import Ledger
+from .ledger import Ledger
+from .space import POISpace
 from .traces import TraceSet, atomic_output
+from .trips import read_trips
+
+#: formats read straight into TraceSets, beside io's points formats: trips on square cells of
+#: ``cell_m`` metres (paper 004 §8.2), and the PPMTF authors' synthetic files on another set's frame
+TRIP_FORMATS = {"cab-trips": read_trips}
+TRACE_FORMATS = {"pf-synthetic": read_pf_synthetic}
+
+
+def formats() -> list[str]:
+    """Every format ``prepare`` reads."""
+    return sorted([*io.READERS, *TRIP_FORMATS, *TRACE_FORMATS])
+
 
 #: what the ledger notes when the time axis starts on the data's first date
 TIME_FROM_DATA = "the time axis starts on the date of the earliest record in the data"
@@ -77,20 +90,22 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     TraceSet's space and time axis. ``friends`` is an undirected edge list of user ids (Gowalla's
     social graph) kept for the users of each set. ``fold_days`` keeps only the instant of the day
     (see :func:`locsynth.discretize.discretize`; the PF preset turns it on). A trip format
-    (``io.TRIP_READERS``: ``cab-trips``) makes passenger trips on square cells of ``cell_m`` metres
+    (``TRIP_FORMATS``: ``cab-trips``) makes passenger trips on square cells of ``cell_m`` metres
     instead (:func:`prepare_trips`). Output appears only when everything succeeded.
 
     How the frame was made is part of what a DP release shows (issue #21): the sets' ledger
     records what was chosen from the data and is covered by no epsilon (the most visited POIs, a
     grid over the data's own box, a time axis from the earliest record), and ``dp_epsilon`` with
-    ``pois`` chooses the POIs under DP instead (:func:`locsynth.discretize.dp_top_venues`),
+    ``pois`` chooses the POIs under DP instead (:func:`dp_top_venues`),
     spending ``dp_epsilon`` per user in that ledger, which every model fitted on the sets carries.
     ``start`` (a date) fixes the time axis's first day instead of the data's.
     """
     out = Path(out)
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass --overwrite to replace it")
-    if format in io.TRIP_READERS:
+    if format not in formats():
+        raise InputError(f"unknown format {format!r}; expected one of {', '.join(formats())}")
+    if format in TRIP_FORMATS:
         _refuse_for_trips(format, {"--grid": grid, "--pois": pois, "--instant": instant, "--slot": slot,
                                    "--window": window, "--like": like, "--friends": friends, "--fold-days": fold_days,
                                    "--dp-epsilon": dp_epsilon, "--start": start,
@@ -98,14 +113,14 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
                                    **{"--" + k.replace("_", "-"): v for k, v in (reader_options or {}).items()}})
         sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed)
     elif cell_m is not None:
-        raise InputError(f"--cell-m applies to --format {', '.join(io.TRIP_READERS)} only; use --grid with {format}")
+        raise InputError(f"--cell-m applies to --format {', '.join(TRIP_FORMATS)} only; use --grid with {format}")
     elif dp_epsilon is not None and pois is None:
         raise InputError("--dp-epsilon chooses the --pois under DP: give --pois N with it")
-    elif format in io.TRACE_READERS:
+    elif format in TRACE_FORMATS:
         like_set = TraceSet.load(like) if like is not None else None
         if like_set is None:
             raise InputError(f"--format {format} needs --like DIR: the TraceSet whose space and time axis it uses")
-        sets = {"": io.TRACE_READERS[format](Path(input), like_set)}
+        sets = {"": TRACE_FORMATS[format](Path(input), like_set)}
     else:
         like_set = TraceSet.load(like) if like is not None else None
         sets = _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone,
@@ -134,13 +149,13 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     trip (a passenger), so a trip is the unit held out, and trips of one cab may fall on both sides.
     Returns ``{"": trips}`` or ``{"train": ..., "test": ...}`` (not yet saved).
     """
-    if format not in io.TRIP_READERS:
-        raise InputError(f"unknown trip format {format!r}; expected one of {', '.join(io.TRIP_READERS)}")
+    if format not in TRIP_FORMATS:
+        raise InputError(f"unknown trip format {format!r}; expected one of {', '.join(TRIP_FORMATS)}")
     path = Path(input)
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")
     options = {"bbox": bbox, "timezone": timezone}
-    trips = io.TRIP_READERS[format](path, 250.0 if cell_m is None else cell_m,
+    trips = TRIP_FORMATS[format](path, 250.0 if cell_m is None else cell_m,
                                     **{k: v for k, v in options.items() if v is not None})
     ledger = Ledger()
     ledger.note_uncovered(TIME_FROM_DATA)
@@ -170,6 +185,36 @@ def attach_friends(ts: TraceSet, edges: pd.DataFrame) -> TraceSet:
     keep = (a >= 0) & (b >= 0) & (a != b)
     pairs = np.unique(np.sort(np.column_stack([a[keep], b[keep]]), axis=1), axis=0)
     return replace(ts, friends=pairs.reshape(-1, 2))
+
+
+def dp_top_venues(points: pd.DataFrame, n: int, epsilon: float, ledger: Ledger,
+                  venues: pd.DataFrame | None = None) -> POISpace:
+    """The ``n`` venues most users visited, chosen under DP (privacy/topk.py): each user counts a
+    venue at most once, so one user added or removed moves every count by at most 1, all the same
+    way. ``venues`` (venue id -> lat, lon) is the public list of candidates with their
+    coordinates; without it the candidates are the venues in the data, which the ledger records
+    as not covered."""
+    from .privacy.topk import noisy_top_k
+
+    if "venue" not in points:
+        raise InputError("--pois needs a venue column in the input (check-in data); use --grid for GPS points")
+    visits = points[["user", "venue"]].assign(venue=points["venue"].astype(str)).drop_duplicates()
+    visitors = visits["venue"].value_counts()
+    if venues is not None:
+        candidates = np.sort(venues.index.astype(str).to_numpy())
+        public = "the candidates are the venues of the public POI list, with its coordinates"
+    else:
+        candidates = np.sort(visitors.index.to_numpy().astype(str))
+        public = "the candidates are the venues in the data"
+        ledger.note_uncovered("which venues were candidates for the DP choice of locations (those in the data: no "
+                              "public POI list was given) and their coordinates")
+    if n > candidates.size:
+        raise InputError(f"--pois {n} is more than the {candidates.size} candidate venues")
+    scores = visitors.reindex(candidates, fill_value=0).to_numpy(np.int64)
+    chosen = noisy_top_k(scores, n, epsilon, ledger=ledger, unit="user",
+                         saw=f"how many users visited each venue, to choose the {n} locations",
+                         assumptions=f"each user counts a venue at most once (monotonic, sensitivity 1); {public}")
+    return POISpace.of_venues(points, candidates[chosen], known=venues)
 
 
 def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone, split,

@@ -85,7 +85,7 @@ register("mrlh", "locsynth.anonymize.generalize", "MRLH", "anonymizer",
          "MRLH: merge grid cells by dropping low coordinate bits, hide events with probability lam (paper 003 §4.1)")
 register("cheat", "locsynth.anonymize.shuffle", "Cheat", "anonymizer",
          "Cheating anonymization: whole traces shuffled among the first share p of users (paper 003 §4.1)")
-register("kmeans", "locsynth.anonymize.clustering", "KMeansDefence", "anonymizer",
+register("kmeans", "locsynth.contest.defence", "KMeansDefence", "anonymizer",
          "The PWS Cup 2019 winner: k-means on visit counts, moves toward the cluster mean within s_U >= s_req (paper 003 §5.2)")
 register("planar-laplace", "locsynth.anonymize.obfuscate", "PlanarLaplace", "anonymizer",
          "Planar Laplace: every event moved by geo-indistinguishable noise and snapped to the grid")

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import InputError
-from .privacy.ledger import Ledger
+from .ledger import Ledger
 from .space import Space
 from .timeaxis import TimeAxis
 
@@ -288,7 +288,7 @@ class TraceSet:
             raise InputError(f"user row out of range 0..{self.n_traces - 1}")
         off = self.offsets
         lens = off[rows + 1] - off[rows]
-        take = _ranges(off[rows], lens)
+        take = ranges(off[rows], lens)
         new_user = np.repeat(np.arange(rows.size, dtype=np.int32), lens)
         return replace(self, user=new_user, t=self.t[take], loc=self.loc[take],
                        users=self.users.iloc[rows].reset_index(drop=True), friends=self._friends_among(rows))
@@ -505,7 +505,7 @@ def read_json_meta(path: Path, file: str, format_name: str, version: int, what: 
     return meta
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenation of arange(s, s + l) for each (s, l), without a Python loop."""
     total = int(lengths.sum())
     if total == 0:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..privacy.ledger import Ledger, check_epsilon
+from ..ledger import Ledger
+from ..validation import check_epsilon
 from ..privacy.planar_laplace import planar_laplace_locations
 from ..privacy.randomized_response import randomized_response
 from ..synth.base import Anonymizer, Tags

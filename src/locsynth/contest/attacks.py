@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..space import Grid
-from ..traces import DELETED, TraceSet, _ranges, generalized_code
+from ..traces import DELETED, TraceSet, ranges, generalized_code
 
 DELTA = 1e-8
 ATTACKS = ("rand", "visitprob", "homeprob", "fuzzy")
@@ -174,7 +174,7 @@ def release_operator(anonymized: TraceSet) -> sp.csr_matrix | None:
     has = np.flatnonzero((best >= 0) & (share > 0))
     k = best[has]
     rows = np.r_[np.arange(L), np.repeat(has, sets.sizes[k])]
-    cols = np.r_[np.arange(L), sets.members[_ranges(sets.offsets[k], sets.sizes[k])]]
+    cols = np.r_[np.arange(L), sets.members[ranges(sets.offsets[k], sets.sizes[k])]]
     data = np.r_[1.0 - share, np.repeat(share[has] / sets.sizes[k], sets.sizes[k])]
     return sp.csr_matrix((data, (rows, cols)), shape=(L, L))
 

@@ -26,7 +26,7 @@ SPECS = {  # name: (class path, parameter names, parameter types)
     "krr": ("locsynth.anonymize.obfuscate:KRR", ("epsilon",), (float,)),
     "pl": ("locsynth.anonymize.obfuscate:PlanarLaplace", ("l", "r"), (float, float)),
     "cheat": ("locsynth.anonymize.shuffle:Cheat", ("p",), (float,)),
-    "kmeans": ("locsynth.anonymize.clustering:KMeansDefence", ("k",), (int,)),
+    "kmeans": ("locsynth.contest.defence:KMeansDefence", ("k",), (int,)),
 }
 
 
@@ -138,7 +138,7 @@ def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False,
     table of contest/analyses.py) also ``out/analyses.csv`` and its section of the page."""
     from pathlib import Path
 
-    from ..report.contest import contest_html
+    from .page import contest_html
     from ..traces import atomic_output
     from .files import write_id_table, write_traces
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..space import Space
-from ..traces import DELETED, TraceSet, _ranges, generalized_code
+from ..traces import DELETED, TraceSet, ranges, generalized_code
 from .files import hospitals
 
 LAMBDA_U = 2000.0
@@ -86,7 +86,7 @@ def event_values(original: TraceSet, released: TraceSet, values: np.ndarray, wha
         k = generalized_code(out_loc[gen])
         size = sets.sizes[k]
         rows = np.repeat(np.arange(k.size), size)
-        members = sets.members[_ranges(sets.offsets[k], size.astype(np.int64))]
+        members = sets.members[ranges(sets.offsets[k], size.astype(np.int64))]
         per = values[np.repeat(truth[gen], size), members]
         score[np.flatnonzero(gen)] = np.bincount(rows, per, minlength=k.size) / size
     return score

@@ -43,7 +43,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..space import Grid
-from ..synth.base import _count
+from ..validation import check_count
 from ..traces import TraceSet
 from .files import HOSPITAL, TimeTable, default_times, hospitals, read_regions
 
@@ -104,7 +104,7 @@ def check_frame(space, time, what: str) -> None:
 def check_counts(**counts: int) -> None:
     """An InputError naming the first count (teams, users, days) that is not a whole number >= 1."""
     for name, value in counts.items():
-        _count(f"the number of {name.replace('_', ' ')}", value)
+        check_count(f"the number of {name.replace('_', ' ')}", value)
 
 
 def contest_grid(space: Grid, hospitals_from=None) -> Grid:

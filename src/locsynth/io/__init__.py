@@ -2,7 +2,8 @@
 
 ``read_points(format, path, ...)`` dispatches on the format name; ``FORMATS`` lists them.
 ``PRESETS`` holds a format's own discretization (PF comes with its grid and time axis).
-``TRIP_READERS`` read straight into a TraceSet of trips (paper 004 §8.2, :mod:`locsynth.trips`).
+Every reader returns a points table; formats read straight into TraceSets (trips, the PPMTF
+authors' synthetic files) are prepare's (:data:`locsynth.prepare.SET_FORMATS`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from .foursquare import read_foursquare, read_foursquare_global, read_foursquare
 from .generic import read_csv_points, read_parquet_points
 from .geolife import read_geolife
 from .gowalla import read_gowalla
-from ..trips import read_trips
-from .pf import PF_PRESET, read_pf, read_pf_synthetic
+from .pf import PF_PRESET, read_pf, read_pf_synthetic_table
 
 #: format name -> reader(path, timezone=None, **options) -> points table;
 #: ``timezone`` is the zone of naive timestamps in the input
@@ -34,16 +34,12 @@ READERS = {
     "csv": read_csv_points,
     "parquet": read_parquet_points,
 }
-#: formats read straight into a TraceSet on another set's space and time axis (need ``like``)
-TRACE_READERS = {"pf-synthetic": read_pf_synthetic}
-#: formats read straight into a TraceSet of trips, one trace per passenger trip, on square cells of
-#: ``cell_m`` metres: reader(path, cell_m, bbox=..., timezone=...) (paper 004 §8.2)
-TRIP_READERS = {"cab-trips": read_trips}
 PRESETS = {"pf": PF_PRESET}
 
 
 def formats() -> list[str]:
-    return sorted([*READERS, *TRACE_READERS, *TRIP_READERS])
+    """The formats that read into points tables."""
+    return sorted(READERS)
 
 
 #: formats whose input comes with a list of venues and their coordinates (the VLDB'17 POI files)
@@ -81,6 +77,6 @@ def read_friends(path: str | Path) -> pd.DataFrame:
     return _read(path)
 
 
-__all__ = ["PRESETS", "READERS", "TRACE_READERS", "TRIP_READERS", "formats", "read_cabs", "read_csv_points",
+__all__ = ["PRESETS", "READERS", "formats", "read_cabs", "read_csv_points",
            "read_foursquare", "read_foursquare_global", "read_foursquare_mat", "read_geolife", "read_gowalla",
-           "read_parquet_points", "read_friends", "read_pf", "read_pf_synthetic", "read_points"]
+           "read_parquet_points", "read_friends", "read_pf", "read_pf_synthetic_table", "read_points"]

@@ -17,7 +17,6 @@ import pandas as pd
 
 from ..errors import InputError
 from ..points import unix_seconds_utc, validate_points
-from ..traces import TraceSet
 from ._common import read_csv_checked
 
 #: The authors' preprocessing of PF: lat 35.65-35.75, lon 139.68-139.80, a 20 x 20 grid, 30 instants
@@ -68,15 +67,14 @@ def read_pf(path: str | Path, timezone: str | None = None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def read_pf_synthetic(path: str | Path, like: TraceSet) -> TraceSet:
-    """The authors' synthetic traces, mapped onto ``like``'s space and time axis.
+def read_pf_synthetic_table(path: str | Path) -> pd.DataFrame:
+    """The authors' synthetic traces as a table of whole numbers: ``user, trace_no, time_slot,
+    time_instant, poi_index`` (locsynth.discretize.read_pf_synthetic places them on a frame).
 
     Columns ``user,trace_no,time_slot,time_instant,poi_index[,category,loglikeli]``. ``user`` is
-    the training user's id in ``like`` (the authors' user_index), ``poi_index`` a location id.
-    The SGLT tool's outputs, as the PPMTF authors stored them, say ``time_period`` where PPMTF's
-    say ``time_slot``; both are read.
-    The traces have no date: they are placed on day 0, at the ``time_instant``-th instant of
-    slot ``time_slot``.
+    the training user's id (the authors' user_index), ``poi_index`` a location id. The SGLT
+    tool's outputs, as the PPMTF authors stored them, say ``time_period`` where PPMTF's say
+    ``time_slot``; both are read.
     """
     path = Path(path)
     raw = read_csv_checked(path, ())
@@ -93,33 +91,4 @@ def read_pf_synthetic(path: str | Path, like: TraceSet) -> TraceSet:
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(f"{c} {raw[c].iloc[i]!r} is not a non-negative integer in {path} row {i + 1}")
     vals = {c: v.to_numpy(np.int64) for c, v in vals.items()}
-    n_loc = like.space.n_locations
-    bad = vals["poi_index"] >= n_loc
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"unknown location id {vals['poi_index'][i]} in {path} row {i + 1}: "
-                         f"the space has {n_loc} locations")
-    slot_of = like.time.slot_of
-    first = np.searchsorted(slot_of, np.arange(like.time.n_slots))
-    size = np.bincount(slot_of, minlength=like.time.n_slots)
-    ok = (vals["time_slot"] < like.time.n_slots)
-    ok[ok] &= vals["time_instant"][ok] < size[vals["time_slot"][ok]]
-    if not ok.all():
-        i = int(np.flatnonzero(~ok)[0])
-        raise InputError(f"time_slot {vals['time_slot'][i]}, time_instant {vals['time_instant'][i]} in {path} "
-                         f"row {i + 1} is not on the time axis ({like.time.describe()})")
-    t = first[vals["time_slot"]] + vals["time_instant"]
-    train_ids = pd.Index(like.users["user_id"].astype(str))
-    source = train_ids.get_indexer(pd.Index(vals["user"].astype(str)))
-    if (source < 0).any():
-        i = int(np.flatnonzero(source < 0)[0])
-        raise InputError(f"user {vals['user'][i]} in {path} row {i + 1} is not a user of the training set")
-    key = pd.MultiIndex.from_arrays([source, vals["trace_no"]])
-    codes, uniq = pd.factorize(key, sort=True)
-    users = pd.DataFrame({
-        "user_id": like.users["user_id"].to_numpy()[uniq.get_level_values(0)],
-        "source": uniq.get_level_values(0).astype(np.int32),
-        "trace_no": uniq.get_level_values(1).astype(np.int32),
-    })
-    return TraceSet.from_events(codes, t, vals["poi_index"], users, like.space, like.time,
-                                {"source": "pf-synthetic", "file": path.name})
+    return pd.DataFrame(vals)

@@ -3,21 +3,32 @@
 - Population distribution: the share of events at each location; MAE and MSE between the real
   and the synthetic vector (length L).
 - Transition matrix: row-normalised counts of the moves between consecutive events of a trace on
-  one day (synth/tpm.py's transitions); MAE and MSE over the rows the real data has (a row with no
-  real transition has nothing to compare with).
+  one day (metrics/transitions.py's same-day transitions); MAE and MSE over the rows the real data
+  has (a row with no real transition has nothing to compare with).
 - Co-locations in the synthetic set: instants at which two friends share a location, against the
   same number of pairs of users who are not friends.
+
+The co-location count matrix Q (§4.3), which the synthesizer releases under DP
+(synth/colocation/counts.py), is counted here too. A co-location is two friends at the same
+location in the same instant (§2.1); Q[t, x] counts them per instant of the day t and location x,
+summed over days. At one (instant, location) the friends present form a graph, and Q adds the size
+of its maximum matching, the largest number of disjoint friend pairs there. For two friends that
+is 1, as in the paper. Counting every pair instead would let one user among k friends (who are not
+friends with each other) add k co-locations, and removing that user would move Q by k whatever the
+trimming: the sensitivity would grow with the number of friends. Removing one vertex changes a
+maximum matching by at most 1 (the matching without it is still a matching, and a maximum
+matching loses at most the vertex's own edge).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ..errors import InputError
 from ..traces import TraceSet
-from ..synth.colocation.counts import colocated_pairs
-from ..synth.tpm import trimmed_transition_counts
 from .population import normalise_rows
+from .transitions import rank_in_trace, trimmed_transition_counts
 from .sglt import visit_counts
 
 
@@ -91,3 +102,129 @@ def friend_colocations(traces: TraceSet, seed: int = 0) -> dict[str, float]:
     strangers = pair_colocations(traces, others)
     return {"friend_pairs": m, "friends": friends, "non_friends": strangers,
             "friends_per_pair": friends / max(m, 1), "non_friends_per_pair": strangers / max(others.shape[0], 1)}
+
+
+# -- the co-location count matrix Q (paper 000 §4.3): what the synthesizer releases under DP -----
+PAIRS = ("friends", "all")
+
+
+def trimmed(traces: TraceSet, trim: int | None) -> np.ndarray:
+    """Mask of the events read: each trace's first ``trim`` in time order (all for None)."""
+    if trim is None:
+        return np.ones(traces.n_events, bool)
+    return rank_in_trace(traces.user) < trim
+
+
+@njit(cache=True)
+def _shared_cells(starts, ends, keys, a, b, count_only, out_key, out_edge):
+    """For every edge (a[e], b[e]) the cells both users have, by merging their sorted key lists."""
+    n = 0
+    for e in range(a.size):
+        i, j = starts[a[e]], starts[b[e]]
+        ie, je = ends[a[e]], ends[b[e]]
+        while i < ie and j < je:
+            if keys[i] < keys[j]:
+                i += 1
+            elif keys[i] > keys[j]:
+                j += 1
+            else:
+                if not count_only:
+                    out_key[n] = keys[i]
+                    out_edge[n] = e
+                n += 1
+                i += 1
+                j += 1
+    return n
+
+
+def colocated_pairs(traces: TraceSet, mask: np.ndarray, friends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cell key t * L + x, edge index) of every friend pair present in one cell among the events
+    in ``mask``; sorted by key."""
+    L = traces.space.n_locations
+    user = traces.user[mask].astype(np.int64)
+    key = traces.t[mask].astype(np.int64) * L + traces.loc[mask]
+    order = np.lexsort((key, user))
+    user, key = user[order], key[order]
+    n = traces.n_traces
+    starts = np.searchsorted(user, np.arange(n))
+    ends = np.searchsorted(user, np.arange(n), side="right")
+    a = np.ascontiguousarray(friends[:, 0], np.int64)
+    b = np.ascontiguousarray(friends[:, 1], np.int64)
+    empty = np.zeros(0, np.int64)
+    size = _shared_cells(starts, ends, key, a, b, True, empty, empty)
+    out_key, out_edge = np.empty(size, np.int64), np.empty(size, np.int64)
+    _shared_cells(starts, ends, key, a, b, False, out_key, out_edge)
+    order = np.argsort(out_key, kind="stable")
+    return out_key[order], out_edge[order]
+
+
+def _leaf_matching(pairs: list) -> tuple[int, list]:
+    """Karp and Sipser's exact rule: a vertex of degree 1 is matched to its only neighbour (some
+    maximum matching contains that edge), both leave, repeat. Returns (edges matched, the pairs
+    left, none of whose vertices has degree 1)."""
+    adj: dict = {}
+    for a, b in pairs:
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
+    leaves = [v for v, around in adj.items() if len(around) == 1]
+    matched = 0
+    while leaves:
+        v = leaves.pop()
+        if v not in adj or len(adj[v]) != 1:
+            continue
+        (u,) = adj[v]
+        matched += 1
+        for x in (u, v):
+            for y in adj.pop(x):
+                if y in adj:
+                    adj[y].discard(x)
+                    if len(adj[y]) == 1:
+                        leaves.append(y)
+    return matched, [(a, b) for a in adj for b in adj[a] if a < b]
+
+
+def matching_sizes(keys: np.ndarray, edges: np.ndarray, friends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cell keys, maximum matching size of each cell's friend pairs); keys sorted, edges of one
+    cell adjacent. A cell whose pairs share no user is its own matching; in the others degree-1
+    users are matched first (:func:`_leaf_matching`) and what is left goes to networkx."""
+    if not keys.size:
+        return keys, np.zeros(0, np.int64)
+    cells, start, n_edges = np.unique(keys, return_index=True, return_counts=True)
+    ends = np.stack([friends[edges, 0], friends[edges, 1]], axis=1).ravel()
+    cell_of = np.repeat(np.arange(cells.size), 2 * n_edges)
+    distinct = np.unique(cell_of * np.int64(friends.max() + 1) + ends) // (friends.max() + 1)
+    users = np.bincount(distinct, minlength=cells.size)
+    size = n_edges.copy()
+    shared = np.flatnonzero(users < 2 * n_edges)
+    if shared.size:
+        import networkx as nx
+    for c in shared:
+        matched, rest = _leaf_matching(friends[edges[start[c]:start[c] + n_edges[c]]].tolist())
+        if rest:
+            matched += len(nx.max_weight_matching(nx.Graph(rest), maxcardinality=True))
+        size[c] = matched
+    return cells, size
+
+
+def colocation_counts(traces: TraceSet, trim: int | None = None, pairs: str = "friends") -> np.ndarray:
+    """Q: (instants per day, L) co-locations (module docstring) among each trace's first ``trim``
+    events. ``pairs="all"`` treats every two users as friends (data without a friend graph, such
+    as Foursquare NYC); the count of a cell is then half its users, rounded down."""
+    if pairs not in PAIRS:
+        raise InputError(f"unknown pairs {pairs!r}; expected one of {', '.join(PAIRS)}")
+    L, ipd = traces.space.n_locations, traces.time.instants_per_day
+    mask = trimmed(traces, trim)
+    Q = np.zeros(ipd * L, np.int64)
+    if pairs == "all":
+        key = traces.t[mask].astype(np.int64) * L + traces.loc[mask]
+        cells, present = np.unique(key, return_counts=True)
+        size = present // 2
+    else:
+        if traces.friends is None:
+            raise InputError("co-location counts between friends need a friend graph; use pairs='all' for data "
+                             "without one")
+        keys, edges = colocated_pairs(traces, mask, traces.friends)
+        cells, size = matching_sizes(keys, edges, traces.friends)
+    t, x = np.divmod(cells, L)
+    np.add.at(Q, (t % ipd) * L + x, size)
+    return Q.reshape(ipd, L)

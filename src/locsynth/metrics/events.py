@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..traces import DELETED, TraceSet, _ranges, generalized_code
+from ..traces import DELETED, TraceSet, ranges, generalized_code
 
 
 def spread(traces: TraceSet, events: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -35,7 +35,7 @@ def spread(traces: TraceSet, events: np.ndarray | None = None) -> tuple[np.ndarr
     out_loc = np.repeat(loc, sizes)
     weight = np.repeat(1.0 / np.maximum(sizes, 1), sizes)
     if gen.any():
-        out_loc[np.repeat(gen, sizes)] = traces.locsets.members[_ranges(traces.locsets.offsets[code], sizes[gen])]
+        out_loc[np.repeat(gen, sizes)] = traces.locsets.members[ranges(traces.locsets.offsets[code], sizes[gen])]
     return position, out_loc, weight
 
 
@@ -48,5 +48,5 @@ def spread_pairs(traces: TraceSet, first: np.ndarray, second: np.ndarray) -> tup
     nb = np.bincount(pb, minlength=len(second))
     start = np.r_[0, np.cumsum(nb)[:-1]]
     repeat = nb[pa]
-    take = _ranges(start[pa], repeat)
+    take = ranges(start[pa], repeat)
     return np.repeat(la, repeat), lb[take], np.repeat(wa, repeat) * wb[take]

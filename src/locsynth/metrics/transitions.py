@@ -130,3 +130,30 @@ def tm_swd(reference, synthetic, space: Space, n_projections: int = 50, seed: in
             cdf = np.cumsum(block[order[:-1, k]], axis=0)        # the last CDF value (the total) is 0
             total += float((gaps[:, k] @ np.abs(cdf)).sum())
     return total / n_projections / ref.shape[0]
+
+
+# -- transitions of one day, each trace's first ones (paper 000's TPM and co-locations) ----------
+
+def same_day_transitions(traces: TraceSet) -> np.ndarray:
+    """Indices i of the events whose next event i + 1 is the same trace's, on the same day."""
+    i = traces.transition_index(consecutive_only=False)
+    return i[traces.time.day(traces.t[i]) == traces.time.day(traces.t[i + 1])]
+
+
+def rank_in_trace(user: np.ndarray) -> np.ndarray:
+    """Position of every item among its trace's items (items sorted by trace), 0-based."""
+    user = np.asarray(user)
+    if not user.size:
+        return np.zeros(0, np.int64)
+    start = np.r_[0, np.flatnonzero(user[1:] != user[:-1]) + 1]
+    return np.arange(user.size) - np.repeat(start, np.diff(np.r_[start, user.size]))
+
+
+def trimmed_transition_counts(traces: TraceSet, trim: int | None) -> np.ndarray:
+    """(L, L) counts of transitions, each trace's first ``trim`` in time order (all for None)."""
+    L = traces.space.n_locations
+    i = same_day_transitions(traces)
+    if trim is not None:
+        i = i[rank_in_trace(traces.user[i]) < trim]
+    counts = np.bincount(traces.loc[i].astype(np.int64) * L + traces.loc[i + 1], minlength=L * L)
+    return counts.reshape(L, L).astype(np.float64)

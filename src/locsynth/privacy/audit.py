@@ -36,7 +36,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InputError
-from .ledger import check_delta, check_epsilon
+from ..validation import check_delta, check_epsilon
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ import numpy as np
 from ..errors import InputError
 from ..space import EARTH_RADIUS_M, Grid, Space
 from . import _opendp
-from .ledger import Ledger, check_epsilon
+from ..ledger import Ledger
+from ..validation import check_epsilon
 
 
 def planar_noise(n: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:

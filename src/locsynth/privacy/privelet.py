@@ -48,7 +48,8 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..space import Hierarchy
 from .laplace import laplace
-from .ledger import Ledger, check_epsilon, check_sensitivity
+from ..ledger import Ledger
+from ..validation import check_epsilon, check_sensitivity
 
 
 def weights(h: Hierarchy) -> np.ndarray:

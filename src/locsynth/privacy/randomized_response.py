@@ -17,7 +17,8 @@ import numpy as np
 
 from ..errors import InputError
 from . import _opendp
-from .ledger import Ledger, check_epsilon
+from ..ledger import Ledger
+from ..validation import check_epsilon
 
 
 def keep_probability(k: int, epsilon: float) -> float:

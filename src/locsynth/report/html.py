@@ -227,7 +227,7 @@ def render_html(report, title: str | None = None) -> str:
 
 def _ledger(meta: dict) -> dict | None:
     """The ledger's lines and spends, formatted; None when the set has no ledger."""
-    from ..privacy.ledger import Ledger
+    from ..ledger import Ledger
 
     if "ledger" not in meta:
         return None

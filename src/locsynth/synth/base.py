@@ -9,7 +9,7 @@ TraceSet. Both carry :class:`Tags` that say what they can do, which the common t
 A fitted model saves as a directory: ``model.json`` (method, hyperparameters, fitted scalars,
 the training set's size, space and time axis, the privacy ledger), ``arrays.npz`` (no pickle)
 and the training users and locations as Parquet. Like a synthetic set from ``sample``, a model
-names training users: both are internal, never releases (see privacy/release.py).
+names training users: both are internal, never releases (see release.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..privacy.ledger import Ledger, check_epsilon
+from ..ledger import Ledger
+from ..validation import check_count, check_epsilon, check_share
 from ..space import Space
 from ..timeaxis import TimeAxis
 from ..traces import TraceSet, atomic_output, read_json_meta
@@ -178,7 +179,7 @@ class Synthesizer(_Params):
         """The number of synthetic users (or trips) to make: ``n`` when given; else, for a DP
         method, its DP count of the training units, and for any other, the training users."""
         if n is not None:
-            return _count("n", n)
+            return check_count("n", n)
         if not self.tags.dp:
             return self.n_users
         if "dp_count" in self.training_:
@@ -204,7 +205,7 @@ class Synthesizer(_Params):
                 raise InputError("give n (the first n training users) or users (their rows), not both")
             rows = np.asarray(users, np.int64).ravel()
         else:
-            n = self.n_users if n is None else _count("n", n)
+            n = self.n_users if n is None else check_count("n", n)
             if n > self.n_users:
                 raise InputError(f"{self.name} generates traces of its {self.n_users} training users: n = {n} is "
                                  f"too many (a method with virtual users, such as ppmtf-plus, makes more)")
@@ -349,28 +350,6 @@ def read_model_meta(path: Path) -> dict:
 def load_model(path: str | Path) -> Synthesizer:
     """Load any saved synthesizer."""
     return Synthesizer.load(path)
-
-
-def _count(name: str, value) -> int:
-    """A whole number >= 1, or an InputError naming it."""
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a whole number, got {value!r}") from None
-    if number != value or number < 1:
-        raise InputError(f"{name} must be at least 1, got {value!r}")
-    return number
-
-
-def check_share(value, name: str) -> float:
-    """A share of a budget: a number in [0, 1), or an InputError naming it."""
-    try:
-        share = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number in [0, 1), got {value!r}") from None
-    if not 0.0 <= share < 1.0:
-        raise InputError(f"{name} must be in [0, 1), got {value!r}")
-    return share
 
 
 def _jsonable(value):

@@ -8,7 +8,8 @@ from numba import njit
 
 from ..errors import InputError
 from ..traces import TraceSet
-from .base import Synthesizer, Tags, _count, user_uniforms
+from .base import Synthesizer, Tags, user_uniforms
+from ..validation import check_count
 
 
 class Uniform(Synthesizer):
@@ -30,8 +31,8 @@ class Uniform(Synthesizer):
         users 0 .. n - 1 (or ``users``)."""
         self.check_is_fitted()
         rows = self._rows(n, users)
-        T = _count("days", days) * self.time_.instants_per_day
-        k = _count("traces_per_user", traces_per_user)
+        T = check_count("days", days) * self.time_.instants_per_day
+        k = check_count("traces_per_user", traces_per_user)
         L = self.space_.n_locations
         locs = np.vstack([np.minimum((user_uniforms(seed, int(u), (k, T)) * L).astype(np.int64), L - 1)
                           for u in rows]) if rows.size else np.zeros((0, T), np.int64)
@@ -58,7 +59,7 @@ class Training(Synthesizer):
         copies each, whatever their length (``days`` and ``seed`` are not used)."""
         self.check_is_fitted()
         rows = self._rows(n, users)
-        k = _count("traces_per_user", traces_per_user)
+        k = check_count("traces_per_user", traces_per_user)
         user, t, loc = self.events_
         chosen = TraceSet(user, t, loc, self.users_, self.space_, self.time_).select_users(np.repeat(rows, k))
         return self._synthetic(chosen.user, chosen.t, chosen.loc, np.repeat(rows, k), np.tile(np.arange(k), rows.size),
@@ -137,8 +138,8 @@ class SGD(Synthesizer):
         (or ``users``), each starting with its user's first ``xi`` events."""
         self.check_is_fitted()
         rows = self._rows(n, users)
-        traces_per_user = _count("traces_per_user", traces_per_user)
-        T = _count("days", days) * self.time_.instants_per_day
+        traces_per_user = check_count("traces_per_user", traces_per_user)
+        T = check_count("days", days) * self.time_.instants_per_day
         L = self.space_.n_locations
         P = self.transition_rows()
         cdf = np.empty_like(P.data)

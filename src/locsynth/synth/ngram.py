@@ -73,9 +73,11 @@ from numba import njit
 
 from ..errors import InputError
 from ..privacy.laplace import laplace
-from ..privacy.ledger import Ledger, check_epsilon
+from ..ledger import Ledger
+from ..validation import check_epsilon
 from ..traces import TraceSet
-from .base import SIZE_SHARE, Synthesizer, Tags, _count
+from .base import SIZE_SHARE, Synthesizer, Tags
+from ..validation import check_count
 
 #: OpenDP's privacy map of a histogram's measurement gives back epsilon_g up to float rounding
 _SLACK = 1e-9
@@ -291,7 +293,7 @@ def explore(index: GramIndex, epsilon: float, n_max: int = 5, l_max: int = 20, *
     true counts of equal grams.
     """
     eps = check_epsilon(epsilon)
-    n_max, l_max, replicas = _count("n_max", n_max), _count("l_max", l_max), _count("replicas", replicas)
+    n_max, l_max, replicas = check_count("n_max", n_max), check_count("l_max", l_max), check_count("replicas", replicas)
     if index.l_max is None or index.l_max > l_max:
         raise InputError(f"the sequences must be truncated to l_max = {l_max} symbols before the noise is "
                          f"calibrated to it (they were truncated to {index.l_max})")
@@ -507,7 +509,7 @@ class NGRAM(Synthesizer):
 
     def fit(self, train: TraceSet, *, progress=None) -> "NGRAM":
         eps = check_epsilon(self.epsilon)
-        n_max, l_max = _count("n_max", self.n_max), _count("l_max", self.l_max)
+        n_max, l_max = check_count("n_max", self.n_max), check_count("l_max", self.l_max)
         self._remember_frame(train)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         tree = explore(GramIndex.from_traces(train, l_max), eps, n_max, l_max,
@@ -535,8 +537,8 @@ class NGRAM(Synthesizer):
         the common protocol and checked; NGRAM has no time."""
         self.check_is_fitted()
         m = self._size(n)
-        _count("days", days)
-        l_max = _count("l_max", self.l_max)
+        check_count("days", days)
+        l_max = check_count("l_max", self.l_max)
         loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max,
                            self.seed if seed is None else int(seed))
         user = np.repeat(np.arange(m, dtype=np.int32), length)

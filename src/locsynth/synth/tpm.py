@@ -27,34 +27,11 @@ from numba import njit
 from ..errors import InputError
 from ..metrics.population import normalise_rows
 from ..privacy.laplace import laplace
-from ..privacy.ledger import check_epsilon
+from ..validation import check_epsilon
 from ..traces import TraceSet
-from .base import SIZE_SHARE, Synthesizer, Tags, _count
-
-
-def transitions(traces: TraceSet) -> np.ndarray:
-    """Indices i of the events whose next event i + 1 is the same trace's, on the same day."""
-    i = traces.transition_index(consecutive_only=False)
-    return i[traces.time.day(traces.t[i]) == traces.time.day(traces.t[i + 1])]
-
-
-def rank_in_trace(user: np.ndarray) -> np.ndarray:
-    """Position of every item among its trace's items (items sorted by trace), 0-based."""
-    user = np.asarray(user)
-    if not user.size:
-        return np.zeros(0, np.int64)
-    start = np.r_[0, np.flatnonzero(user[1:] != user[:-1]) + 1]
-    return np.arange(user.size) - np.repeat(start, np.diff(np.r_[start, user.size]))
-
-
-def trimmed_transition_counts(traces: TraceSet, trim: int | None) -> np.ndarray:
-    """(L, L) counts of transitions, each trace's first ``trim`` in time order (all for None)."""
-    L = traces.space.n_locations
-    i = transitions(traces)
-    if trim is not None:
-        i = i[rank_in_trace(traces.user[i]) < trim]
-    counts = np.bincount(traces.loc[i].astype(np.int64) * L + traces.loc[i + 1], minlength=L * L)
-    return counts.reshape(L, L).astype(np.float64)
+from ..metrics.transitions import trimmed_transition_counts
+from .base import SIZE_SHARE, Synthesizer, Tags
+from ..validation import check_count
 
 
 def stochastic_rows(noisy: np.ndarray) -> np.ndarray:
@@ -125,7 +102,7 @@ class TPM(Synthesizer):
 
     def fit(self, train: TraceSet, *, progress=None) -> "TPM":
         eps = check_epsilon(self.epsilon)
-        c = _count("trim", self.trim)
+        c = check_count("trim", self.trim)
         self._remember_frame(train)
         eps = self._count_units(train.n_traces, eps, self.size_share, "user")
         counts = trimmed_transition_counts(train, c)
@@ -140,8 +117,8 @@ class TPM(Synthesizer):
         traces of ``days`` days each, none of them a training user."""
         self.check_is_fitted()
         m = self._size(n)
-        k = _count("traces_per_user", traces_per_user)
-        T = _count("days", days) * self.time_.instants_per_day
+        k = check_count("traces_per_user", traces_per_user)
+        T = check_count("days", days) * self.time_.instants_per_day
         locs = self.walks(m * k, T, seed)
         return self._rectangular(locs, np.full(m * k, -1), np.tile(np.arange(k), m), days,
                                  user_id=np.repeat([f"v{q}" for q in range(m)], k))

@@ -20,7 +20,8 @@ import numpy as np
 
 from ...errors import InputError
 from ...privacy.laplace import laplace
-from ...privacy.ledger import Ledger, check_epsilon
+from ...ledger import Ledger
+from ...validation import check_epsilon
 
 GRAPHS = ("erdos-renyi", "barabasi-albert")
 

@@ -30,11 +30,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InputError
-from ...privacy.ledger import check_epsilon
+from ...validation import check_epsilon
 from ...traces import TraceSet
-from ..base import Synthesizer, Tags, _count
+from ..base import Synthesizer, Tags
+from ...validation import check_count
 from ..tpm import TPM, walks
-from .counts import MECHANISMS, category_matrix, colocation_counts, noisy_counts, row_distributions
+from ...metrics.colocation import colocation_counts
+from .counts import MECHANISMS, category_matrix, noisy_counts, row_distributions
 from .friendship import GRAPHS, friend_graph, noisy_friendship_probability
 from .generate import complete, place_colocations
 
@@ -70,7 +72,7 @@ class CoLocation(Synthesizer):
     def _check_params(self) -> None:
         for name in ("epsilon1", "epsilon2", "epsilon_tpm"):
             check_epsilon(getattr(self, name), name)
-        _count("trim", self.trim)
+        check_count("trim", self.trim)
         if int(self.theta) != self.theta or self.theta < 0:
             raise InputError(f"theta must be a whole number >= 0 (0: from the DP counts), got {self.theta!r}")
         if self.mechanism not in MECHANISMS:
@@ -122,7 +124,7 @@ class CoLocation(Synthesizer):
         (``friends``) and their co-location events."""
         self.check_is_fitted()
         m = self._size(n)
-        T = _count("days", days) * self.time_.instants_per_day
+        T = check_count("days", days) * self.time_.instants_per_day
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(4,)))
         edges = friend_graph(m, self.p_noisy_, self.graph, rng)
         theta = self.expected_theta(m, days)

@@ -24,9 +24,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ...errors import InputError
-from ...privacy.ledger import check_epsilon
+from ...validation import check_epsilon
 from ...traces import TraceSet
-from ..base import SIZE_SHARE, Synthesizer, Tags, _count
+from ..base import SIZE_SHARE, Synthesizer, Tags
+from ...validation import check_count
 from .accounting import Run, composed_epsilon, noise_multipliers, opacus_epsilon
 from .generate import Router
 from .initializer import TripVAE, decode, decoder_arrays
@@ -121,7 +122,7 @@ class DPTrip(Synthesizer):
         if not 0 < float(self.initializer_share) < 1:
             raise InputError(f"initializer_share must lie strictly between 0 and 1, got {self.initializer_share!r}")
         for name in ("epochs", "batch_size", "latent", "hidden", "embedding", "nexthop_hidden", "radius", "threads"):
-            _count(name, getattr(self, name))
+            check_count(name, getattr(self, name))
         for name in ("initializer_clip", "nexthop_clip", "initializer_lr", "nexthop_lr"):
             if getattr(self, name) is not None or name.endswith("clip"):
                 check_epsilon(getattr(self, name), name)
@@ -231,7 +232,7 @@ class DPTrip(Synthesizer):
         (one-minute instants for trips.py's sets). ``days`` is accepted for the common protocol."""
         self.check_is_fitted()
         m = self._size(n)
-        _count("days", days)
+        check_count("days", days)
         # one BLAS thread: the small products gain nothing from more, and it keeps them bit-identical
         with threadpool_limits(1, user_api="blas"):
             source, destination, hour = self.endpoints(m, self.seed if seed is None else int(seed))

@@ -18,7 +18,8 @@ from ... import parallel
 from ...errors import InputError
 from ...privacy.plausible_deniability import PDResult, choose_candidates
 from ...traces import TraceSet
-from ..base import Synthesizer, Tags, _count, user_uniforms
+from ..base import Synthesizer, Tags, user_uniforms
+from ...validation import check_count
 from .generate import PHI, StepIndex, UserModel, reconstruct, sample_users
 from . import checkpoint as ckpt
 from .pdtest import pd_test_factors
@@ -194,7 +195,7 @@ class PPMTF(Synthesizer):
         """
         self.check_is_fitted()
         rows = self._rows(n, users)
-        traces_per_user = _count("traces_per_user", traces_per_user)
+        traces_per_user = check_count("traces_per_user", traces_per_user)
         T = _length(self, days, instants)
         locs, loglik = self._generate(rows, traces_per_user, T, seed, stream=0, progress=progress, client=client)
         source = np.repeat(rows, traces_per_user)
@@ -312,8 +313,8 @@ class PPMTFPlus(PPMTF):
         with ``traces_per_user`` traces. ``progress(done, total)`` is called after each block of
         users; ``client``: generate on a Dask cluster (parallel.py), with the serial output."""
         self.check_is_fitted()
-        m = self.n_users if n is None else _count("n", n)
-        traces_per_user = _count("traces_per_user", traces_per_user)
+        m = self.n_users if n is None else check_count("n", n)
+        traces_per_user = check_count("traces_per_user", traces_per_user)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         cov = np.linalg.inv(self.Lambda_["A"])
         feature = rng.multivariate_normal(self.mu_["A"], (cov + cov.T) / 2, size=m, method="cholesky")
@@ -388,5 +389,5 @@ def _trace_matrix(synthetic: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarr
 def _length(model: PPMTF, days: int, instants: int | None) -> int:
     """Instants per trace: ``instants`` when given, else ``days`` whole days."""
     if instants is not None:
-        return _count("instants", instants)
-    return _count("days", days) * model.time_.instants_per_day
+        return check_count("instants", instants)
+    return check_count("days", days) * model.time_.instants_per_day

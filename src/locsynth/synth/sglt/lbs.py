@@ -1,7 +1,7 @@
 """Fake traces for location-based services (paper 002 §VII, Figure 6).
 
     table = lbs_scenario(SGLT(clusters=100, tool=True).fit(train), test)   # privacy, bandwidth, pollution
-    png = lbs_png(table)                                        # Figure 6 (a) and (b)
+    png = report.lbs.lbs_png(table)                             # Figure 6 (a) and (b)
 
 Every test user queries a location-based service (LBS) at random instants of her day traces; at
 a query instant t her device sends her true location together with the location at t of each of
@@ -58,7 +58,6 @@ Where the paper is silent the choices are ours:
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,7 +66,7 @@ from numba import njit, prange
 
 from ...errors import InputError
 from ...traces import TraceSet
-from ..base import _count
+from ...validation import check_count
 from .generate import LOG_ZERO
 from .mobility import day_traces, fill_missing, period_of
 
@@ -75,9 +74,6 @@ from .mobility import day_traces, fill_missing, period_of
 METHODS = ("sglt", "uniform-iid", "aggregate-iid", "rw-aggregate", "rw-profile")
 #: what the adversary knows: the aggregate model (§VII-B) or also the user's own chain
 ADVERSARIES = ("aggregate", "profile")
-LABELS = {"sglt": "SGLT (synthetic traces)", "uniform-iid": "Uniform IID", "aggregate-iid": "Agg. mobility IID",
-          "rw-aggregate": "RW on agg. mobility", "rw-profile": "RW on user profile"}
-MARKERS = {"sglt": "o", "uniform-iid": "s", "aggregate-iid": "^", "rw-aggregate": "D", "rw-profile": "v"}
 #: score of a state the observations rule out (finite, so that the max-reductions may vectorize)
 NEG = -1e300
 #: random streams (SeedSequence spawn keys (repetition, stream))
@@ -439,8 +435,8 @@ def lbs_scenario(model, test: TraceSet, fakes=(1, 5, 10), methods=METHODS, repea
     ms = _fake_counts(fakes)
     methods = _check_methods(methods)
     _check_adversary(adversary)
-    repeats = _count("repeats", repeats)
-    pool = _count("pool", pool)
+    repeats = check_count("repeats", repeats)
+    pool = check_count("pool", pool)
     if not query_minutes > 0:
         raise InputError(f"query_minutes must be positive, got {query_minutes}")
     if temperature is not None and not temperature > 0:
@@ -515,7 +511,7 @@ def _fake_counts(fakes) -> list[int]:
     values = [fakes] if np.isscalar(fakes) else list(fakes)
     if not values:
         raise InputError("fakes is empty: give at least one number of fake traces, e.g. 1, 5, 10")
-    return sorted({_count("the number of fake traces", value) for value in values})
+    return sorted({check_count("the number of fake traces", value) for value in values})
 
 
 def _check_methods(methods) -> list[str]:
@@ -531,38 +527,3 @@ def _check_methods(methods) -> list[str]:
 def _check_adversary(adversary: str) -> None:
     if adversary not in ADVERSARIES:
         raise InputError(f"unknown adversary {adversary!r}; expected one of {', '.join(ADVERSARIES)}")
-
-
-# -- Figure 6 and the page ----------------------------------------------------------------------------------
-def lbs_png(table: pd.DataFrame) -> bytes:
-    """Figure 6: privacy against (a) bandwidth overhead and (b) profile pollution, one line per
-    method through its numbers of fakes."""
-    from ...report.plots import new_figure, to_png
-
-    fig = new_figure(10.0, 4.6)
-    axes = fig.subplots(1, 2, sharey=True)
-    for ax, col, xlabel in zip(axes, ("bandwidth", "pollution"),
-                               ("(a) bandwidth overhead: distinct locations per query",
-                                "(b) profile pollution: distinct semantic classes per query")):
-        for meth, rows in table.groupby("method", sort=False):
-            rows = rows.sort_values("fakes")
-            ax.plot(rows[col], rows["privacy"], marker=MARKERS.get(meth, "o"), label=LABELS.get(meth, meth))
-        ax.set_xlabel(xlabel)
-        ax.set_ylim(0.0, 1.02)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("location privacy (adversary's error, median)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize="small", frameon=False)
-    return to_png(fig)
-
-
-def lbs_html(table: pd.DataFrame, png: bytes, what: str) -> str:
-    """A small page: title, what was run, the table and Figure 6."""
-    from ...report.plots import data_uri
-
-    body = table.to_html(index=False, float_format=lambda v: f"{v:.4f}", border=0)
-    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>LBS fake queries</title>"
-            "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 10px;text-align:right}</style>"
-            "</head><body>\n<h1>Fake traces for location-based services (paper 002, Figure 6)</h1>\n"
-            f"<p>{html.escape(what)}</p>\n{body}\n<p><img alt=\"privacy against utility loss\" "
-            f"src=\"{data_uri(png)}\"></p>\n</body></html>\n")

@@ -28,7 +28,8 @@ from ... import parallel
 from ...errors import InputError
 from ...rng import user_words
 from ...traces import TraceSet
-from ..base import Synthesizer, Tags, _count
+from ..base import Synthesizer, Tags
+from ...validation import check_count
 from .clustering import choose_k, cluster_quality, semantic_clusters
 from .generate import LOG_ZERO, fakes_kernel, privacy_scores
 from .mobility import (aggregate_model, day_traces, distance_km, fill_missing, period_of, sorted_profiles,
@@ -106,7 +107,7 @@ class SGLT(Synthesizer):
             raise InputError(f"k (alternatives for plausible deniability) must be at least 1, got {self.k}")
         if self.delta_i < 0 or self.delta_s < 0 or self.delta_d < 0:
             raise InputError("delta_i, delta_s and delta_d must be nonnegative")
-        _count("max_tries", self.max_tries)
+        check_count("max_tries", self.max_tries)
         if self.ground not in ("hamming", "km"):
             raise InputError(f"unknown ground distance {self.ground!r}; expected one of hamming, km")
         if self.edge_weight not in ("", *EDGE_WEIGHTS):
@@ -174,8 +175,8 @@ class SGLT(Synthesizer):
         chunks on a Dask cluster, with the serial result."""
         self.check_is_fitted()
         rows = self._rows(n, users)
-        k = _count("traces_per_user", traces_per_user)
-        days = _count("days", days)
+        k = check_count("traces_per_user", traces_per_user)
+        days = check_count("days", days)
         Tday = self.time_.instants_per_day
         T = days * Tday
         log_p = np.log(np.maximum(self.aggregate_.P, np.exp(LOG_ZERO)))

@@ -19,12 +19,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..contest.attacks import visit_counts
-from ..contest.files import hospitals
-from ..contest.scores import LAMBDA_U, S_REQ, distance_matrix, g_u
 from ..errors import InputError
 from ..synth.base import Anonymizer, Tags
 from ..traces import TraceSet
+from .attacks import visit_counts
+from .files import hospitals
+from .scores import LAMBDA_U, S_REQ, distance_matrix, g_u
 
 
 def rounded_target(mean: np.ndarray, total: int) -> np.ndarray:

@@ -28,11 +28,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..privacy.ledger import Ledger
-from ..space import Space
-from ..timeaxis import TimeAxis
-from ..traces import TraceSet, atomic_output, read_json_meta
+from .errors import InputError
+from .ledger import Ledger
+from .space import Space
+from .timeaxis import TimeAxis
+from .traces import TraceSet, atomic_output, read_json_meta
 
 RELEASE_FORMAT = "locsynth.release"
 RELEASE_VERSION = 1
@@ -72,9 +72,12 @@ class Release:
                     self.key.to_csv(key_tmp, index=False)
 
 
-def make_release(synthetic: TraceSet, *, pdtest: str | Path | None = None,
-                 evaluation: str | Path | None = None) -> Release:
-    """The release of ``synthetic`` in memory (module docstring: what is kept and what is dropped)."""
+def make_release(synthetic: TraceSet, *, pdtest=None, evaluation=None) -> Release:
+    """The release of ``synthetic`` in memory (module docstring: what is kept and what is dropped).
+
+    ``pdtest``: a :class:`~locsynth.privacy.plausible_deniability.PDResult` of this set, or the
+    directory ``locsynth pdtest`` wrote; ``evaluation``: a :class:`~locsynth.evaluate.Report` of
+    it, or the directory ``locsynth evaluate`` wrote."""
     if "source" not in synthetic.users:
         raise InputError("release needs a synthetic or anonymized set (the output of locsynth sample or "
                          "anonymize); this set has no source column")
@@ -93,8 +96,8 @@ def make_release(synthetic: TraceSet, *, pdtest: str | Path | None = None,
     return Release(_events(released, ids), locations, _card(synthetic, released, pd_card, evaluation), key_table)
 
 
-def release(synthetic: TraceSet, out: str | Path, *, pdtest: str | Path | None = None, key: str | Path | None = None,
-            evaluation: str | Path | None = None, overwrite: bool = False) -> dict:
+def release(synthetic: TraceSet, out: str | Path, *, pdtest=None, key: str | Path | None = None,
+            evaluation=None, overwrite: bool = False) -> dict:
     """Write the release of ``synthetic`` to the directory ``out`` (and the key to ``key``);
     returns the card. See the module docstring for what is kept and what is dropped."""
     made = make_release(synthetic, pdtest=pdtest, evaluation=evaluation)
@@ -182,9 +185,12 @@ def card_markdown(card: dict) -> str:
 def _pd_filter(synthetic: TraceSet, pdtest) -> tuple[np.ndarray, dict | None]:
     if pdtest is None:
         return np.ones(synthetic.n_traces, bool), None
-    from .plausible_deniability import load_pd_result
+    from .privacy.plausible_deniability import PDResult, load_pd_result
 
-    summary, passed = load_pd_result(pdtest)
+    if isinstance(pdtest, PDResult):
+        summary, passed = {**pdtest.summary(), "synthetic": synthetic.fingerprint()}, pdtest.passed
+    else:
+        summary, passed = load_pd_result(pdtest)
     if summary.get("synthetic") != synthetic.fingerprint() or passed.size != synthetic.n_traces:
         raise InputError(f"the PD test in {pdtest} was run on another synthetic set; run locsynth pdtest on this one")
     return passed, {"k": summary["k"], "eta": summary["eta"], "pass_rate": summary["pass_rate"],
@@ -192,7 +198,7 @@ def _pd_filter(synthetic: TraceSet, pdtest) -> tuple[np.ndarray, dict | None]:
 
 
 def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
-    from .. import __version__
+    from . import __version__
 
     info = synthetic.info
     ledger = synthetic.ledger or Ledger()
@@ -235,14 +241,15 @@ def _training_phrase(training: dict) -> str:
 
 
 def _attacks(evaluation, synthetic: TraceSet) -> dict:
-    from ..report import load_metrics
+    from .evaluate import Report
 
-    metrics = load_metrics(evaluation)
-    out = {k: (metrics.get(k) or {}).get("synthetic") for k in ATTACK_KEYS}
-    meta = metrics.get("_meta") or {}
-    same = meta.get("synthetic_fingerprint") == synthetic.fingerprint()
-    out["evaluated"] = (f"{evaluation}: " + ("this synthetic set before the PD filter" if same else
-                        f"a set of {(meta.get('synthetic') or {}).get('traces', '?')} traces (not verified to be this one)"))
+    report = evaluation if isinstance(evaluation, Report) else Report.load(evaluation)
+    out = {k: (report.metrics.get(k) or {}).get("synthetic") for k in ATTACK_KEYS}
+    same = report.meta.get("synthetic_fingerprint") == synthetic.fingerprint()
+    where = "the report given" if isinstance(evaluation, Report) else str(evaluation)
+    out["evaluated"] = (f"{where}: " + ("this synthetic set before the PD filter" if same else
+                        f"a set of {(report.meta.get('synthetic') or {}).get('traces', '?')} traces (not verified to be "
+                        f"this one)"))
     return out
 
 

@@ -33,7 +33,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from ..errors import InputError
+from .errors import InputError
+from .validation import check_delta, check_epsilon, check_sensitivity
 
 #: the neighbour relations a spend can be stated for (module docstring)
 RELATIONS = ("add-remove", "replace")
@@ -212,30 +213,3 @@ class Ledger:
         if not isinstance(uncovered, list) or not all(isinstance(x, str) for x in uncovered):
             raise InputError("the privacy ledger is damaged: 'uncovered' must be a list of texts")
         return cls(spends, list(uncovered))
-
-
-def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    """epsilon as a float, or an InputError unless it is finite and positive."""
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {epsilon!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise InputError(f"{name} must be a positive finite number, got {epsilon!r}")
-    return value
-
-
-def check_delta(delta: float) -> float:
-    """delta as a float, or an InputError unless 0 <= delta < 1."""
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise InputError(f"delta must be a number, got {delta!r}") from None
-    if not (0.0 <= value < 1.0):
-        raise InputError(f"delta must be in [0, 1), got {delta!r}")
-    return value
-
-
-def check_sensitivity(sensitivity: float) -> float:
-    """sensitivity as a float, or an InputError unless it is finite and positive."""
-    return check_epsilon(sensitivity, "sensitivity")

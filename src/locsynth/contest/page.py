@@ -7,9 +7,9 @@ import jinja2
 import pandas as pd
 
 from .. import __version__
-from ..contest.scores import S_REQ
-from . import plots
-from .compare import BASE_CSS
+from ..report import plots
+from ..report.compare import BASE_CSS
+from .scores import S_REQ
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
