@@ -71,9 +71,9 @@ def test_sampled_attacks_are_seeded_and_bracket_the_exact_rate(pf_sets, pf_dir):
 
     train, test = pf_sets["train"], pf_sets["test"]
     syn = read_pf_synthetic(pf_dir / "PPMTF_TK_alp200_mnt100_mnv100" / "syntraces_Itr100.csv", train)
-    from locsynth.evaluate import as_synthetic
+    from locsynth.attacks.groups import released_as_is
 
-    released = as_synthetic(train)                  # the training traces: almost all re-identified
+    released = released_as_is(train)                  # the training traces: almost all re-identified
     exact = reidentify(train, released)
     sample = reidentify(train, released, max_traces=200, seed=5)
     assert exact.interval == (exact.rate, exact.rate) and sample.rows.size == 200

@@ -10,7 +10,8 @@ import pytest
 from helpers import trip_set
 
 from locsynth import InputError
-from locsynth.evaluate import TRIP_UTILITY, evaluate
+from locsynth.evaluate import evaluate
+from locsynth.report.labels import TRIPS
 from locsynth.discretize import read_pf_synthetic
 from locsynth.metrics.trips import frequent_pattern_precision, source_destination_emd, trip_length_jsd
 
@@ -75,7 +76,7 @@ SYNTHETIC = ([[0, 1, 2], [0, 1, 2, 3], [1, 2], [2, 3]], [8, 9, 9, 12])
 def test_evaluate_on_trips_gives_the_trip_metrics_of_metrics_trips():
     train, test, syn = trip_set(*TRAIN), trip_set(*TEST), trip_set(*SYNTHETIC)
     report = evaluate(train, test, syn, seed=3)            # default attacks: skipped for trips, with reasons
-    assert list(report.metrics) == list(TRIP_UTILITY)
+    assert list(report.metrics) == list(TRIPS)
     for name, other in (("synthetic", syn), ("training", train)):
         jsd, emd = trip_length_jsd(test, other), source_destination_emd(test, other, seed=3)
         top = frequent_pattern_precision(test, other)
@@ -118,3 +119,35 @@ def test_trips_without_hours_and_the_js_distance(tmp_path):
     assert distance.metrics["trip_length_jsd"]["synthetic"] == pytest.approx(
         math.sqrt(report.metrics["trip_length_jsd"]["synthetic"]))
     assert distance.meta["trips"]["jsd"] == "distance"
+
+
+def test_a_registered_metric_group_plugs_into_evaluate():
+    """A new suite joins evaluate by registering a group (metrics/groups.py); a group that does not
+    apply is listed with its reason, or left out silently."""
+    from locsynth.metrics.groups import GroupResult, MetricGroup, register, row, unregister
+    from locsynth.simulate import simulate
+
+    city = simulate(40, seed=3)
+    train, test = city.split(0.5, seed=0)
+    synthetic = simulate(train.n_traces, seed=4)
+    synthetic = synthetic.select_users(np.arange(train.n_traces))
+    synthetic = type(synthetic)(synthetic.user, synthetic.t, synthetic.loc,
+                                synthetic.users.assign(source=np.arange(train.n_traces, dtype=np.int32),
+                                                       trace_no=np.int32(0)),
+                                synthetic.space, synthetic.time, synthetic.info)
+    events = MetricGroup("events", ("event_ratio",), lambda ctx: GroupResult(
+        {"event_ratio": row(ctx.synthetic.n_events / ctx.test.n_events, ctx.train.n_events / ctx.test.n_events, None)},
+        meta={"options": {"events": True}}))
+    never = MetricGroup("never", ("never_*",), lambda ctx: GroupResult(), skip=lambda ctx: "not for this data")
+    register(events)
+    register(never)
+    try:
+        report = evaluate(train, test, synthetic, attacks=(), sglt=False)
+    finally:
+        unregister("events")
+        unregister("never")
+    assert report.metrics["event_ratio"]["synthetic"] == pytest.approx(synthetic.n_events / test.n_events)
+    assert report.meta["options"]["events"] is True and "events" in report.meta["seconds"]
+    assert report.meta["skipped"] == [{"group": "never", "metrics": ["never_*"], "reason": "not for this data"}]
+    assert "tp_tv" in report.metrics and "event_ratio" not in evaluate(train, test, synthetic, attacks=(),
+                                                                         sglt=False).metrics

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..traces import TraceSet
+from .groups import GroupResult, MetricGroup, row
 
 
 def clusters_from_factors(A: np.ndarray, top: float = 0.1) -> list[np.ndarray]:
@@ -119,3 +120,24 @@ def cluster_population_tv(train: TraceSet, synthetic: TraceSet, clusters: list[n
         q = np.divide(counts, total, out=np.full_like(counts, 1.0 / n_loc), where=total > 0)
         out[k] = 0.5 * np.abs(q - p).sum(axis=1).mean()
     return out
+
+
+# -- the group evaluate runs (metrics/groups.py) -----------------------------------------------------
+
+def _cluster_group(ctx) -> GroupResult:
+    """cluster_tv (paper 001 §4.3 (d)) from the user factors given to evaluate; the uniform
+    baseline is the TV to the uniform distribution."""
+    n_loc = ctx.test.space.n_locations
+    clusters = clusters_from_factors(np.asarray(ctx.option("user_factors")))
+    tv = cluster_population_tv(ctx.train, ctx.synthetic, clusters)
+    uniform = [0.5 * np.abs(cluster_population(ctx.train, c) - 1.0 / n_loc).sum() for c in clusters]
+    return GroupResult({"cluster_tv": row(np.nanmean(tv), None, np.mean(uniform))})
+
+
+def _cluster_skip(ctx) -> str | None:
+    if ctx.option("user_factors") is None:
+        return ""
+    return "PPMTF's user factors cluster users, not trips" if ctx.trips else None
+
+
+GROUP = MetricGroup("clusters", ("cluster_tv",), _cluster_group, _cluster_skip, step="cluster-specific populations")

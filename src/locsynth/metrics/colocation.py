@@ -30,6 +30,7 @@ from ..traces import TraceSet
 from .population import normalise_rows
 from .transitions import rank_in_trace, trimmed_transition_counts
 from .sglt import visit_counts
+from .groups import GroupResult, MetricGroup, row
 
 
 def _check_same_space(real: TraceSet, synthetic: TraceSet) -> None:
@@ -228,3 +229,34 @@ def colocation_counts(traces: TraceSet, trim: int | None = None, pairs: str = "f
     t, x = np.divmod(cells, L)
     np.add.at(Q, (t % ipd) * L + x, size)
     return Q.reshape(ipd, L)
+
+
+# -- the group evaluate runs (metrics/groups.py) -----------------------------------------------------
+
+def _colocation_group(ctx) -> GroupResult:
+    """Paper 000 §5.2 for a set with a friend graph: population and transition MAE / MSE against the
+    test traces, and co-locations between friends and non-friends (with the model's |p - p'| and
+    per-category errors when the set carries them)."""
+    train, test, synthetic, seed = ctx.train, ctx.test, ctx.synthetic, ctx.option("seed", 0)
+    L = test.space.n_locations
+    uniform_pop = np.abs(population_distribution(test) - 1.0 / L)
+    P, rows = daily_transition_matrix(test)
+    uniform_tm = np.abs(P[rows] - 1.0 / L)
+    metrics = {}
+    for name, fn, uniform in (("population", population_error, uniform_pop),
+                              ("transition", transition_error, uniform_tm)):
+        syn, real = fn(test, synthetic), fn(test, train)
+        metrics[f"coloc_{name}_mae"] = row(syn["mae"], real["mae"], float(uniform.mean()) if uniform.size else None)
+        metrics[f"coloc_{name}_mse"] = row(syn["mse"], real["mse"],
+                                           float((uniform ** 2).mean()) if uniform.size else None)
+    out = {"synthetic": friend_colocations(synthetic, seed)}
+    if train.friends is not None:
+        out["training"] = friend_colocations(train, seed)
+    for key in ("friendship_error", "category_error", "theta", "colocations_placed"):
+        if key in synthetic.info:
+            out[key] = synthetic.info[key]
+    return GroupResult(metrics, {"colocations": out}, {"colocations": out})
+
+
+GROUP = MetricGroup("colocations", ("coloc_*",), _colocation_group,
+                    lambda ctx: "" if ctx.synthetic.friends is None or ctx.trips else None, step="co-locations")

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..traces import TraceSet
+from .groups import GroupResult, MetricGroup, row
 
 #: Paper 002 footnote 5: zero counts are set to 0.1 before normalising, for the KL divergence.
 ZERO_COUNT = 0.1
@@ -657,3 +658,24 @@ def sglt_features(reference: TraceSet, synthetic: TraceSet) -> dict[str, float]:
     out["seed_semantic_similarity"] = seed_semantic_similarity(reference, synthetic)
     out["semantic_qq_correlation"] = semantic_qq_correlation(reference, synthetic)
     return out
+
+
+# -- the group evaluate runs (metrics/groups.py) -----------------------------------------------------
+
+def _sglt_group(ctx) -> GroupResult:
+    """SGLT's utility features (paper 002 §VIII.C) as ``sglt_*`` rows, against the training traces."""
+    syn_f, train_f = sglt_features(ctx.test, ctx.synthetic), sglt_features(ctx.test, ctx.train)
+    return GroupResult({f"sglt_{key}": row(value, train_f.get(key), None) for key, value in syn_f.items()
+                        if np.isfinite(value)})
+
+
+def _sglt_skip(ctx) -> str | None:
+    if not ctx.option("sglt", True):
+        return ""
+    if ctx.trips:
+        return ("SGLT's features (paper 002 §VIII.C) describe users' check-ins over days: time allocation and "
+                "per-user similarities have no meaning for one trip")
+    return None
+
+
+GROUP = MetricGroup("sglt", ("sglt_*",), _sglt_group, _sglt_skip, step="SGLT features")

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from ..space import Grid, Space
 from ..traces import TraceSet
+from .groups import GroupResult, MetricGroup, not_for_trips, row
 
 KM_PER_DEGREE = 111.195
 
@@ -157,3 +158,48 @@ def trimmed_transition_counts(traces: TraceSet, trim: int | None) -> np.ndarray:
         i = i[rank_in_trace(traces.user[i]) < trim]
     counts = np.bincount(traces.loc[i].astype(np.int64) * L + traces.loc[i + 1], minlength=L * L)
     return counts.reshape(L, L).astype(np.float64)
+
+
+# -- the group evaluate runs (metrics/groups.py) -----------------------------------------------------
+
+def _emd_rows(m_test, m_syn, m_train, test, bins) -> dict:
+    """Per row of the test matrix, the y and x EMDs of the synthetic (averaged over trace numbers)
+    and the training matrices: what the TM-EMD plot draws."""
+    ybin, xbin, ny, nx = axis_bins(test.space, bins)
+
+    def rows(m):
+        return {"y": emd_1d_rows(project_rows(m_test, ybin, ny), project_rows(m, ybin, ny)),
+                "x": emd_1d_rows(project_rows(m_test, xbin, nx), project_rows(m, xbin, nx))}
+
+    per_set = [rows(m) for m in m_syn]
+    return {"synthetic": {ax: np.mean([r[ax] for r in per_set], axis=0) for ax in ("y", "x")},
+            "training": rows(m_train)}
+
+
+def _transitions_group(ctx) -> GroupResult:
+    """TM-EMD-Y/X and TM-SWD (paper 001 §4.3 (b)), against the training and uniform baselines."""
+    import time
+
+    test, bins, projections, seed = ctx.test, ctx.option("emd_bins", 20), ctx.option("swd_projections", 50), \
+        ctx.option("seed", 0)
+    start = time.perf_counter()
+    m_test, m_train = transition_matrix(test), transition_matrix(ctx.train)
+    m_syn = [transition_matrix(s) for s in ctx.sets]
+    m_uni = uniform_transitions(test.space.n_locations)
+    emd_syn = np.array([tm_emd(m_test, m, test.space, bins) for m in m_syn])
+    emd_train, emd_uni = tm_emd(m_test, m_train, test.space, bins), tm_emd(m_test, m_uni, test.space, bins)
+    metrics = {"tm_emd_y": row(emd_syn[:, 0].mean(), emd_train[0], emd_uni[0]),
+               "tm_emd_x": row(emd_syn[:, 1].mean(), emd_train[1], emd_uni[1])}
+    middle = time.perf_counter()
+    swd = lambda m: tm_swd(m_test, m, test.space, projections, seed)  # noqa: E731
+    metrics["tm_swd"] = row(np.mean([swd(m) for m in m_syn]), swd(m_train), swd(m_uni))
+    seconds = {"tm_emd": round(middle - start, 4), "tm_swd": round(time.perf_counter() - middle, 4)}
+    details = {"emd_rows": _emd_rows(m_test, m_syn, m_train, test, bins)}
+    return GroupResult(metrics, details, {"options": {"emd_bins": bins, "swd_projections": projections}}, seconds)
+
+
+GROUP = MetricGroup("transitions", ("tm_emd_y", "tm_emd_x", "tm_swd"), _transitions_group, not_for_trips(
+    "TM-EMD and TM-SWD count moves between events in consecutive instants (paper 001 §4.3 (b)); a real trip, "
+    "self-loops merged (paper 004 §8.2), skips minutes between cells while a synthetic trip may step one instant "
+    "per cell, so the two matrices would count different moves; paper 004 §8.4 measures routes by frequent "
+    "patterns instead"))

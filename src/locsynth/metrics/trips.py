@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..traces import TraceSet
+from .groups import GroupResult, MetricGroup, row
 
 HOURS = 24
 #: paper 004 §8.4 reports K = 10, 20, 50, 100
@@ -250,3 +251,81 @@ def trip_metrics(real: TraceSet, synthetic: TraceSet, *, ks=TOP_K, max_length: i
 __all__ = ["HOURS", "TOP_K", "frequent_pattern_precision", "is_trip_set", "jensen_shannon", "length_distribution",
            "pair_emd", "pattern_supports", "source_destination", "source_destination_emd", "top_patterns",
            "trip_hours", "trip_length_jsd", "trip_metrics"]
+
+
+# -- the group evaluate runs (metrics/groups.py) -----------------------------------------------------
+
+def _curve(measured: dict) -> dict:
+    """``{"overall": float, "by_hour": list of 24 (None where NaN) or None}``, ready for JSON."""
+    by_hour = measured["by_hour"]
+    if by_hour is not None:
+        by_hour = [None if not np.isfinite(v) else float(v) for v in np.asarray(by_hour, np.float64)]
+    return {"overall": float(measured["overall"]), "by_hour": by_hour}
+
+
+def _hour_mean(by_hour) -> float | None:
+    """The mean over the hours that have a value; None when there is none."""
+    if by_hour is None:
+        return None
+    values = np.asarray(by_hour, np.float64)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else None
+
+
+def _trip_group(ctx) -> GroupResult:
+    """Paper 004 §8.4 on a set of trips, against the training trips released as they are; no uniform
+    baseline.
+
+    Rows: ``trip_length_jsd`` (Jensen-Shannon divergence in bits between the trip-length
+    distributions of all trips, the square root with the ``jsd_distance`` option) and its mean over
+    the hours both sets have trips in, ``trip_length_jsd_hourly`` (None for a set without hours, as
+    NGRAM's: §8.5 reports one value for it); ``trip_sd_emd_m`` (EMD in metres between the (source,
+    destination) distributions of at most ``trip_max_trips`` trips a set) and its hourly mean; and
+    ``trip_top{K}_precision``, the share of the real top-K route segments among the synthetic top-K.
+    The per-hour curves (Figures 3-4), the precisions and Table 1's statistics go to
+    ``meta['trips']``. A synthetic set of several trace numbers is measured as one set of trips.
+    """
+    import time
+
+    from ..trips import trip_statistics
+
+    test, train, synthetic = ctx.test, ctx.train, ctx.synthetic
+    seed, max_trips, distance = ctx.option("seed", 0), ctx.option("trip_max_trips", 2000), \
+        ctx.option("jsd_distance", False)
+    measured, seconds = {}, {}
+    for name, other in (("synthetic", synthetic), ("training", train)):
+        clock = time.perf_counter()
+        measured[name] = trip_metrics(test, other, ks=TOP_K, max_trips=max_trips, seed=seed, distance=distance)
+        seconds[f"trips_{name}"] = round(time.perf_counter() - clock, 4)
+
+    def both(pick):
+        return row(pick(measured["synthetic"]), pick(measured["training"]), None)
+
+    metrics = {
+        "trip_length_jsd": both(lambda m: m["length_jsd"]["overall"]),
+        "trip_length_jsd_hourly": both(lambda m: _hour_mean(m["length_jsd"]["by_hour"])),
+        "trip_sd_emd_m": both(lambda m: m["sd_emd"]["overall"]),
+        "trip_sd_emd_hourly_m": both(lambda m: _hour_mean(m["sd_emd"]["by_hour"])),
+        **{f"trip_top{k}_precision": both(lambda m, k=k: m["frequent_patterns"][k]) for k in TOP_K},
+    }
+    sets = {"test": test, "training": train, "synthetic": synthetic}
+    trips = {
+        "hours": list(range(HOURS)),
+        "jsd": "distance" if distance else "divergence",
+        "synthetic_has_hours": trip_hours(synthetic) is not None,
+        "length_jsd": {k: _curve(m["length_jsd"]) for k, m in measured.items()},
+        "sd_emd_m": {k: _curve(m["sd_emd"]) for k, m in measured.items()},
+        "frequent_patterns": {k: {str(kk): v for kk, v in m["frequent_patterns"].items()} for k, m in measured.items()},
+        "statistics": {k: trip_statistics(ts) for k, ts in sets.items()},
+    }
+    size = int(max(ts.counts().max() for ts in sets.values())) + 1
+    details = {"trips": {**trips, "length_distribution": {k: length_distribution(ts.counts(), size)
+                                                          for k, ts in sets.items()}}}
+    meta = {"trace_numbers": 1, "kind": "trips", "trips": trips,
+            "options": {"max_trips": max_trips, "top_k": list(TOP_K),
+                        "jsd": trips["jsd"] + (" (square root of the divergence, base 2)" if distance
+                                               else " (base 2, in bits)")}}
+    return GroupResult(metrics, details, meta, seconds)
+
+
+GROUP = MetricGroup("trips", ("trip_*",), _trip_group, lambda ctx: None if ctx.trips else "")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..traces import TraceSet
+from .groups import GroupResult, MetricGroup, not_for_trips, row
 
 
 def visit_fraction_counts(traces: TraceSet, bins: int = 24, min_events: int = 5) -> np.ndarray:
@@ -54,3 +55,28 @@ def uniform_visit_fractions(n_locations: int, bins: int) -> np.ndarray:
     out = np.zeros((n_locations, bins))
     out[:, int(np.ceil(bins / n_locations)) - 1] = 1.0
     return out
+
+
+# -- the group evaluate runs (metrics/groups.py) -----------------------------------------------------
+
+def _profile(counts: np.ndarray) -> np.ndarray:
+    total = counts.sum(axis=0)
+    return total / total.sum() if total.sum() > 0 else total
+
+
+def _visit_fraction_group(ctx) -> GroupResult:
+    """VF-TV (paper 001 §4.3 (c)), against the training and uniform baselines."""
+    bins, n_loc = ctx.option("vf_bins", 24), ctx.test.space.n_locations
+    v_test = visit_fraction_counts(ctx.test, bins)
+    v_syn = [visit_fraction_counts(s, bins) for s in ctx.sets]
+    v_train = visit_fraction_counts(ctx.train, bins)
+    metrics = {"vf_tv": row(np.mean([vf_tv(v_test, v) for v in v_syn]), vf_tv(v_test, v_train),
+                            vf_tv(v_test, uniform_visit_fractions(n_loc, bins)))}
+    details = {"visit_fractions": {"test": _profile(v_test), "synthetic": _profile(np.sum(v_syn, axis=0)),
+                                   "training": _profile(v_train)}}
+    return GroupResult(metrics, details, {"options": {"vf_bins": bins}})
+
+
+GROUP = MetricGroup("visit_fractions", ("vf_tv",), _visit_fraction_group, not_for_trips(
+    "VF-TV compares how each user's events spread over locations across days; a trace here is one trip, which "
+    "visits each of its cells about once"), step="visit fractions")

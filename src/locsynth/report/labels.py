@@ -75,7 +75,7 @@ OTHER = {
                                                               "have"))
        for err in ("mae", "mse")},
 }
-#: paper 004 §8.4's metrics of trip sets (evaluate.evaluate_trips), in the order of its figures and tables
+#: paper 004 §8.4's metrics of trip sets (metrics/trips.py's group), in the order of its figures and tables
 TRIPS = {
     "trip_length_jsd": MetricInfo("Trip-length JSD", "Jensen-Shannon {jsd} between the distributions of trip "
                                                      "lengths (cells per trip), all trips (paper 004 §8.4)"),
