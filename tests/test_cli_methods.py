@@ -51,7 +51,7 @@ def test_fit_takes_hyperparameters_from_the_signature(pair, tmp_path):
     res = run("fit", "krr", pair / "train", "--out", tmp_path / "x")
     assert res.exit_code == 2 and "anonymizer" in res.output
     res = run("fit", "sgd", pair / "train", "--out", tmp_path / "x", "--checkpoint", tmp_path / "ck")
-    assert res.exit_code == 2 and "--checkpoint does not apply to sgd" in res.output
+    assert res.exit_code == 2 and "sgd has no hyperparameter --checkpoint; its hyperparameters: --xi" in res.output
     assert not (tmp_path / "x").exists()
     ok("fit", "sgd", pair / "train", "--out", tmp_path / "sgd", "--xi", "2")
     assert load_model(tmp_path / "sgd").xi == 2
@@ -63,12 +63,13 @@ def test_sample_has_one_path_and_refuses_options_a_method_lacks(pair, tmp_path):
     syn = TraceSet.load(tmp_path / "s")
     assert syn.n_traces == 15 and sorted(set(syn.users["source"])) == [0, 1, 2, 3, 4]
     res = run("sample", tmp_path / "m", "--out", tmp_path / "x", "--home-regions")
-    assert res.exit_code == 2 and "--home-regions does not apply to ppmtf" in res.output
+    assert res.exit_code == 2 and "ppmtf has no sample option --home-regions; its sample options: --instants" \
+        in res.output
     res = run("sample", tmp_path / "m", "--out", tmp_path / "x", "--users", "51")
     assert res.exit_code == 2 and "too many" in res.output
     ok("fit", "uniform", pair / "train", "--out", tmp_path / "u")
     res = run("sample", tmp_path / "u", "--out", tmp_path / "x", "--instants", "5")
-    assert res.exit_code == 2 and "--instants does not apply to uniform" in res.output
+    assert res.exit_code == 2 and "uniform has no sample option --instants; its sample options: none" in res.output
     res = run("sample", tmp_path / "u", "--out", tmp_path / "x", "--workers", "2")
     assert res.exit_code == 2 and "--workers and --scheduler do not apply to uniform" in res.output
     ok("fit", "ppmtf-plus", pair / "train", "--out", tmp_path / "p", "--iterations", "2", "--rho", "50")
@@ -148,12 +149,21 @@ def test_info_shows_the_ledger_of_a_model_a_synthetic_set_and_a_release(pair, tm
     assert res.exit_code == 2 and "epsilon must be a positive finite number" in res.output
 
 
-def test_methods_lists_every_method_and_its_hyperparameters():
-    res = ok("methods")
-    for name in ("ppmtf", "ppmtf-plus", "sgd", "uniform", "training", "krr", "planar-laplace"):
-        assert name in res.output
-    res = ok("methods", "ppmtf")
-    assert "--alpha" in res.output and "200.0" in res.output
+@pytest.mark.parametrize("columns", ["60", "200"])
+def test_methods_lists_every_method_and_its_hyperparameters(columns, monkeypatch):
+    """Whatever the terminal's width, every method's name is whole (#22)."""
+    from locsynth import cli_common
+
+    monkeypatch.setenv("COLUMNS", columns)
+    cli_common._console.cache_clear()
+    try:
+        res = ok("methods")
+        for name in ("ppmtf", "ppmtf-plus", "sgd", "uniform", "training", "krr", "planar-laplace"):
+            assert name in res.output
+        res = ok("methods", "ppmtf")
+        assert "--alpha" in res.output and "200.0" in res.output and "--checkpoint" in res.output
+    finally:
+        cli_common._console.cache_clear()
 
 
 def test_load_refuses_other_directories(pair, tmp_path):

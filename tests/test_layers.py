@@ -17,7 +17,7 @@ FLOORS = {
     3: {"synth", "anonymize", "attacks"},
     4: {"report"},
     5: {"evaluate"},
-    6: {"release", "contest", "info", "testing", "prepare"},
+    6: {"release", "contest", "info", "testing", "prepare", "lbs"},
     7: {"benchmark", "pipeline"},
     8: {"cli_common", "cli_contest", "cli"},
 }

@@ -1,4 +1,4 @@
-"""The location-based-service scenario of paper 002 §VII (synth/sglt/lbs.py)."""
+"""The location-based-service scenario of paper 002 §VII (lbs.py, attacks/localization.py)."""
 
 import itertools
 
@@ -13,7 +13,8 @@ from locsynth.simulate import TOKYO_BBOX, simulate
 from locsynth.space import Grid
 from locsynth.synth.sglt import SGLT
 from locsynth.report.lbs import lbs_png
-from locsynth.synth.sglt.lbs import METHODS, attack_errors, lbs_scenario, localize
+from locsynth.attacks.localization import attack_errors, localize
+from locsynth.lbs import METHODS, lbs_scenario
 from locsynth.synth.sglt.mobility import day_traces, period_of
 
 BASELINES = [m for m in METHODS if m != "sglt"]

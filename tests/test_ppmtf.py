@@ -408,7 +408,7 @@ def test_ppmtf_plus_virtual_users_and_homes(sets):
     # instants are not tested: MH only moves where Q* proposes, so the boost of the last slot
     # barely brings users home (a few percent at the next day's first instant, on both sets).
     assert at_home > 0.25 and at_home > 10 * max(by_chance, 0.01)
-    with pytest.raises(TypeError, match="users"):           # virtual users: no training rows to pick
+    with pytest.raises(InputError, match="virtual users"):  # no training rows to pick
         model.sample(users=[1])
 
 

@@ -99,7 +99,7 @@ def test_dptrip_publishes_a_delta_and_a_plan_from_a_dp_count_and_the_exact_count
     pytest.importorskip("opacus")
     from locsynth.synth.dptrip.model import DPTrip
 
-    x1 = trip_set([[0, 1, 2]] * 6, [8] * 6, cols=3)
+    x1 = trip_set([[0, 1, 2]] * 3000, [8] * 3000, cols=3)    # delta = 1 / count from 1,000 trips on
     x2 = without_last(x1)
 
     def delta(x, i):

@@ -45,8 +45,10 @@ def _table(title: str, columns: list[str], rows: list[list[str]], compact: bool 
     from rich.table import Table
 
     table = Table(title=title, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, pad_edge=not compact)
+    first = max([len(columns[0])] + [len(str(row[0])) for row in rows])   # names are never cut
     for i, col in enumerate(columns):
-        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=compact)
+        table.add_column(col, justify="left" if i == 0 or col in ("what it does", "what it is", "tags") else "right",
+                         no_wrap=compact or i == 0, min_width=first if i == 0 else None)
     previous = None
     for i, row in enumerate(rows):
         if groups is not None and groups[i] != previous:
@@ -63,11 +65,33 @@ def _fmt(value, digits: int = 4) -> str:
 
 
 # -- hyperparameters from a method's signature ---------------------------------------------------
-def _hyperparameters(kind, extra: list[str], pairs: list[str]) -> dict:
+def _declared(options: dict) -> dict[str, inspect.Parameter]:
+    """A method's declared fit or sample options (name -> (default, help[, type])) as parameters."""
+    out = {}
+    for name, spec in options.items():
+        default, annotation = spec[0], (spec[2].__name__ if len(spec) > 2 else inspect.Parameter.empty)
+        out[name] = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+    return out
+
+
+def _method_args(kind, extra: list[str], pairs: list[str], options: dict | None = None,
+                 what: str = "hyperparameter") -> tuple[dict, dict]:
+    """(hyperparameters, options): the given --NAME VALUE split between the constructor's
+    parameters and the step's declared ``options`` (a method's fit_options or sample_options);
+    with ``what`` = "sample option" only the options are accepted."""
+    declared = _declared(options or {})
+    accepted = declared if what != "hyperparameter" else {**kind.hyperparameters(), **declared}
+    given = _hyperparameters(kind, extra, pairs, accepted, what)
+    return ({k: v for k, v in given.items() if k not in declared}, {k: v for k, v in given.items() if k in declared})
+
+
+def _hyperparameters(kind, extra: list[str], pairs: list[str], accepted=None, what: str = "hyperparameter") -> dict:
     """``--name value``, ``--name=value``, ``--flag`` / ``--no-flag`` and ``--param name=value``
-    for the constructor parameters of ``kind``, converted to the type of their defaults."""
-    accepted = kind.hyperparameters()
+    for the constructor parameters of ``kind`` (or ``accepted``), converted to the type of their
+    defaults."""
+    accepted = kind.hyperparameters() if accepted is None else accepted
     aliases = getattr(kind, "cli_aliases", {})
+
     def key(name: str) -> str:
         return aliases.get(name, name.replace("-", "_"))
 
@@ -83,10 +107,10 @@ def _hyperparameters(kind, extra: list[str], pairs: list[str]) -> dict:
                 value = "true"
             elif name.startswith("no-") and key(name[3:]) in accepted:
                 name, value = name[3:], "false"
-            elif i + 1 < len(extra):
+            elif i + 1 < len(extra) and not extra[i + 1].startswith("--"):
                 i += 1
                 value = extra[i]
-            else:
+            elif key(name) in accepted:
                 raise InputError(f"--{name} needs a value")
         given.append((name, value))
         i += 1
@@ -98,8 +122,8 @@ def _hyperparameters(kind, extra: list[str], pairs: list[str]) -> dict:
     params = {}
     for name, value in given:
         if key(name) not in accepted:
-            options = ", ".join("--" + p.replace("_", "-") for p in accepted) or "none"
-            raise InputError(f"{kind.name} has no hyperparameter --{name}; its hyperparameters: {options}")
+            listed = ", ".join("--" + p.replace("_", "-") for p in accepted) or "none"
+            raise InputError(f"{kind.name} has no {what} --{name}; its {what}s: {listed}")
         params[key(name)] = _convert(kind.name, name, value, accepted[key(name)])
     return params
 
@@ -123,19 +147,6 @@ def _convert(method: str, name: str, text: str, param: inspect.Parameter):
     except ValueError:
         raise InputError(f"--{name} of {method} must be {'a whole number' if kind is int else 'a number'}, "
                          f"got {text!r}") from None
-
-
-def _optional(fn, given: dict, method: str) -> dict:
-    """The options a user gave (not None) that ``fn`` accepts; an InputError for the others."""
-    accepted = inspect.signature(fn).parameters
-    out = {}
-    for name, value in given.items():
-        if value is None:
-            continue
-        if name not in accepted:
-            raise InputError(f"--{name.replace('_', '-')} does not apply to {method}")
-        out[name] = value
-    return out
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -302,6 +313,10 @@ def methods(
     say(f"{name} ({registry.method(name).kind}): {doc.splitlines()[0] if doc else ''}")
     rows = [["--" + p.replace("_", "-"), repr(param.default)] for p, param in kind.hyperparameters().items()]
     _table(f"hyperparameters of {name} (locsynth fit {name} TRAIN --NAME VALUE)", ["option", "default"], rows)
+    for step, options in (("fit", getattr(kind, "fit_options", {})), ("sample", getattr(kind, "sample_options", {}))):
+        if options:
+            _table(f"{step} options of {name} (locsynth {step} ... --NAME VALUE)", ["option", "default", "what it does"],
+                   [["--" + k.replace("_", "-"), repr(spec[0]), spec[1]] for k, spec in options.items()])
 
 
 @app.command(context_settings=PARAMS)
@@ -314,21 +329,20 @@ def fit(
     param: List[str] = typer.Option([], "--param", "-p", metavar="NAME=VALUE",
                                     help="A hyperparameter; also --NAME VALUE (e.g. --alpha 200 --iterations 100)."),
     seed: int = typer.Option(0, help="Random seed (of the method's non-DP randomness)."),
-    checkpoint: Optional[Path] = typer.Option(None, help="PPMTF: save each sweep here and resume from it."),
     workers: Optional[int] = typer.Option(None, metavar="N", help=WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Fit a synthesizer to a training TraceSet and save the model.
 
-    Any constructor parameter of the method is an option: --NAME VALUE or --param NAME=VALUE
-    (locsynth methods METHOD lists them with their defaults)."""
+    Any constructor parameter of the method, and any fit option it declares, is an option: --NAME
+    VALUE or --param NAME=VALUE (locsynth methods METHOD lists them with their defaults)."""
     from . import registry
 
     kind = registry.get(method)
     if registry.method(method).kind != "synthesizer":
         raise InputError(f"{method} is an anonymizer: use locsynth anonymize {method}")
-    params = _hyperparameters(kind, ctx.args, param)
+    params, options = _method_args(kind, ctx.args, param, kind.fit_options)
     if "seed" in kind.hyperparameters():
         params.setdefault("seed", seed)
     _refuse_existing(out, overwrite=overwrite)
@@ -339,8 +353,7 @@ def fit(
     if mismatch:
         say(f"note: {mismatch}; fitting anyway")
     model = kind(**params)
-    options = _optional(model.fit, {"checkpoint": checkpoint}, method)
-    if (workers is not None or scheduler is not None) and "client" not in inspect.signature(model.fit).parameters:
+    if (workers is not None or scheduler is not None) and "fit" not in kind.distributed:
         raise InputError(f"--workers and --scheduler do not apply to fitting {method}")
     from .parallel import executor
 
@@ -350,7 +363,7 @@ def fit(
         def progress(done, total, status=""):
             bar.update(task, completed=done, total=total, description=f"fitting {method} {status}".rstrip())
 
-        model.fit(ts, progress=progress, **options, **({"client": client} if client is not None else {}))
+        model.fit(ts, progress=progress, client=client, **options)
     facts = ", ".join(f"{k} {v}" for k, v in model.summary().items())
     say(f"fitted {method}" + (f": {facts}" if facts else ""))
     for line in model.ledger_.describe():
@@ -359,9 +372,10 @@ def fit(
     say(f"wrote {out}")
 
 
-@app.command()
+@app.command(context_settings=PARAMS)
 @reports_errors
 def sample(
+    ctx: typer.Context,
     model_dir: Path = typer.Argument(..., help="A model directory from locsynth fit."),
     out: Path = typer.Option(..., "--out", "-o", help="Synthetic TraceSet directory to write (internal: see release)."),
     traces_per_user: Optional[int] = typer.Option(None, help="Traces per synthetic user (default 1)."),
@@ -369,40 +383,32 @@ def sample(
                                                    "training users or trips; any other method's training users; "
                                                    "more only for methods with virtual users)."),
     days: int = typer.Option(1, help="Days per trace."),
-    instants: Optional[int] = typer.Option(None, help="PPMTF: instants per trace instead of whole days."),
-    home_regions: Optional[bool] = typer.Option(None, "--home-regions", help="PPMTF+: give every virtual user a "
-                                                "home (paper 003 App. D)."),
     seed: int = typer.Option(0, help="Random seed."),
     workers: Optional[int] = typer.Option(None, metavar="N", help=WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
-    """Generate synthetic traces from a fitted model."""
+    """Generate synthetic traces from a fitted model.
+
+    Any sample option the method declares is an option too: --NAME VALUE (locsynth methods METHOD
+    lists them, e.g. --instants N, --home-regions)."""
     from .synth.base import load_model
 
     _refuse_existing(out, overwrite=overwrite)
     model = load_model(model_dir)
-    options = _optional(model.sample, {"traces_per_user": traces_per_user, "instants": instants,
-                                       "home_regions": home_regions}, model.name)
-    if (workers is not None or scheduler is not None) and "client" not in inspect.signature(model.sample).parameters:
+    _, options = _method_args(type(model), ctx.args, [], model.sample_options, "sample option")
+    if (workers is not None or scheduler is not None) and "sample" not in model.distributed:
         raise InputError(f"--workers and --scheduler do not apply to {model.name}")
     from .parallel import executor
 
     with executor(workers, scheduler) as client, progress_bar() as bar:
         task = bar.add_task(f"sampling from {model.name} (users)", total=None)
-        extra = {"client": client} if client is not None else {}
-        if "progress" in inspect.signature(model.sample).parameters:
-            extra["progress"] = lambda done, total: bar.update(task, completed=done, total=total)
-        syn = model.sample(users, days=days, seed=seed, **options, **extra)
+        syn = model.sample(users, days=days, seed=seed, traces_per_user=traces_per_user or 1, client=client,
+                           progress=lambda done, total: bar.update(task, completed=done, total=total), **options)
     syn.save(out, overwrite=overwrite)
     say(f"wrote {out}: {syn.n_traces} traces of {syn.n_users} users, {syn.n_events} events")
-    tests = syn.info.get("fakes")
-    if tests and tests.get("privacy_test"):
-        say(f"privacy tests: {tests['passed']} of {tests['requested']} fakes passed in {tests['tries']} tries "
-            f"(pass rate {tests['pass_rate']:.3f}; {tests['seeds_short']} seeds ran out of tries)")
-    if "colocations_placed" in syn.info:
-        say(f"co-locations: {syn.info['colocations_placed']} of theta = {syn.info['theta']} placed between "
-            f"{syn.info['friendships']} synthetic friendships")
+    for line in model.describe_sample(syn):
+        say(line)
 
 
 @app.command()
@@ -427,7 +433,8 @@ def pdtest(
     _refuse_existing(out, overwrite=overwrite)
     model = load_model(model_dir)
     if not model.tags.pd_test:
-        raise InputError(f"the PD test needs a model with the pd_test tag (ppmtf); {model_dir} holds {model.name}")
+        raise InputError(f"the PD test needs a model with the pd_test tag (locsynth methods shows the tags); "
+                         f"{model_dir} holds {model.name}")
     syn = TraceSet.load(synthetic)
     with executor(workers, scheduler) as client, progress_bar() as bar:
         task = bar.add_task("PD test" + (" (traces)" if client is not None else " (candidates)"), total=None)
@@ -605,54 +612,17 @@ def lbs(
 ):
     """Fake traces for location-based services: privacy against utility loss of SGLT fakes and four
     baselines (paper 002 §VII, Figure 6)."""
+    from .lbs import run_lbs
     from .report.lbs import lbs_html, lbs_png
-    from .synth.sglt.lbs import ADVERSARIES, lbs_scenario
-    from .traces import TraceSet, atomic_output
+    from .traces import atomic_output
 
     _refuse_existing(out, overwrite=overwrite)
-    counts = []
-    for token in fakes.split(","):
-        try:
-            counts.append(int(token))
-        except ValueError:
-            raise InputError(f"--fakes takes whole numbers separated by commas, e.g. 1,5,10; got {fakes!r}") from None
-    if not counts or min(counts) < 1:
-        raise InputError(f"--fakes: every number of fake traces must be at least 1, got {fakes!r}")
-    if adversary not in ADVERSARIES:
-        raise InputError(f"unknown adversary {adversary!r}; expected one of {', '.join(ADVERSARIES)}")
-    if model is None and train is None:
-        raise InputError("give --train (to fit an SGLT model on) or --model (a fitted one)")
-    if model is not None and clusters is not None:
-        raise InputError("--clusters is for the model fitted on --train; it does not go with --model")
-    users = TraceSet.load(test)
-    if "hour" in users.users:
-        say(f"note: the LBS scenario (paper 002 §VII) is made for users' daily traces; {test} holds "
-            f"{users.n_traces} trips, one per trace, which it treats as {users.n_traces} users' days; going on")
-    if model is not None:
-        from .synth.base import load_model
-
-        fitted = load_model(model)
-        source = f"the SGLT model {model}"
-        if train is not None:
-            say(f"using the model {model}; --train {train} is not read")
-    else:
-        from .synth.sglt import SGLT
-
-        training = TraceSet.load(train)
-        # §VII ran the authors' tool: its aggregate model mixes the distance kernel half and half,
-        # so random walks on it wander as the paper's baselines do (see lbs.py)
-        fitted = SGLT(tool=True, **({} if clusters is None else {"clusters": clusters}))
-        with spinner(f"fitting SGLT (the authors' tool's variant) on {train}"):
-            fitted.fit(training)
-        source = f"SGLT (tool variant) with {fitted.clusters} classes fitted on {train}"
     with progress_bar() as bar:
         task = bar.add_task("LBS queries (repetition x method x m)", total=None)
-        table = lbs_scenario(fitted, users, fakes=counts, repeats=repeats, pool=pool, query_minutes=query_minutes,
-                             adversary=adversary, seed=seed, temperature=temperature,
-                             progress=lambda done, total: bar.update(task, completed=done, total=total))
-    what = (f"{users.n_traces} users of {test} query every {query_minutes:g} minutes on average, sending "
-            f"m = {', '.join(str(m) for m in sorted(set(counts)))} fake traces; fakes and classes from {source}; "
-            f"{adversary} adversary; {repeats} repetitions; pool {pool}; seed {seed}.")
+        table, what = run_lbs(test, train=train, model=model, clusters=clusters, fakes=fakes, repeats=repeats,
+                              pool=pool, adversary=adversary, query_minutes=query_minutes, temperature=temperature,
+                              seed=seed, say=say, spinner=spinner,
+                              progress=lambda done, total: bar.update(task, completed=done, total=total))
     png = lbs_png(table)
     with atomic_output(out, overwrite, directory=True) as tmp:
         table.to_csv(tmp / "lbs.csv", index=False)
@@ -698,9 +668,10 @@ def demo(
         "(or random) traces: they show what no protection looks like.")
     for name, reason in summary["skipped"].items():
         say(f"skipped {name}: {reason}")
-    if any(name.startswith("ppmtf") for name in runs):
-        say("PPMTF's DP bound (paper 001 App. F) needs assumptions not met here, so it is not a guarantee; the PD "
-            "test and the attacks are the evidence.")
+    bounded = [name for name, run in runs.items() if any(t["bounds_only"] for t in run["totals"].values())]
+    if bounded:
+        say(f"The DP bound of {', '.join(bounded)} in its paper needs assumptions not met here, so it is not a "
+            "guarantee; the PD test and the attacks are the evidence.")
     say(f"Comparison: {out}/report.html; each method: {out}/METHOD/")
 
 

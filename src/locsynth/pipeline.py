@@ -130,8 +130,6 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
 
 def _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, progress):
     """(synthetic set, fitted model or None, PD result or None) of one method."""
-    import inspect
-
     from . import registry
 
     kind = registry.get(name)
@@ -144,9 +142,7 @@ def _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, pro
     fit_args = {"progress": (lambda done, total, status="": progress(done, total))} if progress else {}
     model.fit(train, **fit_args)
     say(f"{name}: sampling")
-    accepted = inspect.signature(model.sample).parameters
-    extra = {"traces_per_user": traces_per_user} if "traces_per_user" in accepted else {}
-    synthetic = model.sample(seed=seed + 1, **extra)
+    synthetic = model.sample(seed=seed + 1, traces_per_user=traces_per_user if model.several_traces else 1)
     pd = None
     if kind.tags.pd_test:
         say(f"{name}: plausible-deniability test")

@@ -1,4 +1,4 @@
-"""The LBS scenario's Figure 6 and page (paper 002 §VII; the scenario is synth/sglt/lbs.py)."""
+"""The LBS scenario's Figure 6 and page (paper 002 §VII; the scenario is lbs.py)."""
 
 from __future__ import annotations
 

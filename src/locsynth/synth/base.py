@@ -121,18 +121,64 @@ class Synthesizer(_Params):
     ``time_``, ``training_`` (counts of the training set) and ``ledger_`` (its DP spends).
     """
 
-    def fit(self, train: TraceSet, *, progress=None) -> "Synthesizer":
+    #: options of ``fit`` and of ``sample`` beyond the common ones: name -> (default, a line of help[,
+    #: type]) (PPMTF's checkpoint; PPMTF+'s homes); ``locsynth fit`` and ``sample`` take them as
+    #: --NAME VALUE, and the base class refuses any other
+    fit_options: ClassVar[dict[str, tuple[object, str]]] = {}
+    sample_options: ClassVar[dict[str, tuple[object, str]]] = {}
+    #: whether a synthetic user may have several traces (False where each trace is its own user)
+    several_traces: ClassVar[bool] = True
+    #: the steps ("fit", "sample") that spread their work over a Dask client (parallel.py)
+    distributed: ClassVar[tuple[str, ...]] = ()
+
+    def fit(self, train: TraceSet, *, progress=None, client=None, **options) -> "Synthesizer":
         """Learn from the training TraceSet ``train``; returns ``self``. ``progress(done, total,
-        status="")`` is called as the work advances, where a method reports progress."""
+        status="")`` is called as the work advances, where a method reports progress; ``client``
+        is a Dask client where the method spreads its work (parallel.py); ``options`` are the
+        method's :attr:`fit_options`."""
+        self._check_options(options, self.fit_options, "fit")
+        return self._fit(train, progress=progress, client=client,
+                         **{k: options.get(k, spec[0]) for k, spec in self.fit_options.items()})
+
+    def _fit(self, train: TraceSet, *, progress=None, client=None, **options) -> "Synthesizer":
         raise NotImplementedError
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0) -> TraceSet:
-        """``n`` synthetic users (None: as many as training users), each with one trace of
-        ``days`` days or, where the method has ``traces_per_user``, that many; the synthetic set
-        holds n * traces_per_user traces. A method without virtual users generates from the
-        training users 0 .. n - 1 (``users=`` picks others). Non-DP randomness comes from ``seed``.
-        Method-specific options are keyword-only."""
+    def sample(self, n: int | None = None, *, days: int = 1, seed: int | None = None, traces_per_user: int = 1,
+               users=None, progress=None, client=None, **options) -> TraceSet:
+        """``n`` synthetic users (None: a DP method's DP count of its training units, any other's
+        training users), each with ``traces_per_user`` traces of ``days`` days: n *
+        traces_per_user traces. A method without virtual users generates from the training users
+        0 .. n - 1, or from the rows ``users``. Non-DP randomness comes from ``seed`` (None: the
+        model's ``seed`` hyperparameter, else 0). ``options`` are the method's
+        :attr:`sample_options`; any other is refused with the valid ones named."""
+        self.check_is_fitted()
+        self._check_options(options, self.sample_options, "sample")
+        days, k = check_count("days", days), check_count("traces_per_user", traces_per_user)
+        if k > 1 and not self.several_traces:
+            raise InputError(f"{self.name} makes one trace per synthetic user (each is its own user): "
+                             f"traces_per_user must be 1, got {traces_per_user!r}")
+        if users is not None and self.tags.virtual_users:
+            raise InputError(f"{self.name} makes virtual users, not traces of training users: give n, not users")
+        if seed is None:
+            seed = int(getattr(self, "seed", 0) or 0)
+        return self._sample(n, days=days, seed=int(seed), traces_per_user=k, users=users, progress=progress,
+                            client=client, **{k: options.get(k, spec[0]) for k, spec in self.sample_options.items()})
+
+    def _sample(self, n: int | None, *, days: int, seed: int, traces_per_user: int, users, progress, client,
+                **options) -> TraceSet:
         raise NotImplementedError
+
+    def _check_options(self, given: dict, declared: dict, step: str) -> None:
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            valid = ", ".join(declared) if declared else "none"
+            raise InputError(f"{self.name} has no {step} option {', '.join(map(repr, unknown))}; its {step} "
+                             f"options: {valid}")
+
+    def describe_sample(self, synthetic: TraceSet) -> list[str]:
+        """Lines that say what sampling did (privacy tests passed, co-locations placed ...), for
+        ``locsynth sample`` to print; none by default."""
+        return []
 
     def summary(self) -> dict:
         """What the fit produced, for ``locsynth fit`` and ``locsynth info`` (subclasses add)."""

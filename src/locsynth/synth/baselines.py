@@ -21,12 +21,12 @@ class Uniform(Synthesizer):
     def __init__(self, seed: int = 0):
         self.seed = seed
 
-    def fit(self, train: TraceSet, *, progress=None) -> "Uniform":
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "Uniform":
         self._remember_frame(train)
         return self
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
-               users=None) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+                users=None, progress=None, client=None) -> TraceSet:
         """``traces_per_user`` uniformly random traces of ``days`` days for each of the training
         users 0 .. n - 1 (or ``users``)."""
         self.check_is_fitted()
@@ -48,13 +48,13 @@ class Training(Synthesizer):
     def __init__(self):
         pass
 
-    def fit(self, train: TraceSet, *, progress=None) -> "Training":
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "Training":
         self._remember_frame(train)
         self.events_ = (train.user.copy(), train.t.copy(), train.loc.copy())
         return self
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
-               users=None) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+                users=None, progress=None, client=None) -> TraceSet:
         """The training traces of users 0 .. n - 1 (or ``users``) themselves, ``traces_per_user``
         copies each, whatever their length (``days`` and ``seed`` are not used)."""
         self.check_is_fitted()
@@ -88,7 +88,7 @@ class SGD(Synthesizer):
         self.xi = xi
         self.seed = seed
 
-    def fit(self, train: TraceSet, *, progress=None) -> "SGD":
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "SGD":
         if self.xi < 0:
             raise InputError(f"xi must be >= 0, got {self.xi}")
         self._remember_frame(train)
@@ -132,8 +132,8 @@ class SGD(Synthesizer):
         scale = 1.0 / np.asarray(full.sum(axis=1)).ravel()
         return sp.csr_array(sp.diags_array(scale) @ full)
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
-               users=None) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+                users=None, progress=None, client=None) -> TraceSet:
         """``traces_per_user`` traces of ``days`` days for each of the training users 0 .. n - 1
         (or ``users``), each starting with its user's first ``xi`` events."""
         self.check_is_fitted()

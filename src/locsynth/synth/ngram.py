@@ -497,6 +497,7 @@ class NGRAM(Synthesizer):
 
     name = "ngram"
     tags = Tags(virtual_users=True, ragged=True, dp=True)
+    several_traces = False
 
     def __init__(self, epsilon: float = 1.0, n_max: int = 5, l_max: int = 20, threshold_leaves: bool = True,
                  size_share: float = SIZE_SHARE, seed: int = 0):
@@ -507,7 +508,7 @@ class NGRAM(Synthesizer):
         self.size_share = size_share
         self.seed = seed
 
-    def fit(self, train: TraceSet, *, progress=None) -> "NGRAM":
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "NGRAM":
         eps = check_epsilon(self.epsilon)
         n_max, l_max = check_count("n_max", self.n_max), check_count("l_max", self.l_max)
         self._remember_frame(train)
@@ -531,7 +532,8 @@ class NGRAM(Synthesizer):
         self.starts_ = start_counts(tree)
         return self
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int | None = None) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
+                progress=None, client=None) -> TraceSet:
         """``n`` synthetic trips (default: the DP count of training traces) of 1 .. l_max locations
         on instants 0, 1, ..., each its own virtual user with ``hour`` -1. ``days`` is accepted for
         the common protocol and checked; NGRAM has no time."""
@@ -540,7 +542,7 @@ class NGRAM(Synthesizer):
         check_count("days", days)
         l_max = check_count("l_max", self.l_max)
         loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max,
-                           self.seed if seed is None else int(seed))
+                           seed)
         user = np.repeat(np.arange(m, dtype=np.int32), length)
         t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
         return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),

@@ -100,7 +100,7 @@ class TPM(Synthesizer):
         self.size_share = size_share
         self.seed = seed
 
-    def fit(self, train: TraceSet, *, progress=None) -> "TPM":
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "TPM":
         eps = check_epsilon(self.epsilon)
         c = check_count("trim", self.trim)
         self._remember_frame(train)
@@ -112,7 +112,8 @@ class TPM(Synthesizer):
         self.stationary_ = stationary(self.matrix_)
         return self
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
+                progress=None, client=None) -> TraceSet:
         """``n`` synthetic users (default: the DP count of training users), ``traces_per_user``
         traces of ``days`` days each, none of them a training user."""
         self.check_is_fitted()

@@ -57,6 +57,7 @@ class CoLocation(Synthesizer):
 
     name = "colocation"
     tags = Tags(virtual_users=True, dp=True, needs_friends=True)
+    several_traces = False
 
     def __init__(self, epsilon1: float = 1.0, epsilon2: float = 1.0, epsilon_tpm: float = 1.0, trim: int = 5,
                  theta: int = 0, mechanism: str = "privelet", graph: str = "erdos-renyi", seed: int = 0):
@@ -80,7 +81,7 @@ class CoLocation(Synthesizer):
         if self.graph not in GRAPHS:
             raise InputError(f"unknown graph {self.graph!r}; expected one of {', '.join(GRAPHS)}")
 
-    def fit(self, train: TraceSet, *, progress=None) -> "CoLocation":
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "CoLocation":
         self._check_params()
         self._remember_frame(train)
         n, c = train.n_traces, int(self.trim)
@@ -118,7 +119,8 @@ class CoLocation(Synthesizer):
         rate = max(float(self.counts_.sum()), 0.0) / (self.n_users * self.days_)
         return int(round(rate * n * days))
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
+                progress=None, client=None) -> TraceSet:
         """``n`` synthetic users (default: the n training users, public under this method's
         neighbour relation), one trace of ``days`` days each, with the synthetic friend graph
         (``friends``) and their co-location events."""
@@ -144,6 +146,11 @@ class CoLocation(Synthesizer):
         return {"friendship_probability": self.p_noisy_, "friendship_error": self.friendship_error_,
                 "colocations_noisy_total": float(self.counts_.sum()), "theta": self.expected_theta(self.n_users, 1),
                 **{f"category_{k}": v for k, v in self.category_error_.items()}}
+
+    def describe_sample(self, synthetic: TraceSet) -> list[str]:
+        info = synthetic.info
+        return [f"co-locations: {info['colocations_placed']} of theta = {info['theta']} placed between "
+                f"{info['friendships']} synthetic friendships"]
 
     def _fitted_scalars(self) -> dict:
         return {"p_noisy": self.p_noisy_, "friendship_error": self.friendship_error_, "days": self.days_,

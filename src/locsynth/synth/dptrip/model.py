@@ -37,6 +37,9 @@ from .trips import TripTable, trip_table
 
 #: decoding of the VAE's heads at generation
 DECODINGS = ("argmax", "sample")
+#: the largest delta taken from the DP count of trips (1 / count on fewer than 1,000 trips would be
+#: larger); paper 004's sets have tens of thousands of trips, where 1 / count is far below it
+MAX_DELTA = 1e-3
 #: draws of (source, destination, hour) before giving up on source != destination
 MAX_ROUNDS = 100
 #: paper 004 §8.3.3: epsilon -> (initializer, next-hop) learning rates. Choice: another epsilon takes
@@ -80,7 +83,7 @@ class DPTrip(Synthesizer):
         Torch threads while training (training.py's ``torch_threads`` says why 1).
     delta : float or None
         delta of the whole run; None takes 1 / the DP count of trips (the paper's 1 / |D|, with the
-        count under DP; module docstring).
+        count under DP; module docstring), at most :data:`MAX_DELTA`.
     size_share : float
         Share of epsilon spent on the DP count of trips that plans the sampling rate and steps,
         gives the default delta and sizes the synthetic set (module docstring).
@@ -90,6 +93,7 @@ class DPTrip(Synthesizer):
 
     name = "dptrip"
     tags = Tags(virtual_users=True, ragged=True, dp=True, trips=True)
+    several_traces = False
 
     def __init__(self, epsilon: float = 1.0, initializer_share: float = 0.5, epochs: int = 15, batch_size: int = 200,
                  initializer_clip: float = 1.0, nexthop_clip: float = 3.0, initializer_lr: float | None = None,
@@ -141,11 +145,11 @@ class DPTrip(Synthesizer):
         return tuple(float(paper[i] if lr is None else lr)
                      for i, lr in enumerate((self.initializer_lr, self.nexthop_lr)))
 
-    def fit(self, train: TraceSet, *, progress=None) -> "DPTrip":
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "DPTrip":
         self._check_params()
         self._remember_frame(train)
         with torch_threads(self.threads):
-            self._fit(train, progress)
+            self._train(train, progress)
         return self
 
     def plan(self, n_trips: int) -> dict:
@@ -154,12 +158,13 @@ class DPTrip(Synthesizer):
         source, the sampling rate q, the steps and the epsilon left for training."""
         budget = self._count_units(n_trips, float(self.epsilon), self.size_share, "trace")
         n = int(self.training_["dp_count"])            # the trips as far as DP may tell
-        delta = 1.0 / n if self.delta is None else float(self.delta)
+        # choice: on a handful of trips 1 / count is no delta at all (1 / 1 = 1): at most MAX_DELTA
+        delta = min(1.0 / n, MAX_DELTA) if self.delta is None else float(self.delta)
         return {"count": n, "delta": delta, "q": sample_rate(self.batch_size, n),
                 "steps": steps_for(self.epochs, self.batch_size, n), "epsilon": budget,
                 "delta_source": ("1 / the DP count of trips" if self.delta is None else "given") + f" ({delta:.3g})"}
 
-    def _fit(self, train: TraceSet, progress) -> None:
+    def _train(self, train: TraceSet, progress) -> None:
         table = trip_table(train)
         plan = self.plan(table.n_trips)
         delta, delta_source, q, steps = plan["delta"], plan["delta_source"], plan["q"], plan["steps"]
@@ -226,7 +231,8 @@ class DPTrip(Synthesizer):
             redo = redo[s == d]
         return source, destination, hour
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int | None = None) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
+                progress=None, client=None) -> TraceSet:
         """``n`` synthetic trips (default: the DP count of training trips), each its own virtual
         user with its ``hour``; visits on consecutive instants from the start of that hour on day 0
         (one-minute instants for trips.py's sets). ``days`` is accepted for the common protocol."""
@@ -235,7 +241,7 @@ class DPTrip(Synthesizer):
         check_count("days", days)
         # one BLAS thread: the small products gain nothing from more, and it keeps them bit-identical
         with threadpool_limits(1, user_api="blas"):
-            source, destination, hour = self.endpoints(m, self.seed if seed is None else int(seed))
+            source, destination, hour = self.endpoints(m, seed)
             loc, length = self.router().paths(source, destination, hour)
         user = np.repeat(np.arange(m, dtype=np.int32), length)
         t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length) + np.repeat(

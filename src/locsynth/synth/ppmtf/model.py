@@ -55,6 +55,9 @@ class PPMTF(Synthesizer):
 
     name = "ppmtf"
     tags = Tags(pd_test=True)
+    fit_options = {"checkpoint": (None, "save each Gibbs sweep in this directory and resume from it", str)}
+    sample_options = {"instants": (None, "instants per trace instead of whole days", int)}
+    distributed = ("sample",)
     #: command-line spellings of hyperparameters whose names are Python keywords
     cli_aliases = {"lambda": "lam"}
 
@@ -78,7 +81,7 @@ class PPMTF(Synthesizer):
         if self.rho < 0 or self.alpha <= 0:
             raise InputError(f"rho must be >= 0 and alpha > 0, got rho={self.rho}, alpha={self.alpha}")
 
-    def fit(self, train: TraceSet, *, progress=None, checkpoint: str | Path | None = None) -> "PPMTF":
+    def _fit(self, train: TraceSet, *, progress=None, client=None, checkpoint: str | Path | None = None) -> "PPMTF":
         """Build the tensors of ``train`` and run the Gibbs sampler (§3.2-3.3).
 
         ``progress(iteration, iterations, status)`` is called after each sweep, ``status`` giving
@@ -182,8 +185,8 @@ class PPMTF(Synthesizer):
             return np.empty((0, T), np.int32), np.empty(0)
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
-               users=None, instants: int | None = None, progress=None, client=None) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+                users=None, instants: int | None = None, progress=None, client=None) -> TraceSet:
         """Synthetic traces of the training users 0 .. n - 1 (all when None; ``users``: these
         rows) (§3.4): ``traces_per_user`` traces of ``days`` days each (or of ``instants``
         instants), one location per instant of the training set's time axis, whose slots fix how
@@ -298,17 +301,21 @@ class PPMTFPlus(PPMTF):
 
     name = "ppmtf-plus"
     tags = Tags(virtual_users=True)
+    sample_options = {"home_regions": (False, "give every virtual user a home region (paper 003 App. D)"),
+                      "home_boost": (20.0, "added to the home region's visit count in the first and last slots"),
+                      "instants": (None, "instants per trace instead of whole days", int)}
 
-    def fit(self, train: TraceSet, *, progress=None, checkpoint: str | Path | None = None) -> "PPMTFPlus":
-        super().fit(train, progress=progress, checkpoint=checkpoint)
+    def _fit(self, train: TraceSet, *, progress=None, client=None, checkpoint: str | Path | None = None
+             ) -> "PPMTFPlus":
+        super()._fit(train, progress=progress, checkpoint=checkpoint)
         from ...metrics.population import population_by_slot
 
         self.home_population_ = population_by_slot(train)[0]
         return self
 
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
-               home_regions: bool = False, home_boost: float = 20.0, instants: int | None = None,
-               progress=None, client=None) -> TraceSet:
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
+                home_regions: bool = False, home_boost: float = 20.0, instants: int | None = None,
+                progress=None, client=None) -> TraceSet:
         """``n`` virtual users (default: as many as training users), eq. (4) of paper 003, each
         with ``traces_per_user`` traces. ``progress(done, total)`` is called after each block of
         users; ``client``: generate on a Dask cluster (parallel.py), with the serial output."""

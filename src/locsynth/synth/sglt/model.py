@@ -69,6 +69,7 @@ class SGLT(Synthesizer):
 
     name = "sglt"
     tags = Tags()
+    distributed = ("fit", "sample")
 
     def __init__(self, clusters: int = 20, periods: int = 1, par_c: float = 0.25, par_m: float = 0.75,
                  par_l: float = 1.0, par_v: float = 4.0, delta_i: int = 0, delta_s: float = 0.1,
@@ -114,7 +115,7 @@ class SGLT(Synthesizer):
             raise InputError(f"unknown edge weight {self.edge_weight!r}; expected one of {', '.join(EDGE_WEIGHTS)}")
 
     # -- fit -----------------------------------------------------------------------------------------
-    def fit(self, train: TraceSet, *, progress=None, client=None) -> "SGLT":
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "SGLT":
         """Mobility models, pairwise similarities, the location graph and its classes (§IV).
 
         With ``client`` (a Dask client, see parallel.py) the pairs of users are compared in
@@ -164,7 +165,7 @@ class SGLT(Synthesizer):
         return self
 
     # -- sample --------------------------------------------------------------------------------------
-    def sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
                users=None, progress=None, client=None) -> TraceSet:
         """Fakes from the training users 0 .. n - 1 (or ``users``) as seeds: for each, tries until
         ``traces_per_user`` fakes pass the privacy tests or ``max_tries`` per requested fake are
@@ -259,6 +260,13 @@ class SGLT(Synthesizer):
                 "sorted_profiles": self.sorted_profiles_, "semantic": self.semantic_,
                 "geographic": self.geographic_, "graph_row": g.row, "graph_col": g.col, "graph_val": g.data,
                 "labels": self.labels_}
+
+    def describe_sample(self, synthetic: TraceSet) -> list[str]:
+        tests = synthetic.info.get("fakes")
+        if not (tests and tests.get("privacy_test")):
+            return []
+        return [f"privacy tests: {tests['passed']} of {tests['requested']} fakes passed in {tests['tries']} tries "
+                f"(pass rate {tests['pass_rate']:.3f}; {tests['seeds_short']} seeds ran out of tries)"]
 
     def _fitted_scalars(self) -> dict:
         return {"n_clusters": int(self.n_clusters_), "missing_filled": int(self.missing_filled_),

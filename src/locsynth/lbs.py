@@ -3,6 +3,8 @@
     table = lbs_scenario(SGLT(clusters=100, tool=True).fit(train), test)   # privacy, bandwidth, pollution
     png = report.lbs.lbs_png(table)                             # Figure 6 (a) and (b)
 
+The adversary's localization attack is attacks/localization.py; ``run_lbs`` is ``locsynth lbs``.
+
 Every test user queries a location-based service (LBS) at random instants of her day traces; at
 a query instant t her device sends her true location together with the location at t of each of
 her m fake traces (§VII-A). The fakes come from one of :data:`METHODS`:
@@ -59,227 +61,22 @@ Where the paper is silent the choices are ours:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from ...errors import InputError
-from ...traces import TraceSet
-from ...validation import check_count
-from .generate import LOG_ZERO
-from .mobility import day_traces, fill_missing, period_of
+from .attacks.localization import attack_errors, check_adversary, own_chain
+from .errors import InputError
+from .synth.sglt.mobility import day_traces, fill_missing, period_of
+from .traces import TraceSet
+from .validation import check_count
 
 #: the fake-trace generators of §VII-A, in the order of Figure 6's legend
 METHODS = ("sglt", "uniform-iid", "aggregate-iid", "rw-aggregate", "rw-profile")
-#: what the adversary knows: the aggregate model (§VII-B) or also the user's own chain
-ADVERSARIES = ("aggregate", "profile")
-#: score of a state the observations rule out (finite, so that the max-reductions may vectorize)
-NEG = -1e300
 #: random streams (SeedSequence spawn keys (repetition, stream))
 QUERY_STREAM, FAKE_STREAM = 0, 1
-
-
-# -- the adversary: Viterbi decoding of the true locations ------------------------------------------
-def localize(sent: np.ndarray, query: np.ndarray, P: np.ndarray, pi: np.ndarray, period: np.ndarray, *,
-             own: np.ndarray | None = None, groups: np.ndarray | None = None) -> np.ndarray:
-    """The adversary's most likely path of every row given the locations sent at its queries.
-
-    .. math:: \\hat x = \\arg\\max_x \\; \\log \\pi_{\\tau_0}(x_0) + \\sum_{t \\ge 1}
-              \\log p_{\\tau_{t-1}}(x_{t-1}, x_t) \\quad \\text{s.t. } x_t \\in O_t
-              \\text{ at every query instant } t
-
-    with O_t = {sent[n, s, t]} (emission 1 on the sent locations, 0 elsewhere). Disallowed
-    states score :data:`NEG` and log-probabilities are floored at ``LOG_ZERO`` (as in SGLT's own
-    decoding), so every row has a path.
-
-    Parameters
-    ----------
-    sent : ndarray of shape (N, S, T), int
-        The S locations sent at every instant (the true one and the fakes, in any order; read at
-        query instants only).
-    query : ndarray of shape (N, T), bool
-        Query instants.
-    P, pi : ndarrays of shape (periods, R, R) and (periods, R)
-        The aggregate model <p-bar, pi-bar> (p_tau indexed by the period of the current instant).
-    period : ndarray of shape (T,), int
-        Period of each instant.
-    own : ndarray of shape (N_own, T), int, optional
-        Traces the adversary learns each row's own chain from (``adversary="profile"``): row n
-        uses (c_u[r] + p-bar[r]) / (n_u[r] + 1) and starts from (v_u + pi-bar) / (|v_u| + 1), with
-        c_u, n_u, v_u the transition counts, their row sums and the visit counts of
-        ``own[groups[n, 0]:groups[n, 1]]``. None: the aggregate model for every row.
-    groups : ndarray of shape (N, 2), int, optional
-        Row range of ``own`` of each row (default: row n of ``own``).
-
-    Returns
-    -------
-    ndarray of shape (N, T), int64
-        The decoded path; its values at query instants are the adversary's guesses.
-    """
-    sent = np.ascontiguousarray(sent, np.int64)
-    query = np.ascontiguousarray(query, np.bool_)
-    N, S, T = sent.shape
-    if query.shape != (N, T):
-        raise InputError(f"query has shape {query.shape}; expected {(N, T)}")
-    P = np.asarray(P, np.float64)
-    pi = np.asarray(pi, np.float64)
-    with np.errstate(divide="ignore"):
-        log_p = np.maximum(np.log(P), LOG_ZERO)
-        log_pi = np.maximum(np.log(pi), LOG_ZERO)
-    profile = own is not None
-    if own is None:
-        own = np.zeros((0, T), np.int64)
-        groups = np.zeros((N, 2), np.int64)
-    elif groups is None:
-        groups = np.stack([np.arange(N), np.arange(1, N + 1)], axis=1)
-    out = np.empty((N, T), np.int64)
-    _viterbi_rows(sent, query, log_p, log_pi, np.asarray(period, np.int64), P, pi,
-                  np.ascontiguousarray(own, np.int64), np.ascontiguousarray(groups, np.int64), profile, out)
-    return out
-
-
-def attack_errors(truth: np.ndarray, fakes: np.ndarray, query: np.ndarray, P: np.ndarray, pi: np.ndarray,
-                  period: np.ndarray, *, adversary: str = "aggregate",
-                  groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Mistakes and queries of the localization attack on every row (§VII-B).
-
-    Parameters
-    ----------
-    truth : ndarray of shape (N, T), int
-        True (complete) traces.
-    fakes : ndarray of shape (N, m, T), int
-        Each row's fake traces; at a query instant t the row sends truth[n, t] and fakes[n, :, t].
-    query : ndarray of shape (N, T), bool
-    adversary : 'aggregate' or 'profile' (see :func:`localize`; the profile is learned from
-        ``truth[groups[n, 0]:groups[n, 1]]``).
-
-    Returns
-    -------
-    mistakes, queries : ndarrays of shape (N,), int64
-        Query instants where the guess is not the true location; query instants.
-    """
-    _check_adversary(adversary)
-    truth = np.asarray(truth, np.int64)
-    sent = np.concatenate([truth[:, None, :], np.asarray(fakes, np.int64)], axis=1)
-    own = truth if adversary == "profile" else None
-    guess = localize(sent, query, P, pi, period, own=own, groups=groups if own is not None else None)
-    query = np.asarray(query, bool)
-    return ((guess != truth) & query).sum(axis=1), query.sum(axis=1)
-
-
-@njit(cache=True)
-def _own_chain(own, lo, hi, R, kmap):
-    """Rows of the chain learned from ``own[lo:hi]``: kmap[r] = k for each location r left at
-    least once (caller passes kmap full of -1), ``touched[k]`` = r, counts (K, R), row sums (K,)
-    and visit counts (R,)."""
-    T = own.shape[1]
-    touched = np.empty((hi - lo) * T + 1, np.int64)
-    K = 0
-    for d in range(lo, hi):
-        for t in range(T - 1):
-            r = own[d, t]
-            if kmap[r] < 0:
-                kmap[r] = K
-                touched[K] = r
-                K += 1
-    counts = np.zeros((K, R))
-    rows = np.zeros(K)
-    visits = np.zeros(R)
-    for d in range(lo, hi):
-        for t in range(T):
-            visits[own[d, t]] += 1.0
-            if t + 1 < T:
-                k = kmap[own[d, t]]
-                counts[k, own[d, t + 1]] += 1.0
-                rows[k] += 1.0
-    return touched[:K], counts, rows, visits
-
-
-@njit(cache=True)
-def _step(i, j, tau, log_p, kmap, row_log):
-    """log p_tau(i, j) of the row's chain: its own row when it left i, else the aggregate one."""
-    k = kmap[i]
-    if k >= 0:
-        return row_log[tau, k, j]
-    return log_p[tau, i, j]
-
-
-@njit(cache=True, fastmath=True)
-def _relax(cur, a, row):
-    """cur = max(cur, a + row), elementwise (vectorized: every value is finite)."""
-    for j in range(cur.size):
-        v = a + row[j]
-        cur[j] = v if v > cur[j] else cur[j]
-
-
-@njit(cache=True)
-def _viterbi_row(n, sent, query, log_p, log_pi, period, P, pi, own, groups, profile, out):
-    S, T = sent.shape[1], sent.shape[2]
-    n_per, R = log_pi.shape
-    kmap = np.full(R, -1, np.int64)
-    init = log_pi[period[0]].copy()
-    if profile:
-        touched, counts, rows, visits = _own_chain(own, groups[n, 0], groups[n, 1], R, kmap)
-        row_log = np.empty((n_per, touched.size, R))
-        for tau in range(n_per):
-            for k in range(touched.size):
-                r = touched[k]
-                for j in range(R):
-                    row_log[tau, k, j] = max(np.log((counts[k, j] + P[tau, r, j]) / (rows[k] + 1.0)), LOG_ZERO)
-        nv = visits.sum()
-        for j in range(R):
-            init[j] = max(np.log((visits[j] + pi[period[0], j]) / (nv + 1.0)), LOG_ZERO)
-    else:
-        row_log = np.zeros((n_per, 0, R))
-    # delta[t, j]: the best score of a path ending at j at t (NEG where the queries rule j out)
-    delta = np.empty((T, R))
-    if query[n, 0]:
-        delta[0, :] = NEG
-        for s in range(S):
-            delta[0, sent[n, s, 0]] = init[sent[n, s, 0]]
-    else:
-        delta[0, :] = init
-    for t in range(1, T):
-        tau = period[t - 1]
-        prev, cur = delta[t - 1], delta[t]
-        cur[:] = NEG
-        # predecessors: the sent locations after a query, every location otherwise
-        n_i = S if query[n, t - 1] else R
-        for ii in range(n_i):
-            i = sent[n, ii, t - 1] if query[n, t - 1] else ii
-            if query[n, t]:
-                for s in range(S):
-                    j = sent[n, s, t]
-                    v = prev[i] + _step(i, j, tau, log_p, kmap, row_log)
-                    if v > cur[j]:
-                        cur[j] = v
-            else:
-                k = kmap[i]
-                _relax(cur, prev[i], row_log[tau, k] if k >= 0 else log_p[tau, i])
-    # backward: the last instant's best state, then a predecessor that achieves each max
-    x, best = 0, NEG + NEG
-    for j in range(R):
-        if delta[T - 1, j] > best:
-            x, best = j, delta[T - 1, j]
-    out[n, T - 1] = x
-    for t in range(T - 1, 0, -1):
-        tau = period[t - 1]
-        arg, best = R, NEG + NEG
-        n_i = S if query[n, t - 1] else R
-        for ii in range(n_i):
-            i = sent[n, ii, t - 1] if query[n, t - 1] else ii
-            v = delta[t - 1, i] + _step(i, x, tau, log_p, kmap, row_log)
-            if v > best or (v == best and i < arg):
-                arg, best = i, v
-        x = arg
-        out[n, t - 1] = x
-
-
-@njit(cache=True, parallel=True)
-def _viterbi_rows(sent, query, log_p, log_pi, period, P, pi, own, groups, profile, out):
-    for n in prange(sent.shape[0]):
-        _viterbi_row(n, sent, query, log_p, log_pi, period, P, pi, own, groups, profile, out)
 
 
 # -- the fake-trace generators (§VII-A) ---------------------------------------------------------------
@@ -354,7 +151,7 @@ def _walk_profile(truth, groups, cdf_p, period, u, out):
     for n in prange(N):
         kmap = np.full(R, -1, np.int64)
         lo, hi = groups[n, 0], groups[n, 1]
-        _, counts, rows, _ = _own_chain(truth, lo, hi, R, kmap)
+        _, counts, rows, _ = own_chain(truth, lo, hi, R, kmap)
         for f in range(m):
             e = min(int(u[n, f, 0, 0] * (hi - lo) * T), (hi - lo) * T - 1)   # a uniform visit of hers
             x = truth[lo + e // T, e % T]
@@ -424,7 +221,7 @@ def lbs_scenario(model, test: TraceSet, fakes=(1, 5, 10), methods=METHODS, repea
     over repetitions), ``bandwidth`` and ``pollution`` (distinct locations and distinct semantic
     classes sent per query, over all queries, averaged over repetitions).
     """
-    from .model import SGLT
+    from .synth.sglt.model import SGLT
 
     if not isinstance(model, SGLT):
         raise InputError(f"the LBS scenario needs a fitted SGLT model, got {type(model).__name__}")
@@ -434,7 +231,7 @@ def lbs_scenario(model, test: TraceSet, fakes=(1, 5, 10), methods=METHODS, repea
     _check_frame(model, test)
     ms = _fake_counts(fakes)
     methods = _check_methods(methods)
-    _check_adversary(adversary)
+    check_adversary(adversary)
     repeats = check_count("repeats", repeats)
     pool = check_count("pool", pool)
     if not query_minutes > 0:
@@ -524,6 +321,54 @@ def _check_methods(methods) -> list[str]:
     return [name for name in METHODS if name in chosen]
 
 
-def _check_adversary(adversary: str) -> None:
-    if adversary not in ADVERSARIES:
-        raise InputError(f"unknown adversary {adversary!r}; expected one of {', '.join(ADVERSARIES)}")
+def parse_fakes(text: str) -> list[int]:
+    """'1,5,10' -> [1, 5, 10]; an InputError naming what is wrong."""
+    try:
+        counts = [int(token) for token in str(text).split(",")]
+    except ValueError:
+        raise InputError(f"--fakes takes whole numbers separated by commas, e.g. 1,5,10; got {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise InputError(f"--fakes: every number of fake traces must be at least 1, got {text!r}")
+    return counts
+
+
+def run_lbs(test: str | Path, *, train: str | Path | None = None, model: str | Path | None = None,
+            clusters: int | None = None, fakes="1,5,10", repeats: int = 5, pool: int = 10,
+            adversary: str = "aggregate", query_minutes: float = 40.0, temperature: float | None = None,
+            seed: int = 0, say=None, spinner=None, progress=None) -> tuple[pd.DataFrame, str]:
+    """``locsynth lbs``: the scenario on the test set at ``test`` with the SGLT model at ``model``,
+    or one fitted on ``train`` as the authors' tool does (``tool=True``: its aggregate model mixes
+    the distance kernel half and half, so random walks on it wander as the paper's baselines do).
+    Returns the :func:`lbs_scenario` table and a sentence of what was run. ``say(text)`` gets the
+    notes, ``spinner(text)`` wraps the fit."""
+    import contextlib
+
+    from .synth.base import load_model
+    from .synth.sglt import SGLT
+
+    say = say or (lambda _: None)
+    counts = parse_fakes(fakes) if isinstance(fakes, str) else _fake_counts(fakes)
+    check_adversary(adversary)
+    if model is None and train is None:
+        raise InputError("give --train (to fit an SGLT model on) or --model (a fitted one)")
+    if model is not None and clusters is not None:
+        raise InputError("--clusters is for the model fitted on --train; it does not go with --model")
+    users = TraceSet.load(test)
+    if "hour" in users.users:
+        say(f"note: the LBS scenario (paper 002 §VII) is made for users' daily traces; {test} holds "
+            f"{users.n_traces} trips, one per trace, which it treats as {users.n_traces} users' days; going on")
+    if model is not None:
+        fitted, source = load_model(model), f"the SGLT model {model}"
+        if train is not None:
+            say(f"using the model {model}; --train {train} is not read")
+    else:
+        fitted = SGLT(tool=True, **({} if clusters is None else {"clusters": clusters}))
+        with (spinner or (lambda _: contextlib.nullcontext()))(f"fitting SGLT (the authors' tool's variant) on {train}"):
+            fitted.fit(TraceSet.load(train))
+        source = f"SGLT (tool variant) with {fitted.clusters} classes fitted on {train}"
+    table = lbs_scenario(fitted, users, fakes=counts, repeats=repeats, pool=pool, query_minutes=query_minutes,
+                         adversary=adversary, seed=seed, temperature=temperature, progress=progress)
+    what = (f"{users.n_traces} users of {test} query every {query_minutes:g} minutes on average, sending "
+            f"m = {', '.join(str(m) for m in sorted(set(counts)))} fake traces; fakes and classes from {source}; "
+            f"{adversary} adversary; {repeats} repetitions; pool {pool}; seed {seed}.")
+    return table, what

@@ -1,0 +1,280 @@
+"""The common checks every registered method must pass (scikit-learn's ``check_estimator``, for
+location methods). A third party who registers a method runs them on it::
+
+    from locsynth.testing import check_method
+    check_method(MySynthesizer, params={"iterations": 2})     # raises at the first failed check
+
+or, in a test suite, one test per named check::
+
+    @pytest.mark.parametrize("check", method_checks(MySynthesizer), ids=lambda c: c.__name__)
+    def test_my_method(check):
+        check(MySynthesizer, check_data(), {})
+
+A method's capability tags (synth/base.py, :class:`~locsynth.synth.base.Tags`) decide what is
+expected: virtual users or the training users' own traces, ragged traces or whole days, a DP
+ledger whose spends hold, a friend graph or categories in the data.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import InputError
+from .synth.base import Anonymizer, NotFittedError, Synthesizer
+
+Check = Callable[[type, object, dict], None]
+
+
+def check_data(users: int = 80, seed: int = 3):
+    """Half of a simulated city of ``users`` users, with a friend graph and location categories,
+    so that methods needing either can run."""
+    from .simulate import simulate
+    from .space import Grid
+
+    ts = simulate(users, seed=seed).split(0.5, seed=0)[0]
+    rng = np.random.default_rng(0)
+    edges = np.unique(np.sort(rng.integers(0, ts.n_traces, (60, 2)), axis=1), axis=0)
+    g = ts.space
+    categories = np.array(["home", "work", "shop", "park"], dtype=object)[np.arange(g.n_locations) % 4]
+    return replace(ts, friends=edges[edges[:, 0] < edges[:, 1]], space=Grid(g.rows, g.cols, g.bbox,
+                                                                             category=categories))
+
+
+def _raises(fn, match: str, what: str) -> None:
+    import re
+
+    try:
+        fn()
+    except InputError as exc:
+        if not re.search(match, str(exc)):
+            raise AssertionError(f"{what}: the error {str(exc)!r} does not say {match!r}") from None
+        return
+    raise AssertionError(f"{what}: no InputError")
+
+
+_FITTED: dict = {}
+
+
+def _fitted(cls, data, params: dict):
+    """One fitted model per (class, data, parameters), shared by the checks that only sample from it."""
+    key = (cls, id(data), repr(sorted(params.items())))
+    if key not in _FITTED:
+        _FITTED.clear()
+        _FITTED[key] = cls(**params).fit(data)
+    return _FITTED[key]
+
+
+def _per(cls) -> dict:
+    return {"traces_per_user": 2} if getattr(cls, "several_traces", False) else {}
+
+
+# -- synthesizers ------------------------------------------------------------------------------------
+
+def check_fit_returns_self_and_keeps_parameters(cls, data, params) -> None:
+    """fit returns the estimator and leaves the constructor's parameters as they were."""
+    model = cls(**params)
+    before = model.get_params()
+    assert model.fit(data) is model, "fit must return self"
+    assert model.get_params() == before, "fit changed the constructor's parameters"
+    assert repr(model).startswith(type(model).__name__ + "(")
+
+
+def check_not_fitted(cls, data, params) -> None:
+    """A model that is not fitted says so instead of failing somewhere inside."""
+    try:
+        cls(**params).sample()
+    except NotFittedError:
+        return
+    raise AssertionError("sample before fit must raise NotFittedError")
+
+
+def check_sample_is_seeded(cls, data, params) -> None:
+    """The same seed gives the same set; another seed another one (where the output is random)."""
+    model = _fitted(cls, data, params)
+    per = _per(cls)
+    a, b = model.sample(seed=4, **per), model.sample(seed=4, **per)
+    assert np.array_equal(a.loc, b.loc) and np.array_equal(a.t, b.t) and a.users.equals(b.users), \
+        "the same seed gave different synthetic sets"
+    if not cls.tags.baseline or cls.name == "uniform":
+        assert not np.array_equal(a.loc, model.sample(seed=5, **per).loc), "another seed gave the same set"
+
+
+def check_fit_twice_gives_the_same_model(cls, data, params) -> None:
+    """Without DP noise, fitting again with the same seed gives the same samples; with it, the same
+    shape of model and a ledger of the same spends."""
+    one, two = _fitted(cls, data, params), cls(**params).fit(data)
+    a, b = one.sample(seed=1), two.sample(seed=1)
+    if cls.tags.dp:
+        assert [s.mechanism for s in one.ledger_.spends] == [s.mechanism for s in two.ledger_.spends]
+    else:
+        assert np.array_equal(a.loc, b.loc), "two fits with the same seed sample differently"
+
+
+def check_sample_shape(cls, data, params) -> None:
+    """n users (a DP method's DP count by default), traces_per_user traces each, locations of the
+    space, sources as the tags say, the training set's days unless ragged."""
+    model = _fitted(cls, data, params)
+    per = _per(cls)
+    k = per.get("traces_per_user", 1)
+    a = model.sample(seed=4, **per)
+    size = model.training_.get("dp_count", model.training_.get("users", data.n_traces))
+    assert a.n_traces == k * size and a.synthetic and a.info["source"] == cls.name
+    assert a.loc.min() >= 0 and a.loc.max() < data.space.n_locations
+    source = a.users["source"].to_numpy()
+    if cls.tags.virtual_users:
+        assert (source == -1).all(), "virtual users must have no source"
+    else:
+        assert (np.sort(np.unique(source)) == np.arange(data.n_traces)).all()
+    assert set(a.users["trace_no"]) == set(range(k))
+    if not cls.tags.ragged and cls.name != "training":
+        assert (a.counts() == data.time.instants_per_day).all(), "a day's trace must have every instant"
+    few = model.sample(3, seed=4, **per)
+    assert few.n_traces == 3 * k
+    if cls.tags.virtual_users:
+        assert model.sample(2 * data.n_traces, seed=4).n_traces == 2 * data.n_traces
+    else:
+        assert np.array_equal(few.loc, a.select_users(np.arange(3 * k)).loc), "n = 3 must be the first 3 users"
+        _raises(lambda: model.sample(data.n_traces + 1), "too many", "more users than trained on")
+
+
+def check_days(cls, data, params) -> None:
+    """days > 1 makes traces that many days long (a ragged method: at least accepts it)."""
+    model = _fitted(cls, data, params)
+    two = model.sample(5, days=2, seed=1)
+    if not cls.tags.ragged and cls.name != "training":
+        assert (two.counts() == 2 * data.time.instants_per_day).all(), "days=2 must give two days"
+
+
+def check_users(cls, data, params) -> None:
+    """users= picks training rows where traces come from training users; a method of virtual users
+    refuses it."""
+    model = _fitted(cls, data, params)
+    if cls.tags.virtual_users:
+        _raises(lambda: model.sample(users=[0, 1]), "virtual users", "users= on virtual users")
+        return
+    picked = model.sample(users=[2, 0], seed=3)
+    assert sorted(set(picked.users["source"])) == [0, 2]
+
+
+def check_options(cls, data, params) -> None:
+    """An option the method does not declare is refused, naming the valid ones; traces_per_user is
+    refused where every trace is its own user."""
+    model = _fitted(cls, data, params)
+    _raises(lambda: model.sample(no_such_option=1), "no sample option 'no_such_option'", "an unknown option")
+    _raises(lambda: cls(**params).fit(data, no_such_option=1), "no fit option", "an unknown fit option")
+    if not cls.several_traces:
+        _raises(lambda: model.sample(traces_per_user=2), "traces_per_user must be 1", "traces_per_user")
+
+
+def check_save_load(cls, data, params) -> None:
+    """A saved model loads with the same parameters, ledger and samples; an existing path is refused."""
+    from .synth.base import load_model
+
+    model = _fitted(cls, data, params)
+    per = _per(cls)
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save(Path(tmp) / "m")
+        back = load_model(Path(tmp) / "m")
+        assert type(back) is type(model) and back.get_params() == model.get_params()
+        assert back.ledger_.spends == model.ledger_.spends and back.training_ == model.training_
+        assert np.array_equal(back.sample(seed=4, **per).loc, model.sample(seed=4, **per).loc)
+        _raises(lambda: model.save(Path(tmp) / "m"), "exists", "saving over a model")
+
+
+def check_ledger_travels(cls, data, params) -> None:
+    """The model's ledger goes with every set it samples; a DP method's spends hold and it keeps no
+    exact size of its training data."""
+    model = _fitted(cls, data, params)
+    a = model.sample(seed=2)
+    assert a.ledger is not None and a.ledger.spends == model.ledger_.spends
+    if cls.tags.dp:
+        assert any(s.holds for s in a.ledger.spends), "a DP method's spends must hold"
+        assert set(model.training_) <= {"dp_count", "unit", "dp_count_epsilon", "users"}, \
+            "a DP method keeps exact training sizes"
+
+
+def check_bad_input(cls, data, params) -> None:
+    """Bad input is one clear InputError: an empty set, not a TraceSet, bad n or days, data the
+    tags need and the set lacks."""
+    _raises(lambda: cls(**params).fit(data.select_users([])), "empty", "an empty training set")
+    _raises(lambda: cls(**params).fit("train.csv"), "needs a TraceSet", "a path instead of a TraceSet")
+    model = _fitted(cls, data, params)
+    for kwargs, message in ((dict(n=0), "n must be at least 1"), (dict(days=0), "days must be at least 1"),
+                            (dict(n=2.5), "n must be"), (dict(seed=0, n="x"), "n must be a whole number")):
+        _raises(lambda: model.sample(**kwargs), message, f"sample({kwargs})")
+    if cls.tags.needs_friends:
+        _raises(lambda: cls(**params).fit(replace(data, friends=None)), "friend graph", "no friend graph")
+
+
+SYNTHESIZER_CHECKS: tuple[Check, ...] = (
+    check_fit_returns_self_and_keeps_parameters, check_not_fitted, check_sample_is_seeded,
+    check_fit_twice_gives_the_same_model, check_sample_shape, check_days, check_users, check_options,
+    check_save_load, check_ledger_travels, check_bad_input)
+
+
+# -- anonymizers ---------------------------------------------------------------------------------
+
+def check_transform(cls, data, params) -> None:
+    """One output trace per input trace, the same instants, valid codes, ``source`` the input row."""
+    anonymizer = cls(**params)
+    out = anonymizer.transform(data, seed=1)
+    assert out.n_traces == data.n_traces and np.array_equal(out.user, data.user)
+    out.check()
+    assert out.loc.max() < data.space.n_locations and out.info["source"] == cls.name
+    source = out.users["source"].to_numpy()
+    assert np.array_equal(np.sort(source), np.arange(data.n_traces))
+    assert np.array_equal(out.t, data.select_users(source).t)
+    assert repr(anonymizer).startswith(type(anonymizer).__name__ + "(")
+
+
+def check_anonymizer_ledger(cls, data, params) -> None:
+    """A DP anonymizer's spends hold, its noise is not seeded, and spends add up when applied twice."""
+    anonymizer = cls(**params)
+    out = anonymizer.transform(data, seed=1)
+    if not cls.tags.dp:
+        assert out.ledger.uncovered, "a method without DP must say what it does not cover"
+        return
+    assert out.ledger.spends and all(s.holds for s in out.ledger.spends)
+    assert not np.array_equal(out.loc, anonymizer.transform(data, seed=1).loc), "DP noise must not be seeded"
+    assert len(anonymizer.transform(out).ledger) == 2 * len(out.ledger)
+
+
+def check_anonymizer_bad_input(cls, data, params) -> None:
+    _raises(lambda: cls(**params).transform(data.select_users([])), "empty", "an empty set")
+    _raises(lambda: cls(**params).transform(data.loc), "needs a TraceSet", "an array instead of a TraceSet")
+
+
+ANONYMIZER_CHECKS: tuple[Check, ...] = (check_transform, check_anonymizer_ledger, check_anonymizer_bad_input)
+
+
+def method_checks(cls) -> tuple[Check, ...]:
+    """The checks that apply to ``cls`` (a Synthesizer or an Anonymizer subclass)."""
+    if isinstance(cls, type) and issubclass(cls, Synthesizer):
+        return SYNTHESIZER_CHECKS
+    if isinstance(cls, type) and issubclass(cls, Anonymizer):
+        return ANONYMIZER_CHECKS
+    raise InputError(f"check_method takes a Synthesizer or Anonymizer class, got {cls!r}")
+
+
+def check_method(cls, *, data=None, params: dict | None = None) -> list[str]:
+    """Run every check of ``cls`` (a class, or a registered method's name) on ``data`` (default:
+    :func:`check_data`) with constructor ``params``; an AssertionError names the first that fails.
+    Returns the names of the checks run."""
+    if isinstance(cls, str):
+        from . import registry
+
+        cls = registry.get(cls)
+    data = check_data() if data is None else data
+    names = []
+    for check in method_checks(cls):
+        try:
+            check(cls, data, dict(params or {}))
+        except AssertionError as exc:
+            raise AssertionError(f"{cls.__name__} fails {check.__name__}: {exc}") from None
+        names.append(check.__name__)
+    return names
