@@ -29,7 +29,7 @@ from locsynth.metrics.trips import trip_metrics
 from locsynth.report import plots
 from locsynth.synth.dptrip import DPTrip
 from locsynth.synth.ngram import NGRAM
-from locsynth.trips import read_trips, trip_statistics
+from locsynth.cab_trips import read_trips, trip_statistics
 
 TRAINING_LIMIT_S = 600.0
 RATE_TARGET = 1000.0

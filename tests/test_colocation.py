@@ -238,7 +238,7 @@ def test_colocation_on_gowalla(gowalla, tmp_path):
     spends = model.ledger_.spends
     assert [s.mechanism for s in spends] == ["laplace", "privelet", "laplace"]
     assert sum(s.epsilon for s in spends) == pytest.approx(3.0, rel=1e-6)
-    assert model.friendship_error_ < 0.01
+    assert model.friendship_error_ < 0.02          # |Lap(2 / 814)| > 0.02 with probability e^-8
     synthetic = model.sample(seed=1)
     assert synthetic.n_traces == gowalla.n_traces and synthetic.friends is not None
     assert synthetic.info["colocations_placed"] == 200

@@ -27,7 +27,7 @@ from locsynth.synth.dptrip.nexthop import (NextHop, NextHopTables, nexthop_array
                                            window_class)
 from locsynth.synth.dptrip.training import (one_gram_per_trip, poisson_trips, sample_rate,  # noqa: E402
                                             steps_for)
-from locsynth.synth.dptrip.trips import trip_table                                 # noqa: E402
+from locsynth.synth.dptrip.records import trip_table                                 # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def cabs(data_dir):
     path = data_dir / "sf-cabspotting" / "cabs"
     if not path.is_dir():
         pytest.skip("Cabspotting cabs not found")
-    from locsynth.trips import read_trips
+    from locsynth.cab_trips import read_trips
 
     return read_trips(path, cell_m=500)
 

@@ -11,10 +11,11 @@ from scipy.optimize import linear_sum_assignment
 from helpers import traceset
 from locsynth import InputError
 from locsynth.discretize import read_pf_synthetic
+from locsynth.metrics.visits import visit_counts
 from locsynth.metrics.sglt import (aggregate_transitions, aggregate_visits, kl_smoothed, mobility_similarity,
                                    seed_semantic_similarity, semantic_profiles, semantic_qq_correlation,
                                    sglt_features, time_allocation_kl, time_allocation_paired_kl, top_location_counts,
-                                   top_n_coverage, visit_counts, visits_kl,
+                                   top_n_coverage, visits_kl,
                                    visits_relative_error)
 
 KEYS = ["visits_kl", "visits_kl_rank", "visits_relative_error", "top50_visits_kl", "top50_visits_relative_error",

@@ -20,7 +20,9 @@ from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
 from locsynth.synth.ppmtf.generate import mh_matrix, reconstruct
 from locsynth.synth.ppmtf.gibbs import (Prior, draw_rows, draw_user_rows, gibbs_step, gram_sums, init_state, rmse,
                                         sample_hyperparameters)
-from locsynth.synth.ppmtf.tensors import build_tensors, select_cells, transition_counts, visit_counts
+from locsynth.metrics.transitions import keyed_transition_counts
+from locsynth.metrics.visits import keyed_visit_counts
+from locsynth.synth.ppmtf.tensors import build_tensors, select_cells
 
 AUTHORS = "PPMTF_TK_alp200_mnt100_mnv100"
 DATASETS = ["city", "pf"]
@@ -57,10 +59,10 @@ def figure1():
 
 def test_figure1_gives_the_tensors_of_figure3():
     ts = figure1()
-    u, i, j, c = transition_counts(ts)
+    u, i, j, c = keyed_transition_counts(ts)
     r1 = {(int(a), int(b)): int(n) for a, b, n in zip(i, j, c)}
     assert r1 == {(1, 2): 1, (2, 3): 2, (3, 4): 1}        # r^I_{1,3,4} = 2 (1-based in the paper)
-    u, i, l, c = visit_counts(ts)
+    u, i, l, c = keyed_visit_counts(ts)
     r2 = {(int(a), int(b)): int(n) for a, b, n in zip(i, l, c)}
     assert r2 == {(1, 0): 1, (2, 0): 1, (3, 0): 1, (2, 1): 1, (3, 1): 1, (4, 2): 2}   # r^II_{1,5,3} = 2
 
@@ -106,7 +108,7 @@ def test_build_tensors_caps_counts_and_is_seeded(sets):
     train = sets["train"]
     n, n_loc = train.n_users, train.space.n_locations
     a, b = build_tensors(train, lam=10, r_max=3, rho=50, seed=4), build_tensors(train, lam=10, r_max=3, rho=50, seed=4)
-    raw = {"transitions": (transition_counts(train), n_loc), "visits": (visit_counts(train), train.time.n_slots)}
+    raw = {"transitions": (keyed_transition_counts(train), n_loc), "visits": (keyed_visit_counts(train), train.time.n_slots)}
     caps_bind = {"lam": False, "r_max": False}
     for name, cells in (("transitions", a.transitions), ("visits", a.visits)):
         (u, i, j, c), n_j = raw[name]
@@ -427,7 +429,7 @@ def test_sample_length_in_instants_and_cluster_metric(fitted):
 def test_scalable_generation_equals_the_full_matrix_reference(fitted):
     """sample_users (MH rows along the path, float32 normalisers) gives the traces of the
     full-matrix reference (mh_matrix / generate_traces) and their log-likelihoods to 1e-6."""
-    from locsynth.synth.base import user_uniforms
+    from locsynth.rng import user_uniforms
     from locsynth.synth.ppmtf.generate import generate_traces
 
     model, _ = fitted

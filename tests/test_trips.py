@@ -1,4 +1,4 @@
-"""Passenger trips of paper 004 §8.2 (trips.py) on hand-made fixes with known answers and on the
+"""Passenger trips of paper 004 §8.2 (cab_trips.py) on hand-made fixes with known answers and on the
 30-cab folder; the trip metrics of §8.4 (metrics/trips.py) against hand-computed values."""
 
 from dataclasses import replace
@@ -12,7 +12,7 @@ from locsynth import InputError
 from locsynth.metrics.trips import (frequent_pattern_precision, jensen_shannon, pattern_supports,
                                     source_destination_emd, top_patterns, trip_length_jsd)
 from locsynth.space import haversine_m
-from locsynth.trips import (PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
+from locsynth.cab_trips import (PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
                             make_trips, merge_self_loops, read_trips, trip_grid, trip_statistics, weekday_trips)
 
 GRID = trip_grid(250)

@@ -207,7 +207,7 @@ def prepare(
         say(f"wrote {where}: {s['users']} users, {s['traces']} traces, {s['events']} events, "
             f"{s['locations']} locations, {s['instants']} instants/day, {s['slots']} slots")
         if "trips" in ts.info:
-            from .trips import trip_statistics
+            from .cab_trips import trip_statistics
 
             t = trip_statistics(ts)
             say(f"  trips (paper 004 Table 1): {t['trips']} trips, {t['cells']} cells visited, length mean "

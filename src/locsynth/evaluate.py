@@ -6,7 +6,7 @@ baselines as in the papers: the training traces themselves, and uniformly random
 the synthetic set has several traces per input user, each trace number is evaluated as one set
 and the results are averaged, as the authors do (paper 001 §4.3).
 
-Sets of trips (trips.py: one passenger trip per trace, its hour in the user table) are measured
+Sets of trips (cab_trips.py: one passenger trip per trace, its hour in the user table) are measured
 instead by paper 004 §8.4's metrics (metrics/trips.py's group), and the groups whose assumptions
 fail for trips are skipped, each listed with its reason in ``meta['skipped']``.
 """
@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import InputError
 from .metrics.groups import Context, groups
-from .traces import TraceSet, atomic_output
+from .traces import TraceSet, atomic_output, check_same_frame
 
 ATTACKS = ("reid", "mia")
 #: what the report says the baselines are
@@ -95,15 +95,6 @@ def _json_default(value):
     return str(value)
 
 
-def check_compatible(reference: TraceSet, other: TraceSet, name: str) -> None:
-    if other.space.n_locations != reference.space.n_locations or other.space.kind != reference.space.kind:
-        raise InputError(f"the {name} set has {other.space.n_locations} {other.space.kind} locations but the test "
-                         f"set has {reference.space.n_locations} {reference.space.kind}; prepare it with --like")
-    if other.time.n_slots != reference.time.n_slots or other.time.instants_per_day != reference.time.instants_per_day:
-        raise InputError(f"the {name} set's time axis ({other.time.describe()}) differs from the test set's "
-                         f"({reference.time.describe()}); prepare it with --like")
-
-
 def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=ATTACKS, top: int = 50,
              vf_bins: int = 24, emd_bins: int = 20, swd_projections: int = 50, seed: int = 0,
              mia_per_trace_number: bool = False, reid_max_traces: int | None = 20_000,
@@ -128,7 +119,7 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         A user-factor matrix (PPMTF's A): adds ``cluster_tv``, the mean over its columns' top-10%
         clusters of the TV between the cluster's training and synthetic populations (paper 001
         §4.3 (d)); the uniform baseline is the TV to the uniform distribution.
-    trip_max_trips, jsd_distance : for a set of trips (its users have an ``hour``, as trips.py
+    trip_max_trips, jsd_distance : for a set of trips (its users have an ``hour``, as cab_trips.py
         makes them): the trips drawn per hour for the source-destination EMD (2000 in paper 004
         §8.4), and whether the length divergence is reported as the Jensen-Shannon divergence
         (default, what §8.4 names, in bits) or as its square root, the JS distance that scipy's
@@ -182,7 +173,7 @@ def _check_inputs(train: TraceSet, test: TraceSet, synthetic: TraceSet, attacks)
     if unknown:
         raise InputError(f"unknown attack(s) {', '.join(unknown)}; expected some of {', '.join(ATTACKS)}")
     for name, ts in (("training", train), ("synthetic", synthetic)):
-        check_compatible(test, ts, name)
+        check_same_frame(test, ts, ("test", name))
     if synthetic.n_events == 0:
         raise InputError("the synthetic set has no events")
     return attacks

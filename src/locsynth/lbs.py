@@ -70,7 +70,7 @@ from numba import njit, prange
 from .attacks.localization import attack_errors, check_adversary, own_chain
 from .errors import InputError
 from .synth.sglt.mobility import day_traces, fill_missing, period_of
-from .traces import TraceSet
+from .traces import TraceSet, check_same_frame
 from .validation import check_count
 
 #: the fake-trace generators of §VII-A, in the order of Figure 6's legend
@@ -228,7 +228,7 @@ def lbs_scenario(model, test: TraceSet, fakes=(1, 5, 10), methods=METHODS, repea
     model.check_is_fitted()
     if not isinstance(test, TraceSet):
         raise InputError(f"the test users must be a TraceSet, got {type(test).__name__}")
-    _check_frame(model, test)
+    check_same_frame(model, test, ("model's training", "test"), exact=True)
     ms = _fake_counts(fakes)
     methods = _check_methods(methods)
     check_adversary(adversary)
@@ -289,19 +289,6 @@ def lbs_scenario(model, test: TraceSet, fakes=(1, 5, 10), methods=METHODS, repea
 
 def _rng(seed: int, rep: int, stream: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(rep, stream)))
-
-
-def _check_frame(model, test: TraceSet) -> None:
-    space, time = model.space_, model.time_
-    if test.space.n_locations != space.n_locations:
-        raise InputError(f"the test set has {test.space.n_locations} {test.space.kind} locations but the model "
-                         f"was fitted on {space.n_locations} {space.kind} locations; both must be on the same space")
-    if test.space.meta() != space.meta():
-        raise InputError(f"the test set's space {test.space.meta()} differs from the model's {space.meta()}; both "
-                         f"must be on the same space")
-    if test.time.instants_per_day != time.instants_per_day or test.time.instant != time.instant:
-        raise InputError(f"the test set's time axis ({test.time.describe()}) differs from the model's "
-                         f"({time.describe()}); both need the same instants of a day")
 
 
 def _fake_counts(fakes) -> list[int]:

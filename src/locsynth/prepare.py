@@ -14,7 +14,7 @@ from .errors import InputError
 from .ledger import Ledger
 from .space import POISpace
 from .traces import TraceSet, atomic_output
-from .trips import read_trips
+from .cab_trips import read_trips
 
 #: formats read straight into TraceSets, beside io's points formats: trips on square cells of
 #: ``cell_m`` metres (paper 004 §8.2), and the PPMTF authors' synthetic files on another set's frame
@@ -141,7 +141,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
 def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | None = None, *,
                   bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
                   split: float | None = None, seed: int = 0) -> dict[str, TraceSet]:
-    """Passenger trips (paper 004 §8.2, :func:`locsynth.trips.read_trips`) on square cells of
+    """Passenger trips (paper 004 §8.2, :func:`locsynth.cab_trips.read_trips`) on square cells of
     ``cell_m`` metres (the paper's 250 or 500; 250 by default) over ``bbox`` (the paper's box by
     default), hours and weekdays in ``timezone`` (the cabs' Pacific time by default).
 

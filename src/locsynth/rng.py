@@ -1,8 +1,10 @@
-"""Per-user random streams that do not depend on how users are split between threads or workers.
+"""Per-user random streams that do not depend on how users are split between threads or workers
+(DESIGN.md, randomness): the one home of both forms locsynth uses.
 
-User ``u`` of stream ``s`` is seeded by words of ``SeedSequence(seed, spawn_key=(s, u // USER_BLOCK))``
-at offset ``u % USER_BLOCK``; inside numba kernels each word seeds a SplitMix64 generator
-(Steele, Lea and Flood, OOPSLA 2014).
+- :func:`user_words`, for numba kernels: user ``u`` of stream ``s`` is seeded by words of
+  ``SeedSequence(seed, spawn_key=(s, u // USER_BLOCK))`` at offset ``u % USER_BLOCK``; inside a
+  kernel each word seeds a SplitMix64 generator (Steele, Lea and Flood, OOPSLA 2014).
+- :func:`user_uniforms`, for numpy code: the uniforms of ``SeedSequence(seed, spawn_key=(s, u))``.
 """
 
 from __future__ import annotations
@@ -51,3 +53,9 @@ def uniform(state):
 def below(state, n):
     """Uniform integer in 0 .. n - 1 (n < 2**53)."""
     return np.int64(uniform(state) * n)
+
+
+def user_uniforms(seed: int, user: int, shape: tuple[int, ...], stream: int = 0) -> np.ndarray:
+    """Uniforms of one user, from SeedSequence(seed) keyed by (stream, user) (DESIGN.md): the
+    output does not depend on how users are split between workers."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream, user))).random(shape)

@@ -565,3 +565,41 @@ def _remove(p: Path) -> None:
         shutil.rmtree(p, ignore_errors=True)
     else:
         p.unlink(missing_ok=True)
+
+
+def check_same_frame(reference, other, names: tuple[str, str] = ("reference", "other"), *, time: bool = True,
+                     exact: bool = False) -> None:
+    """One InputError naming how ``other``'s frame differs from ``reference``'s (TraceSets, or fitted
+    models with ``space_`` and ``time_``): the number and kind of locations (``exact``: the whole
+    space), and with ``time`` the slots and instants of a day (``exact``: their length too)."""
+    def frame(x):
+        return (x.space, x.time) if hasattr(x, "space") else (x.space_, x.time_)
+
+    (space_a, time_a), (space_b, time_b) = frame(reference), frame(other)
+    ref, oth = names
+    if space_b.n_locations != space_a.n_locations or space_b.kind != space_a.kind or \
+            (exact and space_b.meta() != space_a.meta()):
+        raise InputError(f"the {oth} set has {space_b.n_locations} {space_b.kind} locations "
+                         f"{'(' + str(space_b.meta()) + ') ' if exact else ''}but the {ref} set has "
+                         f"{space_a.n_locations} {space_a.kind}{' (' + str(space_a.meta()) + ')' if exact else ''}; "
+                         f"prepare it with --like")
+    if time and (time_b.n_slots != time_a.n_slots or time_b.instants_per_day != time_a.instants_per_day
+                 or (exact and time_b.instant != time_a.instant)):
+        raise InputError(f"the {oth} set's time axis ({time_b.describe()}) differs from the {ref} set's "
+                         f"({time_a.describe()}); prepare it with --like")
+
+
+def sorted_unique(values: np.ndarray, return_counts: bool = False):
+    """np.unique for integer keys by sorting (numpy 2's hashing unique is several times slower here)."""
+    values = np.sort(values)
+    first = np.r_[True, values[1:] != values[:-1]] if values.size else np.zeros(0, bool)
+    uniq = values[first]
+    if not return_counts:
+        return uniq
+    return uniq, np.diff(np.r_[np.flatnonzero(first), values.size])
+
+
+def split_keys(key: np.ndarray, n_i: int, n_j: int):
+    """(a, i, j, count) of the distinct keys (a * n_i + i) * n_j + j, by sorting."""
+    uniq, count = sorted_unique(key, return_counts=True)
+    return uniq // (n_i * n_j), (uniq // n_j) % n_i, uniq % n_j, count

@@ -31,7 +31,7 @@ from .. import parallel
 from ..errors import InputError
 from ..privacy.empirical import epsilon_lower_bound
 from ..traces import TraceSet
-from ._transitions import PairIndex, transition_counts, transition_probabilities
+from ..metrics.transitions import PairIndex, trace_transition_counts, trace_transition_probabilities
 
 PHI = 1e-8
 METHODS = ("likelihood-ratio",)
@@ -77,13 +77,13 @@ def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: Tr
     row, src, dst = np.concatenate(rows), np.concatenate(srcs), np.concatenate(dsts)
     n_cand = n_mem + non_members.n_traces
     index = PairIndex(members.space.n_locations, (src, dst))
-    W = transition_probabilities(row, src, dst, index, n_cand)
+    W = trace_transition_probabilities(row, src, dst, index, n_cand)
     candidates = _sample_candidates(n_mem, n_cand, max_candidates, seed)
     base, corr = _llr_terms(W, n_cand, candidates)
 
     y_row, y_src, y_dst = synthetic.transitions(consecutive_only)
     known = np.isin(y_src * index.n_locations + y_dst, index.keys)
-    T = transition_counts(y_row[known], y_src[known], y_dst[known], index, synthetic.n_traces)
+    T = trace_transition_counts(y_row[known], y_src[known], y_dst[known], index, synthetic.n_traces)
     trace_base = T @ base
     sets = _trace_sets(synthetic, per_trace_number)
     scores = np.vstack([_scores(T[rows_], trace_base[rows_], corr, chunk, client) for rows_ in sets])

@@ -24,7 +24,7 @@ from .. import parallel
 from ..errors import InputError
 from ..privacy.empirical import clopper_pearson
 from ..traces import TraceSet
-from ._transitions import PairIndex, transition_counts, transition_probabilities
+from ..metrics.transitions import PairIndex, trace_transition_counts, trace_transition_probabilities
 
 PHI = 1e-8
 METHODS = ("bayes",)
@@ -79,11 +79,11 @@ def _reidentify_bayes(knowledge, synthetic, consecutive_only, chunk, client=None
     k_row, k_src, k_dst = knowledge.transitions(consecutive_only)
     s_row, s_src, s_dst = synthetic.transitions(consecutive_only)
     index = PairIndex(knowledge.space.n_locations, (k_src, k_dst))
-    W = transition_probabilities(k_row, k_src, k_dst, index, knowledge.n_traces)
+    W = trace_transition_probabilities(k_row, k_src, k_dst, index, knowledge.n_traces)
     # log max(W, phi) = log phi + D with D = log W - log phi > 0 where W > 0
     D = sp.csr_array((np.log(W.data) - np.log(PHI), W.indices, W.indptr), shape=W.shape).T.tocsr()
     known = np.isin(s_src * index.n_locations + s_dst, index.keys)
-    T = transition_counts(s_row[known], s_src[known], s_dst[known], index, synthetic.n_traces)
+    T = trace_transition_counts(s_row[known], s_src[known], s_dst[known], index, synthetic.n_traces)
     chunks = [T] if client is None else [T[lo:hi] for lo, hi in parallel.chunk_bounds(T.shape[0], client)]
     parts = parallel.map_chunks(client, partial(best_users, chunk=chunk), chunks, D)
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)

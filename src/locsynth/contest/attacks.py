@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..space import Grid
 from ..traces import DELETED, TraceSet, ranges, generalized_code
+from ..metrics.visits import trace_visit_counts
 
 DELTA = 1e-8
 ATTACKS = ("rand", "visitprob", "homeprob", "fuzzy")
@@ -71,19 +72,6 @@ def attack(name: str, reference: TraceSet, anonymized: TraceSet, *, seed: int = 
 
 
 # -- re-identification models ----------------------------------------------------------------
-def visit_counts(traces: TraceSet, keep: np.ndarray | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """(exact counts: traces x locations, generalized counts: traces x location sets) of the events in ``keep``."""
-    keep = np.ones(traces.n_events, bool) if keep is None else keep
-    n, L = traces.n_traces, traces.space.n_locations
-    loc = traces.loc.astype(np.int64)
-    exact = keep & (loc >= 0)
-    C = sp.csr_matrix((np.ones(int(exact.sum())), (traces.user[exact], loc[exact])), shape=(n, L))
-    gen = keep & (loc < DELETED)
-    S = 0 if traces.locsets is None else traces.locsets.n_sets
-    G = sp.csr_matrix((np.ones(int(gen.sum())), (traces.user[gen], generalized_code(loc[gen]))), shape=(n, S))
-    return C, G
-
-
 def set_matrix(traces: TraceSet) -> sp.csr_matrix:
     """Location sets x locations, each row 1 / |set| on its members (the mean over a set)."""
     sets = traces.locsets
@@ -108,7 +96,7 @@ def visit_probabilities(reference: TraceSet, keep: np.ndarray | None = None, del
     """Each reference user's visit-probability vector, zeros floored at ``delta`` (Appendix F)."""
     from ..metrics.population import normalise_rows
 
-    return np.maximum(normalise_rows(visit_counts(reference, keep)[0].toarray()), delta)
+    return np.maximum(normalise_rows(trace_visit_counts(reference, keep)[0].toarray()), delta)
 
 
 def visit_loglik(reference: TraceSet, anonymized: TraceSet, *, hours: tuple[int, int] | None = None,
@@ -121,7 +109,7 @@ def visit_loglik(reference: TraceSet, anonymized: TraceSet, *, hours: tuple[int,
         rng = rng or np.random.default_rng(0)
         chosen = rng.random(anonymized.n_events) < event_share
         keep = chosen if keep is None else keep & chosen
-    C, G = visit_counts(anonymized, keep)
+    C, G = trace_visit_counts(anonymized, keep)
     score = C @ np.log(P).T
     if G.nnz:
         score = score + G @ np.log(np.maximum(set_matrix(anonymized) @ P.T, delta))
@@ -181,7 +169,7 @@ def release_operator(anonymized: TraceSet) -> sp.csr_matrix | None:
 
 def fuzzy_features(traces: TraceSet, kernel: sp.csr_matrix, *, tf: str = "log") -> np.ndarray:
     """Fuzzy visit counts gamma (a generalized event counts 1 / |set| on each member) through TF."""
-    C, G = visit_counts(traces)
+    C, G = trace_visit_counts(traces)
     counts = C + (G @ set_matrix(traces) if G.nnz else 0)
     gamma = np.asarray(sp.csr_matrix(counts) @ kernel.toarray())
     if tf == "log":

@@ -20,9 +20,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..errors import InputError
+from ..metrics.visits import trace_visit_counts
 from ..synth.base import Anonymizer, Tags
 from ..traces import TraceSet
-from .attacks import visit_counts
 from .files import hospitals
 from .scores import LAMBDA_U, S_REQ, distance_matrix, g_u
 
@@ -82,7 +82,7 @@ class KMeansDefence(Anonymizer):
         k = min(int(self.k), n)
         dist = distance_matrix(traces.space)
         loc = traces.loc.astype(np.int64)
-        counts = visit_counts(traces)[0].toarray()
+        counts = trace_visit_counts(traces)[0].toarray()
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(33,)))
         labels = KMeans(k, n_init=1, random_state=int(rng.integers(2**31))).fit_predict(counts)
         means = np.zeros((k, L))

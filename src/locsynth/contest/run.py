@@ -13,41 +13,48 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..traces import TraceSet
+from ..traces import TraceSet, check_same_frame
 from . import scores
 from .attacks import ATTACKS, attack
 from .pseudonymize import pseudonymize
 
 COLUMNS = ["anonymizer", "utility"] + [f"reid_{a}" for a in ATTACKS] + [f"trace_{a}" for a in ATTACKS]
-FORMS = "none, mrlh:MU_X,MU_Y,LAMBDA, krr:EPSILON, pl:L,R_KM, cheat:P, kmeans:K"
-SPECS = {  # name: (class path, parameter names, parameter types)
-    "none": ("locsynth.anonymize.shuffle:NoObfuscation", (), ()),
-    "mrlh": ("locsynth.anonymize.generalize:MRLH", ("mu_x", "mu_y", "lam"), (int, int, float)),
-    "krr": ("locsynth.anonymize.obfuscate:KRR", ("epsilon",), (float,)),
-    "pl": ("locsynth.anonymize.obfuscate:PlanarLaplace", ("l", "r"), (float, float)),
-    "cheat": ("locsynth.anonymize.shuffle:Cheat", ("p",), (float,)),
-    "kmeans": ("locsynth.contest.defence:KMeansDefence", ("k",), (int,)),
-}
+#: the contest's short names for registered anonymizers (paper 003 §4.1's "PL")
+ALIASES = {"pl": "planar-laplace"}
+#: how many values the contest's forms give (the judge's syntax: every one, in order)
+ARITY = {"none": 0, "mrlh": 3, "krr": 1, "planar-laplace": 2, "cheat": 1, "kmeans": 1}
+FORMS = ("NAME[:VALUE,...] with NAME a registered anonymizer (locsynth methods) or pl for planar-laplace, "
+         "the values its first parameters in order: none, mrlh:MU_X,MU_Y,LAMBDA, krr:EPSILON, pl:L,R_KM, cheat:P, "
+         "kmeans:K")
 
 
 def parse_anonymizer(spec: str):
-    """``"mrlh:1,1,0"`` -> MRLH(mu_x=1, mu_y=1, lam=0.0); an InputError lists the valid forms."""
-    import importlib
+    """``"mrlh:1,1,0"`` -> MRLH(mu_x=1, mu_y=1, lam=0.0): a registered anonymizer by name (or a
+    contest alias, :data:`ALIASES`) with its first constructor parameters in order, converted to
+    the types of their defaults; an InputError lists the valid forms."""
+    from .. import registry
 
     text = spec.strip()
     name, _, args = text.partition(":")
-    if name not in SPECS:
-        raise InputError(f"unknown anonymizer {text!r}; expected one of {FORMS}")
-    path, params, types = SPECS[name]
+    name = ALIASES.get(name, name)
+    if name not in registry.names("anonymizer"):
+        raise InputError(f"unknown anonymizer {text!r}; expected {FORMS}")
+    kind = registry.get(name)
+    params = list(kind.hyperparameters().values())
     values = [v.strip() for v in args.split(",")] if args.strip() else []
-    if len(values) != len(params):
-        raise InputError(f"anonymizer {text!r} needs {len(params)} parameter(s): {FORMS}")
-    try:
-        kwargs = {p: t(v) for p, t, v in zip(params, types, values)}
-    except ValueError:
-        raise InputError(f"anonymizer {text!r} has a parameter that is not a number") from None
-    module, cls = path.split(":")
-    return getattr(importlib.import_module(module), cls)(**kwargs)
+    if name in ARITY and len(values) != ARITY[name]:
+        raise InputError(f"anonymizer {text!r} needs {ARITY[name]} parameter(s): {FORMS}")
+    if len(values) > len(params):
+        raise InputError(f"anonymizer {text!r} takes at most {len(params)} parameter(s) "
+                         f"({', '.join(p.name for p in params) or 'none'})")
+    kwargs = {}
+    for param, value in zip(params, values):
+        convert = type(param.default) if param.default is not None else float
+        try:
+            kwargs[param.name] = (value.lower() in ("1", "true", "yes")) if convert is bool else convert(value)
+        except ValueError:
+            raise InputError(f"anonymizer {text!r}: {param.name} = {value!r} is not a {convert.__name__}") from None
+    return kind(**kwargs)
 
 
 def parse_anonymizers(specs: str) -> list[tuple[str, object]]:
@@ -118,8 +125,7 @@ def minimum_scores(table: pd.DataFrame, attacks=ATTACKS) -> pd.DataFrame:
 def check_pair(original: TraceSet, reference: TraceSet) -> None:
     original.require_exact("the original traces")
     reference.require_exact("the reference traces")
-    if original.space.n_locations != reference.space.n_locations:
-        raise InputError("the original and reference traces are on different grids")
+    check_same_frame(original, reference, ("original", "reference"), time=False)
     unknown = set(original.users["user_id"]) - set(reference.users["user_id"])
     if unknown:
         raise InputError(f"{len(unknown)} users of the original traces have no reference trace "

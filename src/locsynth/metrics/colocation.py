@@ -26,16 +26,11 @@ import numpy as np
 from numba import njit
 
 from ..errors import InputError
-from ..traces import TraceSet
+from ..traces import TraceSet, check_same_frame
 from .population import normalise_rows
 from .transitions import rank_in_trace, trimmed_transition_counts
-from .sglt import visit_counts
+from .visits import visit_counts
 from .groups import GroupResult, MetricGroup, row
-
-
-def _check_same_space(real: TraceSet, synthetic: TraceSet) -> None:
-    if real.space.n_locations != synthetic.space.n_locations:
-        raise InputError(f"the sets have {real.space.n_locations} and {synthetic.space.n_locations} locations")
 
 
 def population_distribution(traces: TraceSet) -> np.ndarray:
@@ -53,14 +48,14 @@ def daily_transition_matrix(traces: TraceSet) -> tuple[np.ndarray, np.ndarray]:
 
 def population_error(real: TraceSet, synthetic: TraceSet) -> dict[str, float]:
     """MAE and MSE of the population distribution."""
-    _check_same_space(real, synthetic)
+    check_same_frame(real, synthetic, ("real", "synthetic"), time=False)
     d = population_distribution(real) - population_distribution(synthetic)
     return {"mae": float(np.abs(d).mean()), "mse": float((d ** 2).mean())}
 
 
 def transition_error(real: TraceSet, synthetic: TraceSet) -> dict[str, float]:
     """MAE and MSE of the transition matrix over the rows the real set has (nan when it has none)."""
-    _check_same_space(real, synthetic)
+    check_same_frame(real, synthetic, ("real", "synthetic"), time=False)
     P, rows = daily_transition_matrix(real)
     Q, _ = daily_transition_matrix(synthetic)
     if not rows.any():

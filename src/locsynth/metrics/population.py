@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..traces import TraceSet
 from .groups import GroupResult, MetricGroup, not_for_trips, row
 
@@ -39,11 +40,26 @@ def population_by_slot(traces: TraceSet) -> np.ndarray:
     return normalise_rows(counts.reshape(n_slots, n_loc).astype(np.float64))
 
 
-def normalise_rows(counts: np.ndarray) -> np.ndarray:
-    """Rows scaled to sum to one; an all-zero row becomes uniform."""
+def normalise_rows(counts, empty: str = "uniform"):
+    """Rows scaled to sum to one. An all-zero row becomes ``empty``: "uniform" (every column
+    1 / n) or "self-loop" (1 on the diagonal: paper 001's TM-EMD, where a location nobody leaves
+    keeps its mass). A scipy sparse matrix stays sparse (its empty rows only as self-loops)."""
+    import scipy.sparse as sp
+
+    if empty not in ("uniform", "self-loop"):
+        raise InputError(f"unknown rule for empty rows {empty!r}; expected 'uniform' or 'self-loop'")
+    if sp.issparse(counts):
+        if empty != "self-loop":
+            raise InputError("the empty rows of a sparse matrix can only become self-loops")
+        counts = sp.csr_array(counts, dtype=np.float64)
+        total = np.asarray(counts.sum(axis=1)).ravel()
+        rows = np.flatnonzero(total == 0)
+        scaled = sp.diags_array(np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)) @ counts
+        return sp.csr_array(scaled + sp.csr_array((np.ones(rows.size), (rows, rows)), shape=counts.shape))
+    counts = np.asarray(counts, np.float64)
     total = counts.sum(axis=1, keepdims=True)
-    out = np.divide(counts, total, out=np.full_like(counts, 1.0 / counts.shape[1]), where=total > 0)
-    return out
+    fill = np.full_like(counts, 1.0 / counts.shape[1]) if empty == "uniform" else np.eye(*counts.shape)
+    return np.divide(counts, total, out=fill, where=total > 0)
 
 
 def top_mask(reference: np.ndarray, top: int) -> np.ndarray:

@@ -34,7 +34,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import InputError
-from ..traces import TraceSet
+from ..traces import TraceSet, check_same_frame
+from .visits import visit_counts
 from .groups import GroupResult, MetricGroup, row
 
 #: Paper 002 footnote 5: zero counts are set to 0.1 before normalising, for the KL divergence.
@@ -48,16 +49,10 @@ PERIODS = 4
 
 
 # -- shared helpers ---------------------------------------------------------------------------
-def _check_same_space(reference: TraceSet, synthetic: TraceSet) -> None:
-    if reference.space.n_locations != synthetic.space.n_locations:
-        raise InputError(f"the synthetic set has {synthetic.space.n_locations} locations but the reference "
-                         f"set has {reference.space.n_locations}; both must be on the same space")
-
-
 def _averaged(fn, reference: TraceSet, synthetic: TraceSet, **kwargs):
     """``fn(reference, s, **kwargs)`` averaged over the trace-number sets ``s`` of ``synthetic``
     (floats, or dicts of floats averaged key by key)."""
-    _check_same_space(reference, synthetic)
+    check_same_frame(reference, synthetic, ("reference", "synthetic"), time=False)
     values = [fn(reference, s, **kwargs) for s in synthetic.by_trace_number()]
     if isinstance(values[0], dict):
         return {k: float(np.mean([v[k] for v in values])) for k in values[0]}
@@ -118,11 +113,6 @@ def _pair_by_user_id(reference: TraceSet, synthetic: TraceSet) -> tuple[np.ndarr
 
 
 # -- (a), (b): distribution of the number of visits ---------------------------------------------
-def visit_counts(traces: TraceSet) -> np.ndarray:
-    """Number of events at each location, ndarray of shape (n_locations,)."""
-    return np.bincount(traces.loc, minlength=traces.space.n_locations).astype(np.float64)
-
-
 def _aligned_counts(reference: TraceSet, synthetic: TraceSet, top: int | None, align: str):
     if align not in ("location", "rank"):
         raise InputError(f"align must be 'location' or 'rank', got {align!r}")
@@ -553,7 +543,7 @@ def seed_semantic_similarity(reference: TraceSet, synthetic: TraceSet, periods: 
     float
         In [0, 1]; NaN when no synthetic trace has a reference user's ``user_id``.
     """
-    _check_same_space(reference, synthetic)
+    check_same_frame(reference, synthetic, ("reference", "synthetic"), time=False)
     return _seed_semantic(reference, synthetic, periods)
 
 
@@ -616,7 +606,7 @@ def semantic_qq_correlation(reference: TraceSet, synthetic: TraceSet, periods: i
         In [-1, 1]; NaN when a set has fewer than 3 traces with events or a sample is constant
         (e.g. one event per period in every trace: all similarities are 1).
     """
-    _check_same_space(reference, synthetic)
+    check_same_frame(reference, synthetic, ("reference", "synthetic"), time=False)
     rng = np.random.default_rng(seed)
     real = _pairwise_semantic(reference, periods, max_traces, rng)
     return float(np.mean([_qq_correlation(real, _pairwise_semantic(s, periods, max_traces, rng), quantiles)

@@ -17,8 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..space import Grid, Space
-from ..traces import TraceSet
+from ..traces import TraceSet, split_keys
 from .groups import GroupResult, MetricGroup, not_for_trips, row
+from .population import normalise_rows
 
 KM_PER_DEGREE = 111.195
 
@@ -42,19 +43,9 @@ def transition_counts(traces: TraceSet, consecutive_only: bool = True) -> sp.csr
     return sp.csr_array((np.ones(src.size), (src, dst)), shape=(n, n))
 
 
-def row_normalise(counts: sp.csr_array) -> sp.csr_array:
-    """Rows scaled to sum to one; an empty row becomes a self-loop."""
-    counts = sp.csr_array(counts, dtype=np.float64)
-    total = np.asarray(counts.sum(axis=1)).ravel()
-    empty = np.flatnonzero(total == 0)
-    scaled = sp.diags_array(np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)) @ counts
-    loops = sp.csr_array((np.ones(empty.size), (empty, empty)), shape=counts.shape)
-    return sp.csr_array(scaled + loops)
-
-
 def transition_matrix(traces: TraceSet, consecutive_only: bool = True) -> sp.csr_array:
     """The average transition-probability matrix of ``traces`` (rows sum to one)."""
-    return row_normalise(transition_counts(traces, consecutive_only))
+    return normalise_rows(transition_counts(traces, consecutive_only), empty="self-loop")
 
 
 def uniform_transitions(n_locations: int) -> np.ndarray:
@@ -203,3 +194,67 @@ GROUP = MetricGroup("transitions", ("tm_emd_y", "tm_emd_x", "tm_swd"), _transiti
     "self-loops merged (paper 004 §8.2), skips minutes between cells while a synthetic trip may step one instant "
     "per cell, so the two matrices would count different moves; paper 004 §8.4 measures routes by frequent "
     "patterns instead"))
+
+
+# -- the other shapes transitions are counted in: per trace over the pairs seen (the attacks), per
+# -- period from rectangular traces (SGLT's mobility models), keyed per user (PPMTF's tensors) ----
+
+class PairIndex:
+    """Compact column ids for the transitions (i, j) seen in any of the given (src, dst) arrays."""
+
+    def __init__(self, n_locations: int, *pairs: tuple[np.ndarray, np.ndarray]):
+        self.n_locations = n_locations
+        keys = [src * n_locations + dst for src, dst in pairs]
+        self.keys = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+
+    @property
+    def size(self) -> int:
+        return int(self.keys.size)
+
+    def column(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.keys, src * self.n_locations + dst)
+
+
+def trace_transition_counts(row: np.ndarray, src: np.ndarray, dst: np.ndarray, index: PairIndex,
+                      n_rows: int) -> sp.csr_array:
+    """How often each trace makes each transition, sparse of shape (n_rows, index.size)."""
+    out = sp.csr_array((np.ones(row.size), (row, index.column(src, dst))), shape=(n_rows, index.size))
+    out.sum_duplicates()
+    return out
+
+
+def trace_transition_probabilities(row: np.ndarray, src: np.ndarray, dst: np.ndarray, index: PairIndex,
+                             n_rows: int) -> sp.csr_array:
+    """Each row's maximum-likelihood transition matrix W_n(i, j) = c_n(i, j) / c_n(i, .),
+    flattened over the pair columns, sparse of shape (n_rows, index.size)."""
+    n_loc = index.n_locations
+    key, count = np.unique((row * n_loc + src) * n_loc + dst, return_counts=True)
+    r, s, d = key // (n_loc * n_loc), (key // n_loc) % n_loc, key % n_loc
+    origin, inverse = np.unique(r * n_loc + s, return_inverse=True)
+    degree = np.bincount(inverse, weights=count, minlength=origin.size)
+    values = count / degree[inverse]
+    return sp.csr_array((values, (r, index.column(s, d))), shape=(n_rows, index.size))
+
+
+def period_transition_counts(locs: np.ndarray, period: np.ndarray, n_locations: int, periods: int,
+                      wrap: bool = False) -> np.ndarray:
+    """Counts (periods, R, R) of consecutive observed pairs of the rows of ``locs``; ``wrap``
+    also counts the last instant to the first of the same row (the authors' tool)."""
+    a, b = locs[:, :-1], locs[:, 1:]
+    tau = np.broadcast_to(period[:-1], a.shape)
+    if wrap:
+        a = np.hstack([a, locs[:, -1:]])
+        b = np.hstack([b, locs[:, :1]])
+        tau = np.broadcast_to(np.append(period[:-1], period[-1]), a.shape)
+    ok = (a >= 0) & (b >= 0)
+    R = n_locations
+    flat = (tau[ok].astype(np.int64) * R + a[ok]) * R + b[ok]
+    return np.bincount(flat, minlength=periods * R * R).reshape(periods, R, R).astype(np.float64)
+
+
+def keyed_transition_counts(traces: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(user, i, j, count) of R^I before trimming: transitions between consecutive instants."""
+    user, src, dst = traces.transitions()
+    n_loc = traces.space.n_locations
+    key = (user * n_loc + src) * n_loc + dst
+    return split_keys(key, n_loc, n_loc)

@@ -27,14 +27,15 @@ def is_trip_set(traces: TraceSet) -> bool:
     return "hour" in traces.users
 
 
-def trip_hours(trips: TraceSet) -> np.ndarray | None:
-    """The hour (0-23) of every trip, or None when the set has no hours (no ``hour`` column, or -1
-    everywhere)."""
-    if "hour" not in trips.users:
-        return None
-    hour = trips.users["hour"].to_numpy().astype(np.int64)
-    if (hour < 0).all():
-        return None
+def trip_hours(trips: TraceSet, *, from_events: bool = False) -> np.ndarray | None:
+    """The hour (0-23) of every trip: its ``hour`` column (cab_trips.py's), checked. A set without
+    hours (no ``hour`` column, or -1 everywhere) gives None, or with ``from_events`` the local hour
+    of each trace's first event (a trace set made otherwise, NGRAM's trips without time)."""
+    hour = trips.users["hour"].to_numpy().astype(np.int64) if "hour" in trips.users else None
+    if hour is None or (hour < 0).all():
+        if not from_events:
+            return None
+        return np.asarray(trips.time.start_of(trips.t[trips.offsets[:-1]]).hour, np.int64)
     if hour.min() < 0 or hour.max() >= HOURS:
         raise InputError(f"trip hours must be in 0..23 (or all -1 for a set without time), got "
                          f"{hour.min()}..{hour.max()}")
@@ -287,7 +288,7 @@ def _trip_group(ctx) -> GroupResult:
     """
     import time
 
-    from ..trips import trip_statistics
+    from ..cab_trips import trip_statistics
 
     test, train, synthetic = ctx.test, ctx.train, ctx.synthetic
     seed, max_trips, distance = ctx.option("seed", 0), ctx.option("trip_max_trips", 2000), \

@@ -11,8 +11,9 @@ have one in the reference.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..traces import TraceSet
+from ..traces import DELETED, TraceSet, generalized_code, split_keys
 from .groups import GroupResult, MetricGroup, not_for_trips, row
 
 
@@ -80,3 +81,28 @@ def _visit_fraction_group(ctx) -> GroupResult:
 GROUP = MetricGroup("visit_fractions", ("vf_tv",), _visit_fraction_group, not_for_trips(
     "VF-TV compares how each user's events spread over locations across days; a trace here is one trip, which "
     "visits each of its cells about once"), step="visit fractions")
+
+
+def keyed_visit_counts(traces: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(user, i, slot, count) of R^II before trimming."""
+    n_loc, n_slots = traces.space.n_locations, traces.time.n_slots
+    key = (traces.user.astype(np.int64) * n_loc + traces.loc) * n_slots + traces.time.slot(traces.t)
+    return split_keys(key, n_loc, n_slots)
+
+
+def visit_counts(traces: TraceSet) -> np.ndarray:
+    """Number of events at each location, ndarray of shape (n_locations,)."""
+    return np.bincount(traces.loc, minlength=traces.space.n_locations).astype(np.float64)
+
+
+def trace_visit_counts(traces: TraceSet, keep: np.ndarray | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """(exact counts: traces x locations, generalized counts: traces x location sets) of the events in ``keep``."""
+    keep = np.ones(traces.n_events, bool) if keep is None else keep
+    n, L = traces.n_traces, traces.space.n_locations
+    loc = traces.loc.astype(np.int64)
+    exact = keep & (loc >= 0)
+    C = sp.csr_matrix((np.ones(int(exact.sum())), (traces.user[exact], loc[exact])), shape=(n, L))
+    gen = keep & (loc < DELETED)
+    S = 0 if traces.locsets is None else traces.locsets.n_sets
+    G = sp.csr_matrix((np.ones(int(gen.sum())), (traces.user[gen], generalized_code(loc[gen]))), shape=(n, S))
+    return C, G

@@ -410,9 +410,3 @@ def _jsonable(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     return value
-
-
-def user_uniforms(seed: int, user: int, shape: tuple[int, ...], stream: int = 0) -> np.ndarray:
-    """Uniforms of one user, from SeedSequence(seed) keyed by (stream, user) (DESIGN.md): the
-    output does not depend on how users are split between workers."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream, user))).random(shape)

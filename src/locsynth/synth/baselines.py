@@ -8,7 +8,8 @@ from numba import njit
 
 from ..errors import InputError
 from ..traces import TraceSet
-from .base import Synthesizer, Tags, user_uniforms
+from ..rng import user_uniforms
+from .base import Synthesizer, Tags
 from ..validation import check_count
 
 

@@ -1,7 +1,7 @@
 """DPTrip: the estimator of paper 004's synthesizer (Lestyan, Acs and Biczok, "Privacy-preserving
 release of mobility data: a clean-slate approach"), Algorithm 1:
 
-1. trips.py: sources, destinations, hours and 2-grams of the training trips;
+1. records.py: sources, destinations, hours and 2-grams of the training trips;
 2. initializer.py: the VAE over (source, destination, hour), trained by DP-SGD (§7.3.1, §8.3.1);
 3. nexthop.py: p(next | current, destination, hour) over the 11 x 11 window, DP-SGD with one
    gram per sampled trip (§7.3.2, §8.3.2; training.py);
@@ -33,7 +33,7 @@ from .generate import Router
 from .initializer import TripVAE, decode, decoder_arrays
 from .nexthop import NextHop, NextHopTables, nexthop_arrays, window_class
 from .training import torch_threads, dp_sgd, initializer_batches, nexthop_batches, sample_rate, steps_for
-from .trips import TripTable, trip_table
+from .records import TripTable, trip_table
 
 #: decoding of the VAE's heads at generation
 DECODINGS = ("argmax", "sample")
@@ -235,7 +235,7 @@ class DPTrip(Synthesizer):
                 progress=None, client=None) -> TraceSet:
         """``n`` synthetic trips (default: the DP count of training trips), each its own virtual
         user with its ``hour``; visits on consecutive instants from the start of that hour on day 0
-        (one-minute instants for trips.py's sets). ``days`` is accepted for the common protocol."""
+        (one-minute instants for cab_trips.py's sets). ``days`` is accepted for the common protocol."""
         self.check_is_fitted()
         m = self._size(n)
         check_count("days", days)

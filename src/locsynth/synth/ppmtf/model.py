@@ -18,7 +18,8 @@ from ... import parallel
 from ...errors import InputError
 from ...privacy.plausible_deniability import PDResult, choose_candidates
 from ...traces import TraceSet
-from ..base import Synthesizer, Tags, user_uniforms
+from ...rng import user_uniforms
+from ..base import Synthesizer, Tags
 from ...validation import check_count
 from .generate import PHI, StepIndex, UserModel, reconstruct, sample_users
 from . import checkpoint as ckpt

@@ -19,6 +19,8 @@ from numba import njit, prange
 from ...errors import InputError
 from ...rng import below, user_words
 from ...traces import TraceSet
+from ...metrics.transitions import keyed_transition_counts
+from ...metrics.visits import keyed_visit_counts
 
 
 @dataclass(frozen=True)
@@ -154,36 +156,6 @@ def _sort_blocks(block_user, off, tgt, oth, r, starts, user, other, rr):
                 user[p], other[p], rr[p] = n - u, oth[c], r[c]
 
 
-def transition_counts(traces: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(user, i, j, count) of R^I before trimming: transitions between consecutive instants."""
-    user, src, dst = traces.transitions()
-    n_loc = traces.space.n_locations
-    key = (user * n_loc + src) * n_loc + dst
-    return _split_keys(key, n_loc, n_loc)
-
-
-def visit_counts(traces: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(user, i, slot, count) of R^II before trimming."""
-    n_loc, n_slots = traces.space.n_locations, traces.time.n_slots
-    key = (traces.user.astype(np.int64) * n_loc + traces.loc) * n_slots + traces.time.slot(traces.t)
-    return _split_keys(key, n_loc, n_slots)
-
-
-def _split_keys(key: np.ndarray, n_i: int, n_j: int):
-    uniq, count = sorted_unique(key, return_counts=True)
-    return uniq // (n_i * n_j), (uniq // n_j) % n_i, uniq % n_j, count
-
-
-def sorted_unique(values: np.ndarray, return_counts: bool = False):
-    """np.unique for integer keys by sorting (numpy 2's hashing unique is several times slower here)."""
-    values = np.sort(values)
-    first = np.r_[True, values[1:] != values[:-1]] if values.size else np.zeros(0, bool)
-    uniq = values[first]
-    if not return_counts:
-        return uniq
-    return uniq, np.diff(np.r_[np.flatnonzero(first), values.size])
-
-
 def index_dtype(n: int) -> np.dtype:
     """The narrowest unsigned dtype for indices below ``n``."""
     return np.dtype(np.uint16) if n <= np.iinfo(np.uint16).max + 1 else np.dtype(np.int32)
@@ -280,6 +252,6 @@ def build_tensors(traces: TraceSet, lam: int = 100, r_max: int = 10, rho: int = 
     if traces.n_traces == 0:
         raise InputError("cannot build tensors of an empty TraceSet")
     n_users, n_loc, n_slots = traces.n_traces, traces.space.n_locations, traces.time.n_slots
-    transitions = select_cells(*transition_counts(traces), n_users, n_loc, n_loc, lam, r_max, rho, seed, 0)
-    visits = select_cells(*visit_counts(traces), n_users, n_loc, n_slots, lam, r_max, rho, seed, 1)
+    transitions = select_cells(*keyed_transition_counts(traces), n_users, n_loc, n_loc, lam, r_max, rho, seed, 0)
+    visits = select_cells(*keyed_visit_counts(traces), n_users, n_loc, n_slots, lam, r_max, rho, seed, 1)
     return Tensors(transitions, visits, n_users, n_loc, n_slots)

@@ -29,6 +29,7 @@ from numba import njit
 from ...errors import InputError
 from ...rng import uniform, user_words
 from ...traces import TraceSet
+from ...metrics.transitions import period_transition_counts
 
 #: Gibbs sweeps over the missing events of a day trace (the last sweep is kept).
 FILL_SWEEPS = 10
@@ -83,22 +84,6 @@ def period_of(T: int, periods: int) -> np.ndarray:
     if not 1 <= periods <= T:
         raise InputError(f"periods must be between 1 and the {T} instants of a day, got {periods}")
     return (np.arange(T) * periods // T).astype(np.int64)
-
-
-def transition_counts(locs: np.ndarray, period: np.ndarray, n_locations: int, periods: int,
-                      wrap: bool = False) -> np.ndarray:
-    """Counts (periods, R, R) of consecutive observed pairs of the rows of ``locs``; ``wrap``
-    also counts the last instant to the first of the same row (the authors' tool)."""
-    a, b = locs[:, :-1], locs[:, 1:]
-    tau = np.broadcast_to(period[:-1], a.shape)
-    if wrap:
-        a = np.hstack([a, locs[:, -1:]])
-        b = np.hstack([b, locs[:, :1]])
-        tau = np.broadcast_to(np.append(period[:-1], period[-1]), a.shape)
-    ok = (a >= 0) & (b >= 0)
-    R = n_locations
-    flat = (tau[ok].astype(np.int64) * R + a[ok]) * R + b[ok]
-    return np.bincount(flat, minlength=periods * R * R).reshape(periods, R, R).astype(np.float64)
 
 
 def distance_kernel(space, floor_km: float = 1.0) -> np.ndarray:
@@ -220,7 +205,7 @@ def fill_missing(days: DayTraces, space, seed: int = 0, sweeps: int = FILL_SWEEP
         return days
     R = space.n_locations
     T = locs.shape[1]
-    counts = transition_counts(locs, np.zeros(T, np.int64), R, 1)[0]
+    counts = period_transition_counts(locs, np.zeros(T, np.int64), R, 1)[0]
     agg = _rows_normalized(counts, distance_kernel(space))
     agg_t = np.ascontiguousarray(agg.T)
     users = np.unique(days.owner)

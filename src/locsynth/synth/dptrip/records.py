@@ -1,4 +1,4 @@
-"""The training examples of DPTrip, from a TraceSet of trips (trips.py): per trip its source,
+"""The training examples of DPTrip, from a TraceSet of trips (cab_trips.py): per trip its source,
 destination and hour (the initializer's records, paper 004 §7.3.1) and its 2-grams (the next-hop
 model's records, §7.3.2 and §8.2: "we created 2-grams from the traces").
 """
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import InputError
-from ...metrics.trips import trip_hours as hours_of_trips
+from ...metrics.trips import trip_hours
 from ...space import Grid
 from ...traces import TraceSet
 
@@ -47,17 +47,6 @@ class TripTable:
         return np.repeat(np.arange(self.n_trips), self.gram_count)
 
 
-def trip_hours(trips: TraceSet) -> np.ndarray:
-    """Each trip's hour 0-23: trips.py's ``hour`` column (metrics.trips.trip_hours checks it), else
-    (a trace set made otherwise, or NGRAM's trips without time) the local hour of the trace's first
-    event."""
-    hour = hours_of_trips(trips)
-    if hour is None:
-        first = trips.t[trips.offsets[:-1]]
-        hour = np.asarray(trips.time.start_of(first).hour, np.int64)
-    return hour
-
-
 def trip_table(trips: TraceSet) -> TripTable:
     """Sources, destinations, hours and 2-grams of ``trips`` (every trace one trip)."""
     if not isinstance(trips.space, Grid):
@@ -73,5 +62,5 @@ def trip_table(trips: TraceSet) -> TripTable:
     starts_gram[offsets[1:] - 1] = False                # the last visit of a trip starts no gram
     current = np.flatnonzero(starts_gram)
     gram_count = counts - 1
-    return TripTable(source, destination, trip_hours(trips), loc[current], loc[current + 1],
+    return TripTable(source, destination, trip_hours(trips, from_events=True), loc[current], loc[current + 1],
                      np.cumsum(gram_count) - gram_count, gram_count)
