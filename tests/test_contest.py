@@ -375,3 +375,27 @@ def test_analyses_of_the_osaka_files(osaka):
     for column in ("tp_tv_top50", "tm_emd"):
         assert table[column].idxmax() == "(uniform)", column
     assert table["poi_accuracy"].idxmin() == "(uniform)"
+
+
+def test_the_kits_event_share(osaka):
+    """--event-share (#25): 1 is the paper's full likelihood, as before; 0.1 scores about a tenth of
+    the events and at most 10 regions of a generalized event, as the organisers' kit does,
+    reproducibly by seed."""
+    from locsynth.anonymize.generalize import MRLH
+    from locsynth.contest.attacks import KIT_REGIONS, visit_loglik
+
+    d, grid, times, org, ref = osaka
+    anon = MRLH(mu_x=2, mu_y=2, lam=0.0).transform(org, seed=0)
+    full = visit_loglik(ref, anon)
+    rng = lambda: np.random.default_rng(5)  # noqa: E731
+    kit, again = visit_loglik(ref, anon, rng=rng(), event_share=0.1), visit_loglik(ref, anon, rng=rng(), event_share=0.1)
+    np.testing.assert_array_equal(kit, again)
+    # a log-likelihood of about a tenth of the events: its scale is about a tenth of the full one's
+    assert 0.07 < kit.sum() / full.sum() < 0.13
+    assert not np.allclose(kit, visit_loglik(ref, anon, rng=np.random.default_rng(6), event_share=0.1))
+    assert KIT_REGIONS == 10 and (anon.locsets.sizes > KIT_REGIONS).any()      # MRLH(2, 2) blocks have 16 cells
+    # the full likelihood is the one evaluated before the option existed: mean over the whole block
+    exact = visit_loglik(ref, MRLH(mu_x=0, mu_y=0, lam=0.0).transform(org, seed=0))
+    np.testing.assert_allclose(exact, visit_loglik(ref, org))
+    with pytest.raises(InputError, match="event_share must be in"):
+        visit_loglik(ref, anon, event_share=0)

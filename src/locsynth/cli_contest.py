@@ -16,6 +16,8 @@ contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exc
 REGIONS = typer.Option(..., "--regions", help="info_region.csv (the grid and its hospitals).")
 TIMES = typer.Option(None, "--times", help="info_time.csv (default: the Osaka table, 20 instants a day from 8:00).")
 SEED = typer.Option(0, help="Seed of every non-DP random choice (DP noise is never seeded).")
+EVENT_SHARE = typer.Option(1.0, "--event-share", help="Share of events VisitProb and HomeProb score (1: the paper's "
+                           "full likelihood; 0.1, with at most 10 regions of a generalized event: the organisers' kit).")
 OVERWRITE = typer.Option(False, help="Replace outputs that exist.")
 
 
@@ -96,12 +98,14 @@ def run(
     seed: int = SEED,
     out: Path = typer.Option(..., "--out", "-o", help="Directory to write: results.csv, report.html, files/."),
     times: Optional[Path] = TIMES,
+    event_share: float = EVENT_SHARE,
     overwrite: bool = OVERWRITE,
 ):
     """Run every anonymizer, pseudonymize, run every attack, score: DIR/results.csv, the §5.5 analyses
     (DIR/analyses.csv: POI accuracy, TP-TV-Top50, TM-EMD) and a report."""
     from .contest import run as contest
     from .contest.analyses import analyses
+    from .contest.attacks import KIT_REGIONS
     from .contest.files import read_traces
 
     grid, table = _frame(regions, times)
@@ -113,13 +117,19 @@ def run(
             if hasattr(status, "update"):
                 status.update(label)
 
-        entries = contest.run(original, reference, specs, seed=seed,
+        entries = contest.run(original, reference, specs, seed=seed, event_share=event_share,
                               progress=lambda label: progress(f"anonymizer {label}"))
         progress("the §5.5 analyses")
         analysis = analyses(original, [(e.label, e.anonymized) for e in entries], reference=reference, seed=seed)
+    kit = (f"VisitProb and HomeProb score {event_share:g} of the events and at most {KIT_REGIONS} regions "
+           f"of a generalized event (the organisers' kit)" if event_share < 1 else
+           "VisitProb and HomeProb score every event (the paper's full likelihood)")
     lead = (f"{original.n_traces} users, original {org.name} ({original.n_events} events), reference {ref.name} "
-            f"({reference.n_events} events), seed {seed}.")
-    result = contest.write_run(entries, out, times=table, overwrite=overwrite, lead=lead, analysis=analysis)
+            f"({reference.n_events} events), seed {seed}. {kit}.")
+    settings = {"seed": seed, "anonymizers": [label for label, _ in specs], "event_share": event_share,
+                "kit_regions": KIT_REGIONS if event_share < 1 else None}
+    result = contest.write_run(entries, out, times=table, overwrite=overwrite, lead=lead, analysis=analysis,
+                               settings=settings)
     minimum = contest.minimum_scores(result)
     for _, row in minimum.iterrows():
         say(f"{row['anonymizer']:>16}  utility {row['utility']:.4f}{'' if row['valid'] else ' (invalid)'}  "
@@ -190,6 +200,7 @@ def attack(
     traces_out: Path = typer.Option(..., "--traces-out", help="Inferred traces to write (user_id,time_id,reg_id)."),
     seed: int = SEED,
     times: Optional[Path] = TIMES,
+    event_share: float = EVENT_SHARE,
     overwrite: bool = OVERWRITE,
 ):
     """An attacker's step: re-identification and trace inference against published traces."""
@@ -198,7 +209,10 @@ def attack(
 
     grid, tt = _frame(regions, times)
     _refuse_existing(table_out, traces_out, overwrite=overwrite)
-    result = run_attack(name, read_traces(ref, grid, tt), read_traces(pub, grid, tt), seed=seed)
+    from .contest.run import _share
+
+    result = run_attack(name, read_traces(ref, grid, tt), read_traces(pub, grid, tt), seed=seed,
+                        **_share(name, event_share))
     write_id_table(result.table, table_out, overwrite=overwrite)
     write_traces(result.traces, traces_out, tt, overwrite=overwrite)
     say(f"wrote {table_out} and {traces_out}")
@@ -276,6 +290,7 @@ def leaderboard(
     seed: int = SEED,
     out: Path = typer.Option(..., "--out", "-o", help="Directory to write: leaderboard.csv and pairs.csv."),
     times: Optional[Path] = TIMES,
+    event_share: float = EVENT_SHARE,
     overwrite: bool = OVERWRITE,
 ):
     """Every team's anonymized data against every other team's attack; standings by trace-inference privacy."""
@@ -310,9 +325,15 @@ def leaderboard(
         anonymizer = load(row.anonymizer) if row.anonymizer.endswith(".csv") else parse_anonymizer(row.anonymizer)
         roster.append(Team(row.team, load(row.org), load(row.ref), anonymizer, row.attack.strip()))
     with spinner("leaderboard") as status:
-        pairs, standings = board(roster, seed=seed,
+        pairs, standings = board(roster, seed=seed, event_share=event_share,
                                  progress=lambda name: status.update(f"team {name}") if hasattr(status, "update") else None)
+    import json
+
+    from .contest.attacks import KIT_REGIONS
+
     with atomic_output(out, overwrite, directory=True) as tmp:
+        (tmp / "settings.json").write_text(json.dumps({"seed": seed, "event_share": event_share, "kit_regions":
+                                                       KIT_REGIONS if event_share < 1 else None}, indent=2))
         standings.to_csv(tmp / "leaderboard.csv", index=False, float_format="%.6f")
         pairs.to_csv(tmp / "pairs.csv", index=False, float_format="%.6f")
     for r in standings.itertuples():

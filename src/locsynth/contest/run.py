@@ -80,22 +80,29 @@ class Entry:
 
 
 def score_entry(original: TraceSet, reference: TraceSet, label: str, anonymized: TraceSet, *, seed: int,
-                attacks=ATTACKS, distances: np.ndarray | None = None) -> Entry:
+                attacks=ATTACKS, distances: np.ndarray | None = None, event_share: float = 1.0) -> Entry:
     """Utility, pseudonymization and every attack for one anonymized set."""
     d = scores.distance_matrix(original.space) if distances is None else distances
     published, table = pseudonymize(anonymized, seed=seed)
     entry = Entry(label, anonymized, published, table)
     entry.row = {"anonymizer": label, "utility": scores.utility(original, anonymized, distances=d)}
     for name in attacks:
-        inference = attack(name, reference, published, seed=seed)
+        inference = attack(name, reference, published, seed=seed, **_share(name, event_share))
         entry.inferences[name] = inference
         entry.row[f"reid_{name}"] = scores.reidentification(table, inference.table)
         entry.row[f"trace_{name}"] = scores.trace_inference(original, inference.traces, distances=d)
     return entry
 
 
-def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, progress=None) -> list[Entry]:
-    """Every anonymizer (``[(label, Anonymizer)]``) through the contest; ``progress(label)`` before each."""
+def _share(name: str, event_share: float) -> dict:
+    """The sub-sampling option of the attacks that score events by likelihood (VisitProb, HomeProb)."""
+    return {"event_share": event_share} if name in ("visitprob", "homeprob") and event_share != 1 else {}
+
+
+def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, progress=None,
+        event_share: float = 1.0) -> list[Entry]:
+    """Every anonymizer (``[(label, Anonymizer)]``) through the contest; ``progress(label)`` before each;
+    ``event_share`` < 1: VisitProb and HomeProb as the organisers' kit scores them (contest/attacks.py)."""
     check_pair(original, reference)
     d = scores.distance_matrix(original.space)
     entries = []
@@ -103,7 +110,8 @@ def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, 
         if progress is not None:
             progress(label)
         anonymized = anonymizer.transform(original, seed=_seed(seed, k))
-        entries.append(score_entry(original, reference, label, anonymized, seed=_seed(seed, k), distances=d))
+        entries.append(score_entry(original, reference, label, anonymized, seed=_seed(seed, k), distances=d,
+                                   event_share=event_share))
     return entries
 
 
@@ -137,8 +145,9 @@ def _seed(seed: int, k: int) -> int:
 
 
 def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False, title: str | None = None,
-              lead: str = "", analysis: pd.DataFrame | None = None) -> "pd.DataFrame":
-    """``out/results.csv`` (exact columns COLUMNS), ``out/report.html`` (Figure 8) and, per
+              lead: str = "", analysis: pd.DataFrame | None = None, settings: dict | None = None) -> "pd.DataFrame":
+    """``out/results.csv`` (exact columns COLUMNS), ``out/settings.json`` (how it was run: seed,
+    anonymizers, the attacks' event share), ``out/report.html`` (Figure 8) and, per
     anonymizer, its anonymized file, the published (pseudonymized) file and the secret ID table,
     written atomically: an interrupted run leaves no directory. With ``analysis`` (the §5.5
     table of contest/analyses.py) also ``out/analyses.csv`` and its section of the page."""
@@ -148,10 +157,14 @@ def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False,
     from ..traces import atomic_output
     from .files import write_id_table, write_traces
 
+    import json
+
     table = results(entries)
     minimum = minimum_scores(table)
     with atomic_output(Path(out), overwrite, directory=True) as tmp:
         table.to_csv(tmp / "results.csv", index=False, float_format="%.6f", lineterminator="\n")
+        if settings is not None:
+            (tmp / "settings.json").write_text(json.dumps(settings, indent=2))
         if analysis is not None:
             analysis.to_csv(tmp / "analyses.csv", index=False, float_format="%.6f", lineterminator="\n")
         files = tmp / "files"
