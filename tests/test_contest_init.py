@@ -118,3 +118,37 @@ def test_hospitals_come_from_a_matching_grid_or_are_none(training, tmp_path):
     assert hospitals(teamdata.contest_grid(plain, d / "info_region.csv")).sum() == 37
     with pytest.raises(InputError, match="not the training set's 32 x 32 grid"):
         teamdata.contest_grid(plain, d / "tokyo-preliminary" / "info_region.csv")
+
+
+def test_init_reports_the_teams_diversity(contest_dir):
+    """Paper 003 Appendix B (Figure 17): PPMTF+ draws every virtual user afresh, so the i-th users of
+    two teams are no more alike than the i-th and another (Same-TV about Diff-TV); within a team a
+    user's reference days are closer to her own original days than to another user's."""
+    import json
+
+    div = json.loads((contest_dir / "contest.json").read_text())["diversity"]
+    assert div["pairs"][0]["teams"] == ["team001", "team002"]
+    assert 0 < div["same_tv"] <= 1 and 0 < div["diff_tv"] <= 1
+    assert abs(div["same_tv"] - div["diff_tv"]) < 0.05
+    for w in div["within_teams"]:
+        assert w["same_user_tv"] < w["other_user_tv"]
+
+
+def test_diversity_by_hand():
+    """Two teams of two users on three regions: the TVs computed by hand."""
+    from locsynth.contest.teamdata import Contest, Team, diversity
+    from helpers import traceset
+
+    def team(name, ref, org):
+        return Team(name, 0, traceset(ref, cols=3), traceset(org, cols=3), np.zeros(2, np.int64))
+
+    # team 1: user 0 always at 0, user 1 always at 2; team 2: user 0 half at 0 half at 1, user 1 at 2
+    one = team("a", [[(0, 0)], [(0, 2)]], [[(1, 0)], [(1, 2)]])
+    two = team("b", [[(0, 0)], [(0, 2)]], [[(1, 1)], [(1, 2)]])
+    div = diversity(Contest(None, None, [one, two], None))
+    # m/2 = 1: Same-TV = TV(a0, b0) = TV((1,0,0), (.5,.5,0)) = 0.5; Diff-TV = TV(a0, b1) = TV((1,0,0), (0,0,1)) = 1
+    assert div["same_tv"] == pytest.approx(0.5) and div["diff_tv"] == pytest.approx(1.0)
+    # within b, averaged over users: user 0's reference (1,0,0) against her original (0,1,0): 1, user 1's
+    # (0,0,1) against hers (0,0,1): 0, so 0.5; against the other user's original days: 1 and 1
+    assert div["within_teams"][1] == {"team": "b", "same_user_tv": 0.5, "other_user_tv": 1.0}
+    assert div["within_teams"][0]["same_user_tv"] == 0.0

@@ -75,7 +75,7 @@ def init(
                                         hospitals_from=hospitals,
                                         progress=lambda name: status.update(f"sampling {name}")
                                         if hasattr(status, "update") else None)
-    teamdata.write_contest(contest, out, overwrite=overwrite, meta={"seed": seed, "home_boost": home_boost})
+    record = teamdata.write_contest(contest, out, overwrite=overwrite, meta={"seed": seed, "home_boost": home_boost})
     n_hosp = int(teamdata.hospitals(contest.grid).sum())
     k = teamdata.INSTANTS_PER_DAY
     say(f"{teams} teams x {users} virtual users, time ids 1-{reference_days * k} reference and "
@@ -84,6 +84,13 @@ def init(
            "every hospital flag is 0: pass --hospitals info_region.csv to take them from the organisers' grid)"))
     for team in contest.teams:
         say(f"{team.name}: {team.home_share():.0%} of the days start at home (Appendix D; --home-boost raises it)")
+    div = record["diversity"]
+    if "same_tv" in div:
+        say(f"diversity (paper 003 App. B): Same-TV {div['same_tv']:.4f}, Diff-TV {div['diff_tv']:.4f} between the "
+            f"i-th users of two teams and between the i-th and the (m/2 + i)-th (alike would mean no diversity)")
+    for w in div["within_teams"]:
+        say(f"{w['team']}: TV between a user's reference and original days {w['same_user_tv']:.4f}, and another "
+            f"user's {w['other_user_tv']:.4f}")
     say(f"wrote {out}")
 
 

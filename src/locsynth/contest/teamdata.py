@@ -176,10 +176,49 @@ def make_contest(model, *, teams: int, users: int, reference_days: int = 2, orig
     return Contest(grid, times, out, model)
 
 
-def write_contest(contest: Contest, out, *, overwrite: bool = False, meta: dict | None = None):
+def user_visits(*sets: TraceSet) -> np.ndarray:
+    """(users, regions): each user's visit distribution over the regions, over all the given sets
+    (one user per row of each, the same users in the same order)."""
+    n, L = sets[0].n_traces, sets[0].space.n_locations
+    counts = np.zeros((n, L))
+    for ts in sets:
+        np.add.at(counts, (ts.user, ts.loc), 1.0)
+    total = counts.sum(axis=1, keepdims=True)
+    return np.divide(counts, total, out=np.zeros_like(counts), where=total > 0)
+
+
+def _tv(p: np.ndarray, q: np.ndarray) -> float:
+    return float(0.5 * np.abs(p - q).sum(axis=1).mean())
+
+
+def diversity(contest: Contest) -> dict:
+    """How far the teams' data are from each other (paper 003 Appendix B, Figure 17): per pair of
+    consecutive teams, Same-TV is the mean total variation between the population (visit)
+    distributions of user i of one team and user i of the other, Diff-TV between user i and user
+    m/2 + i (i < m/2); Same-TV below Diff-TV would mean the i-th users of two teams are alike (no
+    diversity). Also, within each team, the TV between a user's reference and original days, and
+    between her reference days and another user's original days (what the attacks exploit)."""
+    visits = [user_visits(t.reference, t.original) for t in contest.teams]
+    half = visits[0].shape[0] // 2
+    pairs = [{"teams": [a.name, b.name], "same_tv": _tv(visits[k][:half], visits[k + 1][:half]),
+              "diff_tv": _tv(visits[k][:half], visits[k + 1][half:2 * half])}
+             for k, (a, b) in enumerate(zip(contest.teams, contest.teams[1:]))]
+    within = []
+    for t in contest.teams:
+        ref, org = user_visits(t.reference), user_visits(t.original)
+        within.append({"team": t.name, "same_user_tv": _tv(ref, org), "other_user_tv": _tv(ref, np.roll(org, 1, axis=0))})
+    out = {"pairs": pairs, "within_teams": within}
+    if pairs:
+        out["same_tv"] = float(np.mean([p["same_tv"] for p in pairs]))
+        out["diff_tv"] = float(np.mean([p["diff_tv"] for p in pairs]))
+    return out
+
+
+def write_contest(contest: Contest, out, *, overwrite: bool = False, meta: dict | None = None) -> dict:
     """``out/``: info_region.csv, info_time.csv, reftraces_teamNNN.csv and orgtraces_teamNNN.csv for
-    every team (the organisers' formats, contest/files.py) and contest.json (how it was made),
-    written atomically: an interrupted run leaves no directory."""
+    every team (the organisers' formats, contest/files.py) and contest.json (how it was made, with
+    the teams' :func:`diversity`), written atomically: an interrupted run leaves no directory.
+    Returns what contest.json holds."""
     import json
     from pathlib import Path
 
@@ -200,9 +239,10 @@ def write_contest(contest: Contest, out, *, overwrite: bool = False, meta: dict 
                              "days_starting_at_home": round(t.home_share(), 4),
                              "reference": f"reftraces_{t.name}.csv", "original": f"orgtraces_{t.name}.csv"}
                             for t in contest.teams],
+                  "diversity": diversity(contest),
                   **(meta or {})}
         (tmp / "contest.json").write_text(json.dumps(record, indent=2, default=str))
-    return out
+    return record
 
 
 def _box(bbox) -> str:
