@@ -82,7 +82,7 @@ class _Lines(_NoBar):
         t = self.tasks[task]
         now = time.monotonic()
         done = completed if completed is not None else t["completed"] + (advance or 0)
-        if done < t["completed"] or (total is not None and total != t["total"]):
+        if done < t["completed"] or (None not in (total, t["total"]) and total != t["total"]):
             t["start"] = now                   # a new step (the demo's next method, the next phase)
         t["description"] = t["description"] if description is None else description
         t["total"] = total if total is not None else t["total"]
