@@ -9,6 +9,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from locsynth import InputError
 from locsynth.cli import app
 
 runner = CliRunner()
@@ -64,3 +65,23 @@ def test_option_of_another_format_is_refused(data_dir, tmp_path):
     res = runner.invoke(app, ["prepare", str(data_dir / "geolife" / "trackintel_subset" / "geolife_modes"),
                               "--format", "geolife", "--pois-file", "x.txt", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--pois-file does not apply to --format geolife" in res.output
+
+
+def test_timezone_auto_puts_every_point_on_its_local_clock(tmp_path):
+    """--timezone auto (#25): a check-in at 09:00 local time lands in the 09:00 instant in New York
+    and in Los Angeles alike, though they are 3 hours apart in UTC; the zones are counted."""
+    from locsynth.prepare import prepare
+
+    csv = tmp_path / "two_cities.csv"
+    csv.write_text("uid,datetime,lat,lng\n"
+                   "1,2024-01-15T14:00:00Z,40.7580,-73.9855\n"      # 09:00 in New York (UTC-5)
+                   "2,2024-01-15T17:00:00Z,34.0522,-118.2437\n"     # 09:00 in Los Angeles (UTC-8)
+                   "2,2024-01-15T23:30:00Z,34.0522,-118.2437\n")    # 15:30 in Los Angeles
+    ts = prepare(csv, "csv", tmp_path / "auto", grid=(2, 2), bbox=(30, 45, -125, -70), timezone="auto")[""]
+    hours = ts.time.start_of(ts.t).hour
+    assert sorted(hours.tolist()) == [9, 9, 15]
+    assert ts.info["timezones"] == {"America/Los_Angeles": 2, "America/New_York": 1}
+    utc = prepare(csv, "csv", tmp_path / "utc", grid=(2, 2), bbox=(30, 45, -125, -70))[""]
+    assert sorted(utc.time.start_of(utc.t).hour.tolist()) == [14, 17, 23]
+    with pytest.raises(InputError, match="--timezone auto does not apply to --format cab-trips"):
+        prepare(tmp_path, "cab-trips", tmp_path / "x", timezone="auto")

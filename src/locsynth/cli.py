@@ -170,7 +170,8 @@ def prepare(
     instant: Optional[str] = typer.Option(None, help="Instant length, rounding down: 1h, 30min, 20min (default 1h)."),
     slot: Optional[str] = typer.Option(None, help="Slot length, cycling each day (default 2h)."),
     window: Optional[str] = typer.Option(None, help="Daily window START-END, e.g. 08:00-18:00."),
-    timezone: Optional[str] = typer.Option(None, help="Timezone of naive timestamps and of days (default UTC)."),
+    timezone: Optional[str] = typer.Option(None, help="Timezone of naive timestamps and of days (default UTC); "
+                                            "auto: each point's own zone from its coordinates (local slots)."),
     split: Optional[str] = typer.Option(None, help="Hold out users: test=FRACTION."),
     like: Optional[Path] = typer.Option(None, help="Use this TraceSet's space and time axis."),
     duplicates: str = typer.Option("first", help="Several events of a user in one instant: first, last, keep, error."),
@@ -213,6 +214,11 @@ def prepare(
             say(f"  trips (paper 004 Table 1): {t['trips']} trips, {t['cells']} cells visited, length mean "
                 f"{t['length_mean']:.2f}, sd {t['length_sd']:.2f}, max {t['length_max']}")
     first = next(iter(sets.values()))
+    zones = first.info.get("timezones")
+    if zones:
+        listed = ", ".join(f"{z} {n}" for z, n in list(zones.items())[:6])
+        say(f"time zones (points per zone, --timezone auto): {listed}"
+            + (f" and {len(zones) - 6} more" if len(zones) > 6 else ""))
     for part, text in first.info.get("frame", {}).items():
         say(f"{part}: {text}")
     for line in (first.ledger.describe() if first.ledger else []):

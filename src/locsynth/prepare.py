@@ -13,6 +13,7 @@ from .discretize import discretize, make_space, make_time_axis, read_pf_syntheti
 from .errors import InputError
 from .ledger import Ledger
 from .space import POISpace
+from .timeaxis import AUTO, local_clock
 from .traces import TraceSet, atomic_output
 from .cab_trips import read_trips
 
@@ -98,13 +99,19 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     grid over the data's own box, a time axis from the earliest record), and ``dp_epsilon`` with
     ``pois`` chooses the POIs under DP instead (:func:`dp_top_venues`),
     spending ``dp_epsilon`` per user in that ledger, which every model fitted on the sets carries.
-    ``start`` (a date) fixes the time axis's first day instead of the data's.
+    ``start`` (a date) fixes the time axis's first day instead of the data's. ``timezone="auto"``
+    puts every point on the local clock of the time zone at its coordinates (for absolute times:
+    unix times or timestamps with offsets), so that multi-city data share local slots; the zones
+    are counted in the sets' ``info['timezones']``.
     """
     out = Path(out)
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass --overwrite to replace it")
     if format not in formats():
         raise InputError(f"unknown format {format!r}; expected one of {', '.join(formats())}")
+    if format in TRIP_FORMATS and timezone == AUTO:
+        raise InputError(f"--timezone auto does not apply to --format {format}: its trips keep one zone "
+                         f"(the cabs' America/Los_Angeles by default); give --timezone NAME")
     if format in TRIP_FORMATS:
         _refuse_for_trips(format, {"--grid": grid, "--pois": pois, "--instant": instant, "--slot": slot,
                                    "--window": window, "--like": like, "--friends": friends, "--fold-days": fold_days,
@@ -221,8 +228,15 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
                        like_set, duplicates, seed, reader_options, fold_days, dp_epsilon=None,
                        start=None) -> dict[str, TraceSet]:
     preset = io.PRESETS.get(format, {})
-    points = io.read_points(format, input, timezone=timezone, **reader_options)
+    auto = timezone == AUTO
+    points = io.read_points(format, input, timezone=None if auto else timezone, **reader_options)
     info = {"source": format, "input": Path(input).name}
+    if auto:
+        # every point on its own zone's wall clock, as if that clock were UTC (timeaxis.local_clock)
+        clock, zones = local_clock(points["time"], points["lat"], points["lon"])
+        points = points.assign(time=clock).loc[clock.notna()]
+        info["timezones"] = zones
+        timezone = "UTC"
     if like_set is not None:
         space, axis = like_set.space, like_set.time
         ledger = like_set.ledger.copy() if like_set.ledger else Ledger()
@@ -261,7 +275,8 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
         if start is None:
             ledger.note_uncovered(TIME_FROM_DATA)
         frame = {"space": frame_space,
-                 "time": f"from {start} (public)" if start else "from the date of the earliest record (from the data)"}
+                 "time": (f"from {start} (public)" if start else "from the date of the earliest record (from the data)")
+                 + ("; each point on the local clock of its time zone (--timezone auto)" if auto else "")}
     info["frame"] = frame
     fold = fold_days if fold_days is not None else preset.get("fold_days", DEFAULTS["fold_days"])
     if "split" in points:

@@ -56,6 +56,34 @@ def check_timezone(name: str) -> ZoneInfo:
         raise InputError(f"unknown timezone {name!r}; expected an IANA name such as 'Asia/Tokyo' or 'UTC'") from None
 
 
+#: ``--timezone auto``: every point on the clock of the time zone at its coordinates
+AUTO = "auto"
+
+
+def local_clock(times: pd.Series, lat, lon, digits: int = 4) -> tuple[pd.Series, dict[str, int]]:
+    """Each absolute time on the wall clock of the time zone at its point (timezonefinder's offline
+    boundaries, one look-up per point rounded to ``digits`` decimals, about 11 m), returned as if
+    that clock were UTC: a 09:00 check-in in New York and one in Los Angeles both become 09:00, so
+    multi-city data share local slots. Also returns the points counted per zone; a point in no
+    zone (at sea) keeps UTC, counted as 'UTC'."""
+    from timezonefinder import TimezoneFinder
+
+    key = pd.DataFrame({"lat": np.round(np.asarray(lat, np.float64), digits),
+                        "lon": np.round(np.asarray(lon, np.float64), digits)})
+    codes, uniq = pd.factorize(pd.MultiIndex.from_frame(key))
+    finder = TimezoneFinder()
+    names = np.array([finder.timezone_at(lat=a, lng=b) or "UTC" for a, b in uniq], dtype=object)
+    zone = names[codes]
+    out = pd.Series(pd.NaT, index=times.index, dtype="datetime64[ns, UTC]")
+    counts = {}
+    for name in pd.unique(zone):
+        rows = zone == name
+        local = times[rows].dt.tz_convert(name).dt.tz_localize(None)
+        out[rows] = local.dt.tz_localize("UTC", ambiguous="NaT", nonexistent="shift_forward")
+        counts[str(name)] = int(rows.sum())
+    return out, dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 @dataclass(frozen=True, eq=False)
 class TimeAxis:
     """Instants and cyclic daily slots.
