@@ -156,9 +156,11 @@ def test_bad_input_is_named(city):
         lbs_scenario(model, test, methods=("sglt", "gaussian"))
     with pytest.raises(InputError, match="unknown adversary 'oracle'; expected one of aggregate, profile"):
         lbs_scenario(model, test, adversary="oracle")
-    with pytest.raises(InputError, match="100 grid locations but the model was fitted on 400"):
+    with pytest.raises(InputError, match="the test set has 100 grid locations .* but the model's training set has "
+                                         "400 grid"):
         lbs_scenario(model, simulate(5, space=Grid(10, 10, TOKYO_BBOX), seed=1))
-    with pytest.raises(InputError, match="48 instants of 30 min per day.*differs from the model's .24 instants"):
+    with pytest.raises(InputError, match="48 instants of 30 min per day.*differs from the model's training set's "
+                                         ".24 instants"):
         lbs_scenario(model, simulate(5, instant="30min", seed=1))
     with pytest.raises(InputError, match=r"the SGLT pool has \d+ fakes, fewer than the 40"):
         lbs_scenario(model, test, fakes=(40,), pool=1)

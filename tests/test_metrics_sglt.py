@@ -285,7 +285,7 @@ def test_divergences_are_non_negative_and_bounded(seed):
 
 def test_different_spaces_are_refused():
     other = traceset([[(0, 0)]], rows=2, cols=3, slot="2h", synthetic=[(0, 0)])
-    with pytest.raises(InputError, match="6 locations but the reference set has 3"):
+    with pytest.raises(InputError, match="6 grid locations but the reference set has 3 grid"):
         visits_kl(reference(), other)
     with pytest.raises(InputError, match="align must be"):
         visits_kl(reference(), synthetic(), align="id")
