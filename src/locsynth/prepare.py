@@ -167,7 +167,8 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     ledger = Ledger()
     ledger.note_uncovered(TIME_FROM_DATA)
     trips = replace(trips, ledger=ledger, info={**trips.info, "frame": {
-        "space": f"a grid of {trips.space.n_locations} cells over {'the given' if bbox else 'paper 004s'} box (public)",
+        "space": f"a grid of {trips.space.n_locations} cells over " + ("the given box" if bbox else "paper 004's box")
+                 + " (public)",
         "time": "from the date of the earliest trip (from the data)"}})
     if split is None:
         return {"": trips}
