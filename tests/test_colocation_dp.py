@@ -20,7 +20,9 @@ from locsynth.metrics.colocation import colocation_counts
 from locsynth.synth.colocation.friendship import noisy_friendship_probability
 from locsynth.metrics.transitions import trimmed_transition_counts
 
-EPS, C, N, BETA = 1.0, 2, 20_000, 0.01
+#: one repeat at BETA = 1e-3 wrongly rejects a correct path with probability at most 1e-3 (three repeats
+#: at 1e-2 took three times as long for 3e-4)
+EPS, C, N, BETA, REPEATS = 1.0, 2, 20_000, 0.001, 1
 BINS = np.linspace(-EPS, EPS, 11)[1:-1]
 
 
@@ -70,7 +72,7 @@ def loss_statistic(q1, q2, scale):
 
 def run(counts_of, x1, x2):
     q1, q2 = counts_of(x1).ravel(), counts_of(x2).ravel()
-    return audit(laplace_path(counts_of), x1, x2, EPS, samples=N, beta=BETA, bins=BINS,
+    return audit(laplace_path(counts_of), x1, x2, EPS, samples=N, beta=BETA, repeats=REPEATS, bins=BINS,
                  statistic=loss_statistic(q1, q2, C / EPS))
 
 
@@ -115,7 +117,7 @@ def test_colocation_counts_with_privelet_hold_epsilon_on_the_star():
             Q = colocation_counts(ts, trim).astype(float)
             return noisy_coefficients(np.tile(Q, (n, 1, 1)), h, noise_epsilon, c).reshape(n, -1)
 
-        return audit(noisy, x1, x2, EPS, samples=N, beta=BETA, bins=BINS,
+        return audit(noisy, x1, x2, EPS, samples=N, beta=BETA, repeats=REPEATS, bins=BINS,
                      statistic=lambda y: (w / lam * (np.abs(y - c2) - np.abs(y - c1))).sum(axis=1))
 
     honest, mutant = audited(c), audited(None)
@@ -147,5 +149,5 @@ def test_friendship_probability_is_node_dp(half_noise):
     n, full = 8, 7 + 6                                                  # star of 0 plus a path 1-..-7
     eps = 2 * EPS if half_noise else EPS
     result = audit(lambda m, k: noisy_friendship_probability(m, n, eps, size=k),
-                   full, full - 7, EPS, samples=N, beta=BETA, bins=np.linspace(0.05, 0.6, 12))
+                   full, full - 7, EPS, samples=N, beta=BETA, repeats=REPEATS, bins=np.linspace(0.05, 0.6, 12))
     assert result.passed != half_noise, str(result)

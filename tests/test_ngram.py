@@ -151,7 +151,7 @@ def test_on_the_30_cabs_the_most_frequent_patterns_survive(data_dir):
 
 # -- the DP audit ----------------------------------------------------------------------------------
 
-EPS, N_MAX, L_MAX, N, BETA = 1.0, 2, 2, 10_000, 0.01
+EPS, N_MAX, L_MAX, N, BETA, REPEATS = 1.0, 2, 2, 10_000, 0.001, 1
 BINS = np.linspace(-EPS, EPS, 11)[1:-1]
 BASE = [[0, 1]] * 15 + [[1, 0]] * 15
 LONG = [0, 1, 0, 1, 0, 1]
@@ -182,7 +182,7 @@ def loss_statistic(x1, x2):
 
 def run_audit(x1, x2):
     return audit(lambda index, n: explore(index, EPS, N_MAX, L_MAX, replicas=n), x1, x2, EPS, samples=N, beta=BETA,
-                 bins=BINS, statistic=loss_statistic(x1, x2))
+                 repeats=REPEATS, bins=BINS, statistic=loss_statistic(x1, x2))
 
 
 def test_noisy_tree_holds_epsilon_and_a_mutant_without_truncation_is_caught():

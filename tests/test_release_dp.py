@@ -64,7 +64,7 @@ def test_tpm_release_holds_its_epsilon_and_the_exact_size_is_caught():
     x2 = without_last(x1)
     eps, relation = claimed(TPM(epsilon=1.0).fit(x1).sample(seed=0), "user")
     assert relation == "add-remove" and eps == pytest.approx(1.0)
-    honest = runs(lambda x, i: TPM(epsilon=1.0).fit(x).sample(seed=i), x1, x2, 250, [size, at_location(0)])
+    honest = runs(lambda x, i: TPM(epsilon=1.0).fit(x).sample(seed=i), x1, x2, 160, [size, at_location(0)])
     for column in (0, 1):
         result = audited(honest, column, eps)
         assert result.passed, str(result)
@@ -81,7 +81,7 @@ def test_ngram_release_holds_its_epsilon_and_the_exact_size_is_caught():
     eps, relation = claimed(NGRAM(epsilon=1.0, n_max=2, l_max=3).fit(x1).sample(seed=0), "trace")
     assert relation == "add-remove" and eps == pytest.approx(1.0)
     make = lambda x, i: NGRAM(epsilon=1.0, n_max=2, l_max=3).fit(x).sample(seed=i)  # noqa: E731
-    honest = runs(make, x1, x2, 250, [size, at_location(0)])
+    honest = runs(make, x1, x2, 160, [size, at_location(0)])
     for column in (0, 1):
         result = audited(honest, column, eps)
         assert result.passed, str(result)
@@ -137,7 +137,7 @@ def test_colocation_release_holds_its_epsilon_for_replace_one_and_is_not_add_rem
     make = lambda x, i: CoLocation(0.3, 0.3, 0.3, mechanism="laplace").fit(x).sample(seed=i)  # noqa: E731
     eps, relation = claimed(make(x1, 0), "user")
     assert relation == "replace" and eps == pytest.approx(0.3 + 2 * 0.3 + 2 * 0.3)
-    honest = runs(make, x1, x2, 120, [size, at_location(2)])
+    honest = runs(make, x1, x2, 80, [size, at_location(2)])
     for column in (0, 1):
         result = audited(honest, column, eps)
         assert result.passed, str(result)
@@ -159,11 +159,11 @@ def test_per_event_anonymizers_hold_their_epsilon_and_a_weakened_one_is_caught(k
         honest, weak = PlanarLaplace(l=1.0, r=1.2), PlanarLaplace(l=6.0, r=1.2)
     eps, relation = claimed(honest.transform(x1), honest.transform(x1).ledger.spends[0].unit)
     assert relation == "replace" and eps == pytest.approx(1.0)
-    outputs = runs(lambda x, i: honest.transform(x, seed=i), x1, x2, 250, [size, at_location(0)])
+    outputs = runs(lambda x, i: honest.transform(x, seed=i), x1, x2, 160, [size, at_location(0)])
     assert np.all(outputs["x1"][:, 0] == 1)      # sizes are public under replace-one
     result = audited(outputs, 1, eps)
     assert result.passed, str(result)
-    weakened = runs(lambda x, i: weak.transform(x, seed=i), x1, x2, 300, [at_location(0)])
+    weakened = runs(lambda x, i: weak.transform(x, seed=i), x1, x2, 200, [at_location(0)])
     assert not audited(weakened, 0, eps).passed
 
 
