@@ -676,8 +676,9 @@ def demo(
         say(f"skipped {name}: {reason}")
     bounded = [name for name, run in runs.items() if any(t["bounds_only"] for t in run["totals"].values())]
     if bounded:
-        say(f"The DP bound of {', '.join(bounded)} in its paper needs assumptions not met here, so it is not a "
-            "guarantee; the PD test and the attacks are the evidence.")
+        names = " and ".join([", ".join(bounded[:-1]), bounded[-1]] if len(bounded) > 1 else bounded)
+        say(f"The papers' DP bounds for {names} need assumptions not met here, so they are not guarantees; the PD "
+            "test and the attacks are the evidence.")
     say(f"Comparison: {out}/report.html; each method: {out}/METHOD/")
 
 
