@@ -4,13 +4,10 @@ method joins this suite by registering."""
 
 import subprocess
 import sys
-from dataclasses import replace
-
-import numpy as np
 import pandas as pd
 import pytest
 
-from locsynth import Grid, InputError, registry
+from locsynth import InputError, registry
 from locsynth.simulate import simulate
 from locsynth.testing import check_data, check_method, method_checks
 

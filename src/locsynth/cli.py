@@ -34,7 +34,7 @@ def _options(quiet: bool = typer.Option(False, "--quiet", "-q", help="No progres
 PARAMS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-from .cli_common import (_console, _NoBar, _refuse_existing, progress_bar, reports_errors,  # noqa: F401,E402
+from .cli_common import (_console, _refuse_existing, progress_bar, reports_errors,  # noqa: E402
                          say, spinner)
 
 
