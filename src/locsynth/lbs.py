@@ -70,7 +70,7 @@ from numba import njit, prange
 from .attacks.localization import attack_errors, check_adversary, own_chain
 from .errors import InputError
 from .synth.sglt.mobility import day_traces, fill_missing, period_of
-from .traces import TraceSet, check_same_frame
+from .traces import TraceSet, check_same_frame, is_trip_set
 from .validation import check_count
 
 #: the fake-trace generators of §VII-A, in the order of Figure 6's legend
@@ -341,7 +341,7 @@ def run_lbs(test: str | Path, *, train: str | Path | None = None, model: str | P
     if model is not None and clusters is not None:
         raise InputError("--clusters is for the model fitted on --train; it does not go with --model")
     users = TraceSet.load(test)
-    if "hour" in users.users:
+    if is_trip_set(users):
         say(f"note: the LBS scenario (paper 002 §VII) is made for users' daily traces; {test} holds "
             f"{users.n_traces} trips, one per trace, which it treats as {users.n_traces} users' days; going on")
     if model is not None:

@@ -603,3 +603,10 @@ def split_keys(key: np.ndarray, n_i: int, n_j: int):
     """(a, i, j, count) of the distinct keys (a * n_i + i) * n_j + j, by sorting."""
     uniq, count = sorted_unique(key, return_counts=True)
     return uniq // (n_i * n_j), (uniq // n_j) % n_i, uniq % n_j, count
+
+
+def is_trip_set(traces: TraceSet) -> bool:
+    """Whether ``traces`` is a set of trips, one trip per trace: its user table has an ``hour``
+    column (cab_trips.py gives each real trip its majority hour; a trip synthesizer gives its trips
+    their hour, or -1 when it releases none, as NGRAM)."""
+    return "hour" in traces.users

@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InputError
+from ..traces import is_trip_set
 
 #: group name -> "module:attribute" of the built-in groups, in the order evaluate runs them
 BUILT_IN = {
@@ -52,7 +53,7 @@ class Context:
     @property
     def trips(self) -> bool:
         """Whether the test set is a set of trips (its users have an hour; metrics/trips.py)."""
-        return "hour" in self.test.users
+        return is_trip_set(self.test)
 
     @property
     def sets(self) -> list:

@@ -20,13 +20,6 @@ HOURS = 24
 TOP_K = (10, 20, 50, 100)
 
 
-def is_trip_set(traces: TraceSet) -> bool:
-    """Whether ``traces`` is a set of trips, one trip per trace: its user table has an ``hour``
-    column (trips.py gives each real trip its majority hour; a trip synthesizer gives its trips
-    their hour, or -1 when it releases none, as NGRAM)."""
-    return "hour" in traces.users
-
-
 def trip_hours(trips: TraceSet, *, from_events: bool = False) -> np.ndarray | None:
     """The hour (0-23) of every trip: its ``hour`` column (cab_trips.py's), checked. A set without
     hours (no ``hour`` column, or -1 everywhere) gives None, or with ``from_events`` the local hour
@@ -249,7 +242,7 @@ def trip_metrics(real: TraceSet, synthetic: TraceSet, *, ks=TOP_K, max_length: i
             "sd_emd": source_destination_emd(real, synthetic, max_trips=max_trips, seed=seed)}
 
 
-__all__ = ["HOURS", "TOP_K", "frequent_pattern_precision", "is_trip_set", "jensen_shannon", "length_distribution",
+__all__ = ["HOURS", "TOP_K", "frequent_pattern_precision", "jensen_shannon", "length_distribution",
            "pair_emd", "pattern_supports", "source_destination", "source_destination_emd", "top_patterns",
            "trip_hours", "trip_length_jsd", "trip_metrics"]
 

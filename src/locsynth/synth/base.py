@@ -28,7 +28,7 @@ from ..ledger import Ledger
 from ..validation import check_count, check_epsilon, check_share
 from ..space import Space
 from ..timeaxis import TimeAxis
-from ..traces import TraceSet, atomic_output, read_json_meta
+from ..traces import TraceSet, atomic_output, is_trip_set, read_json_meta
 
 #: share of epsilon a DP synthesizer spends by default on counting its training units, the default
 #: size of its synthetic set (privacy/count.py): at epsilon 1 a count of scale 20, about 3 % off
@@ -77,8 +77,8 @@ class Tags:
 
     def mismatch(self, traces: TraceSet, name: str) -> str | None:
         """What the method ``name`` is made for, when ``traces`` are not that (trips against daily
-        traces); None when they fit. A set of trips is one whose users have an ``hour``."""
-        trips = "hour" in traces.users
+        traces); None when they fit."""
+        trips = is_trip_set(traces)
         if self.trips and not trips:
             return (f"{name} is made for trips (one trace per trip with its hour, as prepare --format cab-trips "
                     f"makes them); these {traces.n_traces} traces are not trips")

@@ -30,7 +30,6 @@ class Uniform(Synthesizer):
                 users=None, progress=None, client=None) -> TraceSet:
         """``traces_per_user`` uniformly random traces of ``days`` days for each of the training
         users 0 .. n - 1 (or ``users``)."""
-        self.check_is_fitted()
         rows = self._rows(n, users)
         T = check_count("days", days) * self.time_.instants_per_day
         k = check_count("traces_per_user", traces_per_user)
@@ -58,7 +57,6 @@ class Training(Synthesizer):
                 users=None, progress=None, client=None) -> TraceSet:
         """The training traces of users 0 .. n - 1 (or ``users``) themselves, ``traces_per_user``
         copies each, whatever their length (``days`` and ``seed`` are not used)."""
-        self.check_is_fitted()
         rows = self._rows(n, users)
         k = check_count("traces_per_user", traces_per_user)
         user, t, loc = self.events_
@@ -137,7 +135,6 @@ class SGD(Synthesizer):
                 users=None, progress=None, client=None) -> TraceSet:
         """``traces_per_user`` traces of ``days`` days for each of the training users 0 .. n - 1
         (or ``users``), each starting with its user's first ``xi`` events."""
-        self.check_is_fitted()
         rows = self._rows(n, users)
         traces_per_user = check_count("traces_per_user", traces_per_user)
         T = check_count("days", days) * self.time_.instants_per_day

@@ -537,9 +537,7 @@ class NGRAM(Synthesizer):
         """``n`` synthetic trips (default: the DP count of training traces) of 1 .. l_max locations
         on instants 0, 1, ..., each its own virtual user with ``hour`` -1. ``days`` is accepted for
         the common protocol and checked; NGRAM has no time."""
-        self.check_is_fitted()
         m = self._size(n)
-        check_count("days", days)
         l_max = check_count("l_max", self.l_max)
         loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max,
                            seed)

@@ -116,10 +116,8 @@ class TPM(Synthesizer):
                 progress=None, client=None) -> TraceSet:
         """``n`` synthetic users (default: the DP count of training users), ``traces_per_user``
         traces of ``days`` days each, none of them a training user."""
-        self.check_is_fitted()
         m = self._size(n)
-        k = check_count("traces_per_user", traces_per_user)
-        T = check_count("days", days) * self.time_.instants_per_day
+        k, T = traces_per_user, days * self.time_.instants_per_day
         locs = self.walks(m * k, T, seed)
         return self._rectangular(locs, np.full(m * k, -1), np.tile(np.arange(k), m), days,
                                  user_id=np.repeat([f"v{q}" for q in range(m)], k))

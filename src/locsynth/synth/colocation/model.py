@@ -124,7 +124,6 @@ class CoLocation(Synthesizer):
         """``n`` synthetic users (default: the n training users, public under this method's
         neighbour relation), one trace of ``days`` days each, with the synthetic friend graph
         (``friends``) and their co-location events."""
-        self.check_is_fitted()
         m = self._size(n)
         T = check_count("days", days) * self.time_.instants_per_day
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(4,)))

@@ -236,9 +236,7 @@ class DPTrip(Synthesizer):
         """``n`` synthetic trips (default: the DP count of training trips), each its own virtual
         user with its ``hour``; visits on consecutive instants from the start of that hour on day 0
         (one-minute instants for cab_trips.py's sets). ``days`` is accepted for the common protocol."""
-        self.check_is_fitted()
         m = self._size(n)
-        check_count("days", days)
         # one BLAS thread: the small products gain nothing from more, and it keeps them bit-identical
         with threadpool_limits(1, user_api="blas"):
             source, destination, hour = self.endpoints(m, seed)

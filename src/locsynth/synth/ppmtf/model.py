@@ -197,9 +197,7 @@ class PPMTF(Synthesizer):
         with it; with ``client`` (a Dask client, see parallel.py) users are generated in chunks on
         the cluster, with the same output. ``progress(done, total)`` counts users.
         """
-        self.check_is_fitted()
         rows = self._rows(n, users)
-        traces_per_user = check_count("traces_per_user", traces_per_user)
         T = _length(self, days, instants)
         locs, loglik = self._generate(rows, traces_per_user, T, seed, stream=0, progress=progress, client=client)
         source = np.repeat(rows, traces_per_user)
@@ -320,9 +318,7 @@ class PPMTFPlus(PPMTF):
         """``n`` virtual users (default: as many as training users), eq. (4) of paper 003, each
         with ``traces_per_user`` traces. ``progress(done, total)`` is called after each block of
         users; ``client``: generate on a Dask cluster (parallel.py), with the serial output."""
-        self.check_is_fitted()
         m = self.n_users if n is None else check_count("n", n)
-        traces_per_user = check_count("traces_per_user", traces_per_user)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         cov = np.linalg.inv(self.Lambda_["A"])
         feature = rng.multivariate_normal(self.mu_["A"], (cov + cov.T) / 2, size=m, method="cholesky")

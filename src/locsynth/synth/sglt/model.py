@@ -174,10 +174,8 @@ class SGLT(Synthesizer):
 
         A user's fakes depend on (seed, user) only; with ``client`` users are generated in
         chunks on a Dask cluster, with the serial result."""
-        self.check_is_fitted()
         rows = self._rows(n, users)
-        k = check_count("traces_per_user", traces_per_user)
-        days = check_count("days", days)
+        k = traces_per_user
         Tday = self.time_.instants_per_day
         T = days * Tday
         log_p = np.log(np.maximum(self.aggregate_.P, np.exp(LOG_ZERO)))
