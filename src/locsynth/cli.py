@@ -497,12 +497,16 @@ def evaluate(
     jsd_distance: bool = typer.Option(False, "--jsd-distance", help="Trips: report the trip-length JS distance "
                                       "(the square root, what scipy's jensenshannon and paper 004's code give) "
                                       "instead of the divergence."),
+    standard_jsd_base: str = typer.Option("e", metavar="e|2", help="The standard suite's (AdaTrace/PrivTrace) "
+                                          "Jensen-Shannon divergences: natural logarithm as AdaTrace's code, or bits."),
     workers: Optional[int] = typer.Option(None, metavar="N", help="Attacks: " + WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="Attacks: " + SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Utility metrics and privacy attacks; writes metrics.json and report.html. Sets of trips (prepare
-    --format cab-trips) get paper 004's trip metrics instead."""
+    --format cab-trips) get paper 004's trip metrics instead; every set gets the field's standard
+    suite (AdaTrace's and PrivTrace's query, density, trip, length, diameter, pattern, coverage and
+    hotspot errors)."""
     from .evaluate import evaluate as run_evaluate
     from .parallel import executor
     from .release import is_release, load_release
@@ -520,7 +524,7 @@ def evaluate(
     with executor(workers, scheduler) as client, spinner("evaluating") as status:
         report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, vf_bins=vf_bins,
                               mia_per_trace_number=mia_per_trace_number, seed=seed, jsd_distance=jsd_distance,
-                              client=client, progress=lambda step: status.update(f"evaluating: {step}"))
+                              standard_jsd_base=standard_jsd_base, client=client, progress=lambda step: status.update(f"evaluating: {step}"))
         report.save(out, overwrite=overwrite)
     cols = ("synthetic", "training", "uniform")
     _table(f"{synthetic} against {test}", ["metric", *cols],
@@ -706,7 +710,7 @@ def _comparison_table(table, show_all: bool) -> None:
     kinds = row_kinds(table)
     rows = [[str(name), *("-" if not math.isfinite(float(row[c])) else format_metric(c, row[c]) for c in columns)]
             for name, row in table.iterrows()]
-    _table("comparison (lower is better but for top-K)", ["run", *(SHORT.get(c, c) for c in columns)], rows,
+    _table("comparison (lower is better but for top-K, FP F1 and tau)", ["run", *(SHORT.get(c, c) for c in columns)], rows,
            compact=True, groups=[kinds[str(name)] + "s" for name in table.index])
     left = [c for c in present if c not in columns]
     if left:

@@ -32,6 +32,7 @@ BUILT_IN = {
     "clusters": "locsynth.metrics.clusters:GROUP",
     "colocations": "locsynth.metrics.colocation:GROUP",
     "trips": "locsynth.metrics.trips:GROUP",
+    "standard": "locsynth.metrics.standard:GROUP",
     "reid": "locsynth.attacks.groups:REIDENTIFICATION",
     "mia": "locsynth.attacks.groups:MEMBERSHIP",
 }

@@ -26,7 +26,7 @@ from .. import __version__
 from ..errors import InputError
 from ..traces import atomic_output
 from . import plots
-from .labels import HIGHER_IS_BETTER, PRIVACY, TRIPS, UTILITY, format_metric, metric_description, metric_label
+from .labels import HIGHER_IS_BETTER, PRIVACY, STANDARD, TRIPS, UTILITY, format_metric, metric_description, metric_label
 
 #: the rows that hold the baselines of the first evaluation
 BASELINE_ROWS = {"training": "Training", "uniform": "Uniform"}
@@ -128,7 +128,7 @@ def compare(reports: dict[str, dict]) -> pd.DataFrame:
     keys = []
     for metrics in entries.values():
         keys += [k for k in metrics if k not in keys]
-    ordered = [k for k in [*UTILITY, *TRIPS, *PRIVACY] if k in keys]
+    ordered = [k for k in [*UTILITY, *TRIPS, *STANDARD, *PRIVACY] if k in keys]
     ordered += [k for k in keys if k not in ordered]
     rows = {name: [_float((m.get(k) or {}).get("synthetic")) for k in ordered] for name, m in entries.items()}
     first_name, first = next(iter(entries.items()))

@@ -14,7 +14,7 @@ import jinja2
 
 from .. import __version__
 from . import plots
-from .labels import (HIGHER_IS_BETTER, PRIVACY, TRIPS, UTILITY, format_metric, format_value, metric_description,
+from .labels import (HIGHER_IS_BETTER, PRIVACY, STANDARD, TRIPS, UTILITY, format_metric, format_value, metric_description,
                      metric_label)
 
 CSS = """
@@ -209,9 +209,9 @@ def render_html(report, title: str | None = None) -> str:
     metrics, meta, details = report.metrics, report.meta or {}, report.details or {}
     options = meta.get("options") or {}
     space_kind = (details.get("space") or {}).get("kind")
-    utility = _rows(metrics, [k for k in [*UTILITY, *TRIPS] if k in metrics], options, space_kind)
+    utility = _rows(metrics, [k for k in [*UTILITY, *TRIPS, *STANDARD] if k in metrics], options, space_kind)
     privacy = _rows(metrics, [k for k in PRIVACY if k in metrics], options, space_kind)
-    others = _rows(metrics, [k for k in metrics if k not in UTILITY and k not in PRIVACY and k not in TRIPS
+    others = _rows(metrics, [k for k in metrics if k not in {**UTILITY, **PRIVACY, **TRIPS, **STANDARD}
                              and isinstance(metrics[k], dict)], options, space_kind)
     trips = meta.get("trips")
     return _TEMPLATE.render(

@@ -90,8 +90,33 @@ TRIPS = {
                                             f"is better")
        for k in (10, 20, 50, 100)},
 }
+#: the field's standard suite (AdaTrace CCS 2018 §6, PrivTrace USENIX Security 2023 §6.1, LDPTrace VLDB 2023 §6;
+#: metrics/standard.py), named as the papers name them
+STANDARD = {
+    "query_error": MetricInfo("Query error", "average relative error of 200 range-count queries (traces "
+                                             "within a radius of a random centre), sanity bound 1% of the "
+                                             "real traces"),
+    "density_error": MetricInfo("Density error", "Jensen-Shannon divergence of the points' distribution "
+                                                 "over a 6 x 6 grid"),
+    "trip_error": MetricInfo("Trip error", "Jensen-Shannon divergence of the (start cell, end cell) "
+                                           "distribution on a 6 x 6 grid"),
+    "length_error": MetricInfo("Length error", "Jensen-Shannon divergence of travelled distances in 20 "
+                                               "equal buckets"),
+    "diameter_error": MetricInfo("Diameter error", "Jensen-Shannon divergence of trace diameters (largest "
+                                                   "distance between two points) in 20 equal buckets"),
+    "pattern_f1": MetricInfo("Frequent pattern F1", "F1 of the top-100 runs of 2 to 8 cells on a 6 x 6 "
+                                                    "grid; higher is better"),
+    "pattern_support_error": MetricInfo("Pattern support error", "mean relative error of the supports of "
+                                                                 "the real top-100 patterns"),
+    "kendall_tau": MetricInfo("Location coverage (Kendall tau)", "Kendall tau-b between the numbers of "
+                                                                 "traces through each cell of a 15 x 15 "
+                                                                 "grid; higher is better"),
+    "hotspot_error": MetricInfo("Hotspot error", "1 - NDCG of the synthetic ranking of the real top-5 "
+                                                 "cells (LDPTrace)"),
+}
 #: metrics for which higher is better (all others: lower)
-HIGHER_IS_BETTER = frozenset(k for k, v in {**OTHER, **TRIPS}.items() if v.description.endswith("higher is better"))
+HIGHER_IS_BETTER = frozenset(k for k, v in {**OTHER, **TRIPS, **STANDARD}.items()
+                             if v.description.endswith("higher is better"))
 
 BASELINES = ("synthetic", "training", "uniform")
 
@@ -101,7 +126,9 @@ SHORT = {"tp_tv": "TP-TV", "trip_length_jsd": "len JSD", "trip_sd_emd_m": "SD-EM
          "tm_emd_y": "EMD-Y", "reid_rate": "re-id", "mia_advantage": "MIA adv", "trip_top10_precision": "top-10",
          "tp_tv_top50": "TP-Top50", "vf_tv": "VF-TV", "trip_top100_precision": "top-100", "tm_swd": "TM-SWD",
          "trip_length_jsd_hourly": "len JSD/h", "trip_sd_emd_hourly_m": "SD-EMD/h", "mia_accuracy": "MIA acc",
-         "trip_top20_precision": "top-20", "trip_top50_precision": "top-50"}
+         "trip_top20_precision": "top-20", "trip_top50_precision": "top-50", "query_error": "query",
+         "density_error": "density", "trip_error": "trip", "length_error": "length", "diameter_error": "diam.",
+         "pattern_f1": "FP F1", "pattern_support_error": "FP err", "kendall_tau": "tau", "hotspot_error": "hotspot"}
 
 
 def run_label(meta: dict, fallback: str) -> str:
@@ -127,7 +154,7 @@ def metric_label(key: str, options: dict | None = None) -> str:
 
 
 def _info(key: str) -> MetricInfo | None:
-    return UTILITY.get(key) or PRIVACY.get(key) or OTHER.get(key) or TRIPS.get(key)
+    return UTILITY.get(key) or PRIVACY.get(key) or OTHER.get(key) or TRIPS.get(key) or STANDARD.get(key)
 
 
 def metric_description(key: str, options: dict | None = None, space_kind: str | None = None) -> str:
