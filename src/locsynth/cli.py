@@ -645,6 +645,64 @@ def lbs(
 
 @app.command()
 @reports_errors
+def benchmark(
+    data: str = typer.Option(..., metavar="DIR[,DIR...]", help="Prepared datasets (each with train/ and test/)."),
+    methods: Optional[str] = typer.Option(None, metavar="NAME,...", help="Methods to run (default: every "
+                                          "registered one that fits each dataset)."),
+    epsilon: str = typer.Option("0.5,1,2", metavar="E,...", help="Epsilons of the methods that take one."),
+    repeats: int = typer.Option(3, help="Independent runs of each method and epsilon."),
+    out: Path = typer.Option(..., "--out", "-o", help="Benchmark directory (rerun the same line to resume)."),
+    size: Optional[int] = typer.Option(None, help="Traces of every synthetic set (default: the test set's)."),
+    attacks: str = typer.Option("reid,mia", help="Attacks to run: reid, mia, both, or 'none'."),
+    param: List[str] = typer.Option([], "--param", metavar="METHOD.NAME=VALUE",
+                                    help="A method's hyperparameter (repeatable), e.g. ppmtf.iterations=20."),
+    seed: int = typer.Option(0, help="Seed of repeat 0 (repeat r uses seed + r); the evaluation's seed."),
+    workers: Optional[int] = typer.Option(None, metavar="N", help="Run the runs on a local Dask cluster of N "
+                                          "single-threaded worker processes."),
+    scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
+):
+    """The field's benchmark: every applicable method on every dataset, at every epsilon, repeated,
+    scored by every metric that applies (the standard suite, the papers' own, the attacks) into
+    results.csv and leaderboard.html."""
+    from .benchmark import parse_params, run_benchmark
+    from .parallel import executor
+
+    dirs = [Path(d.strip()) for d in data.split(",") if d.strip()]
+    chosen = None if methods is None else [m.strip() for m in methods.split(",") if m.strip()]
+    try:
+        epsilons = [float(e) for e in epsilon.split(",") if e.strip()]
+    except ValueError:
+        raise InputError(f"--epsilon takes numbers separated by commas, got {epsilon!r}") from None
+    run_attacks = [] if attacks.strip().lower() == "none" else [a.strip() for a in attacks.split(",") if a.strip()]
+    with executor(workers, scheduler) as client, progress_bar() as bar:
+        task = bar.add_task("benchmark", total=None)
+        results = run_benchmark(dirs, out, methods=chosen, epsilons=epsilons, repeats=repeats, size=size,
+                                attacks=run_attacks, seed=seed, params=parse_params(param), client=client,
+                                status=lambda text: bar.update(task, description=text),
+                                progress=lambda done, total: bar.update(task, completed=done, total=total))
+    _benchmark_table(results)
+    say(f"wrote {out}/results.csv ({len(results)} rows) and {out}/leaderboard.html")
+
+
+def _benchmark_table(results) -> None:
+    """Per dataset, the mean rank and three standard metrics of every method and epsilon."""
+    from .report.leaderboard import dataset_table, ranks, summarise
+    from .report.labels import SHORT, format_metric
+
+    summary = summarise(results)
+    for name, part in summary.groupby("dataset", sort=False):
+        means, _, kinds, utility, _ = dataset_table(part)
+        shown = [k for k in ("query_error", "trip_error", "length_error", "mia_advantage") if k in means.columns]
+        rank = ranks(means, kinds, utility)
+        order = sorted(means.index, key=lambda r: (kinds[r] == "baseline", rank[r] if rank[r] == rank[r] else 1e9, r))
+        rows = [[r, "-" if rank[r] != rank[r] else f"{rank[r]:.1f}", *(format_metric(k, means.at[r, k]) for k in shown)]
+                for r in order]
+        _table(f"{name}: means over the repeats (lower is better)", ["method", "rank", *(SHORT[k] for k in shown)],
+               rows, compact=True, groups=[("baselines" if kinds[r] == "baseline" else "methods") for r in order])
+
+
+@app.command()
+@reports_errors
 def demo(
     out: Path = typer.Option(Path("locsynth-demo"), "--out", "-o", help="Working directory of the demo."),
     data: Optional[Path] = typer.Option(None, help="A prepared pair DIR/train, DIR/test instead of a simulated city."),

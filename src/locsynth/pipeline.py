@@ -39,6 +39,9 @@ def skip_reason(name: str, train: TraceSet) -> str | None:
     if tags.trips and tags.mismatch(train, name):
         return ("it synthesizes trips (one trace per trip with its hour), not daily traces: run it on "
                 "'locsynth prepare --format cab-trips' output")
+    if tags.mismatch(train, name):
+        return ("it synthesizes users' daily traces (walks over every instant of a day), not trips: the methods "
+                "for trips are those tagged 'trips' or 'ragged' (ngram, dptrip)")
     return tags.unmet(train)
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import PowerNorm
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 DPI = 100
 COLORS = {"test": "#222222", "synthetic": "#1f77b4", "training": "#ff7f0e", "uniform": "#9a9a9a"}
@@ -282,12 +284,13 @@ def trip_lengths_png(distributions: dict) -> bytes:
 
 
 def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_label: str,
-                 panels: list[tuple[str, list]] | None = None) -> bytes:
+                 panels: list[tuple[str, list]] | None = None, frontier: bool = False) -> bytes:
     """Utility loss (y) against privacy risk (x), one labelled point per set; lower-left is better.
 
     points : (name, x, y, is_baseline); baselines are drawn as grey squares. ``panels`` (x label,
     points) adds panels beside the first with the same y axis (e.g. membership inference beside
-    re-identification, which sets of virtual users lack).
+    re-identification, which sets of virtual users lack). ``frontier``: also draw the Pareto
+    frontier of the points that are not baselines (no other point is lower in both).
     """
     panels = [(x_label, points)] + list(panels or [])
     fig = new_figure(5.2 * len(panels), 4.2)
@@ -297,6 +300,12 @@ def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_l
         for name, x, y, baseline in pts:
             color = COLORS["uniform"] if baseline else COLORS["synthetic"]
             ax.scatter([x], [y], s=36, color=color, marker="s" if baseline else "o", zorder=3)
+        if frontier:
+            front = pareto_front([(x, y) for _, x, y, baseline in pts if not baseline])
+            if len(front) > 1:
+                ax.step(*zip(*front), where="post", color=COLORS["synthetic"], linewidth=1, alpha=0.6,
+                        zorder=2, label="Pareto frontier")
+                ax.legend(fontsize=7, loc="upper right")
         xs = [p[1] for p in pts]
         if xs:
             pad_x = 0.08 * ((max(xs) - min(xs)) or max(abs(max(xs)), 1e-3))
@@ -314,6 +323,58 @@ def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_l
     fig.canvas.draw()                       # the constrained layout fixes the axes before labels are placed
     for ax, (_, pts) in zip(axes, panels):
         _label_points(ax, pts)
+    return to_png(fig)
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points no other point beats in both coordinates (lower is better), by increasing x."""
+    front: list[tuple[float, float]] = []
+    for x, y in sorted(points):
+        if not front or y < front[-1][1]:
+            front.append((x, y))
+    return front
+
+
+def epsilon_png(panels: list[tuple[str, list[dict]]], columns: int = 3) -> bytes:
+    """Small multiples of a metric against epsilon (log scale), one panel per metric.
+
+    panels : (y label, lines); a line is ``{"name", "epsilon": [...], "mean": [...], "sd": [...],
+    "baseline": bool}``: a method swept over epsilon is drawn as a line with error bars; one with a
+    single value and no epsilon (a baseline, a method without DP) as a horizontal dashed line.
+    """
+    rows = math.ceil(len(panels) / columns)
+    fig = new_figure(3.6 * min(columns, len(panels)), 2.6 * rows + 0.5)
+    axes = fig.subplots(rows, min(columns, len(panels)), squeeze=False).ravel()
+    names = sorted({line["name"] for _, lines in panels for line in lines if not line["baseline"]})
+    color = {name: CYCLE[i % len(CYCLE)] for i, name in enumerate(names)}
+    for ax, (label, lines) in zip(axes, panels):
+        for line in lines:
+            eps, mean, sd = (np.asarray(line[k], np.float64) for k in ("epsilon", "mean", "sd"))
+            style = {"color": COLORS.get(line["name"], COLORS["uniform"]) if line["baseline"] else color[line["name"]]}
+            if np.isfinite(eps).any():
+                ax.errorbar(eps, mean, yerr=np.nan_to_num(sd), marker="o", markersize=3.5, capsize=2,
+                            linewidth=1.2, label=line["name"], **style)
+            else:
+                ax.axhline(float(mean[0]), linestyle="--", linewidth=1, label=line["name"], **style)
+        ax.set_xscale("log")
+        ticks = sorted({float(e) for line in lines for e in line["epsilon"] if np.isfinite(e)})
+        if ticks:
+            ax.set_xticks(ticks, [f"{e:g}" for e in ticks])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(label, fontsize=8.5)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, linewidth=0.4, alpha=0.5)
+        ax.set_xlabel("epsilon", fontsize=7.5)
+    for ax in axes[len(panels):]:
+        ax.set_axis_off()
+    handles, labels = {}, []
+    for ax in axes[:len(panels)]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in handles:
+                handles[lab] = h
+                labels.append(lab)
+    fig.legend([handles[lab] for lab in labels], labels, loc="outside lower center", ncols=min(len(labels), 6),
+               fontsize=7.5, frameon=False)
     return to_png(fig)
 
 

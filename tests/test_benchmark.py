@@ -1,0 +1,120 @@
+"""locsynth benchmark (benchmark.py, report/leaderboard.py): the plan from the tags, equal sizes,
+results.csv's rows, resuming, refusing other settings, the page's honest highlights, and the
+cluster's results equal to the serial ones."""
+
+import json
+import re
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from helpers import trip_set
+from locsynth import InputError
+from locsynth import benchmark as bm
+from locsynth.cli import app
+from locsynth.simulate import simulate
+
+
+@pytest.fixture(scope="module")
+def city(tmp_path_factory):
+    """A small simulated city, prepared as 'locsynth prepare' writes it."""
+    root = tmp_path_factory.mktemp("bench") / "city"
+    train, test = simulate(60, seed=0).split(0.5, seed=0)
+    train.save(root / "train")
+    test.save(root / "test")
+    return root
+
+
+@pytest.fixture(scope="module")
+def trips(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench") / "trips"
+    trip_set([[0, 1, 2], [1, 2, 3], [3, 2], [0, 3], [2, 1]] * 4, [8, 9, 9, 10, 11] * 4).save(root / "train")
+    trip_set([[0, 1], [1, 2, 3], [3, 2, 1]] * 3, [8, 9, 10] * 3).save(root / "test")
+    return root
+
+
+def test_the_plan_sweeps_epsilon_for_methods_that_take_one_and_lists_what_does_not_fit(city, trips):
+    runs, skipped = bm.plan([city, trips], ["tpm", "sgd", "ngram", "colocation"], [0.5, 2], 2)
+    keys = {(r.dataset, r.method, r.epsilon) for r in runs}
+    assert ("city", "tpm", 0.5) in keys and ("city", "tpm", 2) in keys and ("city", "sgd", None) in keys
+    assert ("trips", "ngram", 2) in keys and not any(m == "tpm" and d == "trips" for d, m, _ in keys)
+    assert len(runs) == len(keys) * 2
+    reasons = {(s["dataset"], s["method"]): s["reason"] for s in skipped}
+    assert "not trips" in reasons[("trips", "tpm")] and ("trips", "sgd") in reasons
+    assert ("city", "colocation", None) in keys          # the simulated city has a friend graph
+    with pytest.raises(InputError, match="no train/ set"):
+        bm.plan([city.parent], ["tpm"], [1], 1)
+    with pytest.raises(InputError, match="unknown method"):
+        bm.plan([city], ["tmp"], [1], 1)
+
+
+def test_parse_params_reads_values_and_names_the_valid_ones():
+    assert bm.parse_params(["ppmtf.iterations=20", "sglt.tool=fast"]) == {"ppmtf": {"iterations": 20},
+                                                                          "sglt": {"tool": "fast"}}
+    with pytest.raises(InputError, match="its parameters: .*iterations"):
+        bm.parse_params(["ppmtf.sweeps=20"])
+    with pytest.raises(InputError, match="METHOD.NAME=VALUE"):
+        bm.parse_params(["iterations=20"])
+
+
+def test_benchmark_writes_results_of_the_reference_size_resumes_and_refuses_other_settings(city, tmp_path,
+                                                                                           monkeypatch):
+    out = tmp_path / "bench"
+    results = bm.run_benchmark([city], out, methods=["tpm", "uniform", "training"], epsilons=[1.0, 4.0],
+                               repeats=2, attacks=["mia"])
+    test_size = len(pd.read_parquet(city / "test" / "users.parquet"))
+    records = [json.loads(p.read_text()) for p in out.glob("runs/**/run.json")]
+    assert len(records) == 2 * 2 + 2 + 2
+    assert all(r["traces"] == test_size for r in records)
+    frame = pd.read_csv(out / "results.csv")
+    assert list(frame.columns) == ["dataset", "method", "kind", "epsilon", "swept", "repeat", "metric", "value"]
+    assert len(frame) == len(results)
+    assert set(frame.loc[frame.method == "tpm", "epsilon"]) == {1.0, 4.0}
+    assert {"query_error", "kendall_tau", "tp_tv", "mia_advantage"} <= set(frame.metric)
+    assert set(frame.loc[frame.method == "training", "kind"]) == {"baseline"}
+    # the same training set against itself: the standard suite's training row is the baseline's
+    same = frame[(frame.method == "training") & (frame.metric == "pattern_f1")]
+    assert (same.value > 0).all()
+
+    calls = []
+    real_run = bm.run_one
+    monkeypatch.setattr(bm, "run_one", lambda run, *a: calls.append(run) or real_run(run, *a))
+    bm.run_benchmark([city], out, methods=["tpm", "uniform", "training"], epsilons=[1.0, 4.0], repeats=3,
+                     attacks=["mia"])
+    assert sorted((c.method, c.epsilon, c.repeat) for c in calls) == [("tpm", 1.0, 2), ("tpm", 4.0, 2),
+                                                                      ("training", None, 2), ("uniform", None, 2)]
+    with pytest.raises(InputError, match="other settings .*size"):
+        bm.run_benchmark([city], out, methods=["tpm"], epsilons=[1.0], repeats=1, attacks=["mia"], size=5)
+
+
+def test_the_leaderboard_marks_no_baseline_best_and_ranks_only_protecting_methods(city, tmp_path):
+    out = tmp_path / "bench"
+    bm.run_benchmark([city], out, methods=["sgd", "uniform", "training", "krr"], epsilons=[1.0], repeats=1,
+                     attacks=["mia"])
+    html = (out / "leaderboard.html").read_text()
+    baseline_rows = re.findall(r'<tr class="baseline">(.*?)</tr>', html, flags=re.S)
+    assert len(baseline_rows) == 2 and not any('class="best"' in row for row in baseline_rows)
+    assert all("<td>—</td>" in row for row in baseline_rows)        # no rank
+    assert html.count('class="best"') >= 9
+    assert "Privacy-utility frontier on city" in html and "Utility against epsilon on city" in html
+
+
+def test_runs_on_a_cluster_equal_the_serial_runs(city, tmp_path):
+    from locsynth.parallel import executor
+
+    kwargs = dict(methods=["sgd", "uniform"], epsilons=[1.0], repeats=2, attacks=["mia"])
+    serial = bm.run_benchmark([city], tmp_path / "serial", **kwargs)
+    with executor(2) as client:
+        cluster = bm.run_benchmark([city], tmp_path / "cluster", client=client, **kwargs)
+    pd.testing.assert_frame_equal(serial, cluster)
+
+
+def test_the_command_line_runs_and_prints_a_table(city, tmp_path):
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(app, ["benchmark", "--data", str(city), "--methods", "tpm,uniform",
+                                      "--epsilon", "1", "--repeats", "1", "--attacks", "mia", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "tpm ε=1" in result.output and "results.csv" in result.output
+    bad = CliRunner().invoke(app, ["benchmark", "--data", str(city), "--epsilon", "one", "--out", str(out)])
+    assert bad.exit_code == 2 and "--epsilon takes numbers" in bad.output
