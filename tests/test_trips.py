@@ -12,6 +12,7 @@ from locsynth import InputError
 from locsynth.metrics.trips import (frequent_pattern_precision, jensen_shannon, pattern_supports,
                                     source_destination_emd, top_patterns, trip_length_jsd)
 from locsynth.space import haversine_m
+from locsynth.traces import TraceSet
 from locsynth.cab_trips import (PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
                             make_trips, merge_self_loops, read_trips, trip_grid, trip_statistics, weekday_trips)
 
@@ -170,6 +171,28 @@ def test_the_30_cabs_end_to_end(data_dir):
     assert (lat > PAPER_BBOX[0]).all() and (lat < PAPER_BBOX[1] + 0.005).all() and (lon > PAPER_BBOX[2]).all()
 
 
+def test_geolife_trajectories_as_trips(data_dir, tmp_path):
+    """One trace per PLT file, inside Beijing's box, in Beijing time; prepare's line for the benchmark."""
+    from typer.testing import CliRunner
+
+    from locsynth.cab_trips import BEIJING_BBOX
+    from locsynth.cli import app
+
+    path = data_dir / "geolife" / "trackintel_subset" / "geolife_long_10_MB"
+    if not path.is_dir():
+        pytest.skip("GeoLife subset not found")
+    res = CliRunner().invoke(app, ["prepare", str(path), "--format", "geolife-trips", "--cell-m", "500", "--split",
+                                   "test=0.2", "--out", str(tmp_path / "gl")])
+    assert res.exit_code == 0, res.output
+    train, test = (TraceSet.load(tmp_path / "gl" / part) for part in ("train", "test"))
+    steps = train.info["trips"]
+    assert steps["trips"] == 111 and steps["too_fast"] == 0 and train.n_traces + test.n_traces == steps["kept"]
+    assert train.users["user_id"].str.fullmatch(r"0\d\d-\d{14}").all()       # user folder - file stem
+    assert train.time.timezone == "Asia/Shanghai"
+    lat = train.space.lat[train.loc]
+    assert (lat > BEIJING_BBOX[0]).all() and (lat < BEIJING_BBOX[1] + 0.005).all()
+
+
 # -- the metrics of §8.4 -----------------------------------------------------------------------------
 
 def with_hours(ts, hours):
@@ -246,7 +269,7 @@ def test_prepare_refuses_what_trips_ignore(tmp_path):
 
     with pytest.raises(InputError, match="--grid, --instant do not apply to --format cab-trips"):
         prepare(tmp_path, "cab-trips", tmp_path / "t", grid=(3, 3), instant="1h")
-    with pytest.raises(InputError, match="--cell-m applies to --format cab-trips only"):
+    with pytest.raises(InputError, match="--cell-m applies to --format cab-trips, geolife-trips only"):
         prepare(tmp_path, "cabs", tmp_path / "t", cell_m=500)
     with pytest.raises(InputError, match="no such file"):
         prepare(tmp_path / "missing", "cab-trips", tmp_path / "t")

@@ -15,11 +15,12 @@ from .ledger import Ledger
 from .space import POISpace
 from .timeaxis import AUTO, local_clock
 from .traces import TraceSet, atomic_output
-from .cab_trips import read_trips
+from .cab_trips import read_geolife_trips, read_trips
 
 #: formats read straight into TraceSets, beside io's points formats: trips on square cells of
-#: ``cell_m`` metres (paper 004 §8.2), and the PPMTF authors' synthetic files on another set's frame
-TRIP_FORMATS = {"cab-trips": read_trips}
+#: ``cell_m`` metres (paper 004 §8.2; GeoLife's trajectories the same way), and the PPMTF authors'
+#: synthetic files on another set's frame
+TRIP_FORMATS = {"cab-trips": read_trips, "geolife-trips": read_geolife_trips}
 TRACE_FORMATS = {"pf-synthetic": read_pf_synthetic}
 
 
@@ -167,7 +168,8 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     ledger = Ledger()
     ledger.note_uncovered(TIME_FROM_DATA)
     trips = replace(trips, ledger=ledger, info={**trips.info, "frame": {
-        "space": f"a grid of {trips.space.n_locations} cells over " + ("the given box" if bbox else "paper 004's box")
+        "space": f"a grid of {trips.space.n_locations} cells over " + ("the given box" if bbox else
+                                                                       "the format's public box")
                  + " (public)",
         "time": "from the date of the earliest trip (from the data)"}})
     if split is None:

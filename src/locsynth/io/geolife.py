@@ -19,11 +19,12 @@ PLT_HEADER_LINES = 6
 _USED = {"lat": "float64", "lon": "float64", "date": "str", "clock": "str"}
 
 
-def read_geolife(path: str | Path, timezone: str | None = None) -> pd.DataFrame:
+def read_geolife(path: str | Path, timezone: str | None = None, trajectories: bool = False) -> pd.DataFrame:
     """GeoLife trajectories: a ``Data`` folder of user folders, one user folder, or one ``.plt`` file.
 
     user = the user folder's name (e.g. ``'000'``; for a ``.plt`` outside a ``<user>/Trajectory``
-    folder, the file's stem). Times are GMT, so the result is in UTC and ``timezone`` is not needed.
+    folder, the file's stem); with ``trajectories``, the trajectory: user and file stem
+    (``'000-20081023025304'``), each PLT file being one trajectory. Times are GMT, so the result is in UTC and ``timezone`` is not needed.
     Points keep file order; files are read in user, then file-name order.
     """
     files = plt_files(Path(path))
@@ -40,7 +41,8 @@ def read_geolife(path: str | Path, timezone: str | None = None) -> pd.DataFrame:
         raise InputError(f"date and time {raw['date'].iloc[i]!r}, {raw['clock'].iloc[i]!r} in {files[k][1]} "
                          f"row {row} are not YYYY-MM-DD, HH:MM:SS")
     frame = pd.DataFrame({
-        "user": np.repeat(np.array([u for u, _ in files], dtype=object), lengths),
+        "user": np.repeat(np.array([f"{u}-{f.stem}" if trajectories else u for u, f in files], dtype=object),
+                          lengths),
         "time": times, "lat": raw["lat"], "lon": raw["lon"],
     })
     return validate_files(frame, [str(f) for _, f in files], lengths, timezone)
