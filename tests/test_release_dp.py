@@ -90,6 +90,22 @@ def test_ngram_release_holds_its_epsilon_and_the_exact_size_is_caught():
     assert not audited(exact, 0, eps).passed
 
 
+def test_privtrace_release_holds_its_epsilon_and_the_exact_size_is_caught():
+    from locsynth.synth.privtrace import PrivTrace
+
+    x1 = trip_set([[0, 1, 2], [1, 2], [2, 1, 0], [0, 1], [1, 0], [0, 2, 1]], [-1] * 6, cols=3)
+    x2 = without_last(x1)
+    eps, relation = claimed(PrivTrace(epsilon=1.0).fit(x1).sample(seed=0), "trace")
+    assert relation == "add-remove" and eps == pytest.approx(1.0)
+    honest = runs(lambda x, i: PrivTrace(epsilon=1.0).fit(x).sample(seed=i), x1, x2, 160, [size, at_location(0)])
+    for column in (0, 1):
+        result = audited(honest, column, eps)
+        assert result.passed, str(result)
+    exact = runs(lambda x, i: PrivTrace(epsilon=1.0, size_share=0).fit(x).sample(x.n_traces, seed=i), x1, x2, 60,
+                 [size])
+    assert not audited(exact, 0, eps).passed
+
+
 def test_dptrip_publishes_a_delta_and_a_plan_from_a_dp_count_and_the_exact_count_is_caught():
     """DP-SGD's noise is audited by Opacus' accountant (tests/test_dptrip.py); what the release adds
     is the ledger's delta, sampling rate and steps, which the paper takes from the exact number of

@@ -68,6 +68,8 @@ register("tpm", "locsynth.synth.tpm", "TPM", "synthesizer",
          "TPM: one DP transition matrix for all users, walks from its stationary distribution (paper 000 §5.3)")
 register("ngram", "locsynth.synth.ngram", "NGRAM", "synthesizer",
          "NGRAM: DP variable-length n-grams, Markov-consistent, sequences by walks (Chen et al., CCS 2012)")
+register("privtrace", "locsynth.synth.privtrace", "PrivTrace", "synthesizer",
+         "PrivTrace: adaptive two-level grid, first- and second-order DP Markov counts, walks (Wang et al., USENIX Sec 2023)")
 register("dptrip", "locsynth.synth.dptrip.model", "DPTrip", "synthesizer",
          "DPTrip: DP-SGD VAE of (source, destination, hour), DP-SGD next hops, shortest paths (Lestyan et al.)",
          requires=("torch", "opacus"), extra="dp")

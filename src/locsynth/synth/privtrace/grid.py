@@ -1,0 +1,109 @@
+"""PrivTrace's adaptive two-level grid (Wang et al., USENIX Security 2023, §4.1) over the public
+box of the space's locations, in planar metres (metrics/standard.planar).
+
+Level 1 splits the box into k x k cells; a level-1 cell whose noisy density is large is split
+again into m x m subcells. The states of the Markov model are the level-2 cells (a cell not
+split is one state). States are numbered level-1 cell by cell (row-major), subcells row-major
+inside. Two states are neighbours when their rectangles touch (corners included), read off a
+raster at the finest cell size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: the authors' constants (DpTrace/PrivTrace discretization/divide.py)
+LEVEL1_POINTS = 600.0
+LEVEL1_MAX = 60
+LEVEL2_DENSITY = 200.0
+#: a level-1 cell is split when its noisy density exceeds this share of trajectories per cell
+SPLIT_SHARE = 0.05
+
+
+def level1_size(points: float, level1_points: float = LEVEL1_POINTS, level1_max: int = LEVEL1_MAX) -> int:
+    """k = floor(sqrt(points / 600)), between 1 and 60 (the authors' divide.py; the authors' code
+    needs k > 1 and uses the exact number of points, here a DP estimate)."""
+    return int(np.clip(np.floor(np.sqrt(max(points, 0.0) / level1_points)), 1, level1_max))
+
+
+def level2_sizes(noisy_density: np.ndarray, trajectories: float, level2_density: float = LEVEL2_DENSITY
+                 ) -> np.ndarray:
+    """m per level-1 cell: ceil(sqrt(density / 200)) where the noisy density exceeds
+    0.05 x trajectories / k^2 (the authors' grid.py), else 1."""
+    density = np.asarray(noisy_density, np.float64)
+    split = density > SPLIT_SHARE * max(trajectories, 0.0) / density.size
+    m = np.ceil(np.sqrt(np.maximum(density, 0.0) / level2_density)).astype(np.int64)
+    return np.where(split, np.maximum(m, 1), 1)
+
+
+@dataclass(frozen=True)
+class TwoLevelGrid:
+    """box = (x0, y0, x1, y1) in metres; ``k`` level-1 cells a side; ``m[c]`` subcells a side of
+    level-1 cell c (row-major)."""
+
+    box: tuple[float, float, float, float]
+    k: int
+    m: np.ndarray
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """First state of every level-1 cell (k^2 + 1)."""
+        return np.concatenate([[0], np.cumsum(self.m.astype(np.int64) ** 2)])
+
+    @property
+    def n_states(self) -> int:
+        return int(self.offsets[-1])
+
+    def level1(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(level-1 cell, position in it along x and along y in [0, 1)) of every point; points
+        outside the box go to the edge cells."""
+        x0, y0, x1, y1 = self.box
+        fx = np.clip((np.asarray(x) - x0) / max(x1 - x0, 1e-9) * self.k, 0, self.k - 1e-9)
+        fy = np.clip((np.asarray(y) - y0) / max(y1 - y0, 1e-9) * self.k, 0, self.k - 1e-9)
+        col, row = fx.astype(np.int64), fy.astype(np.int64)
+        return row * self.k + col, fx - col, fy - row
+
+    def state(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The state (level-2 cell) of every point."""
+        cell, u, v = self.level1(x, y)
+        m = self.m[cell]
+        return self.offsets[cell] + (v * m).astype(np.int64) * m + (u * m).astype(np.int64)
+
+    def rectangles(self) -> np.ndarray:
+        """(n_states, 4) x0, y0, x1, y1 of every state."""
+        x0, y0, x1, y1 = self.box
+        w, h = (x1 - x0) / self.k, (y1 - y0) / self.k
+        cell = np.repeat(np.arange(self.k * self.k), self.m.astype(np.int64) ** 2)
+        m = self.m[cell]
+        inner = np.arange(self.n_states) - self.offsets[cell]
+        r, c = inner // m, inner % m
+        left = x0 + (cell % self.k) * w + c * w / m
+        bottom = y0 + (cell // self.k) * h + r * h / m
+        return np.stack([left, bottom, left + w / m, bottom + h / m], axis=1)
+
+    def finest(self) -> float:
+        """The side of the smallest cell, in metres (the shorter of its two sides)."""
+        x0, y0, x1, y1 = self.box
+        return min(x1 - x0, y1 - y0) / self.k / int(self.m.max())
+
+    def neighbours(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR (indptr, indices) of every state's neighbours: states whose rectangles touch its own,
+        from a raster of side k x max(m) cells whose centres name their states."""
+        x0, y0, x1, y1 = self.box
+        side = min(self.k * int(self.m.max()), 4096)
+        cx = x0 + (np.arange(side) + 0.5) / side * (x1 - x0)
+        cy = y0 + (np.arange(side) + 0.5) / side * (y1 - y0)
+        gx, gy = np.meshgrid(cx, cy)
+        raster = self.state(gx.ravel(), gy.ravel()).reshape(side, side)
+        pairs = []
+        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):     # each touching pair of raster cells once
+            a = raster[:side - dr, max(0, -dc):side - max(0, dc)]
+            b = raster[dr:, max(0, dc):side - max(0, -dc)]
+            differ = a != b
+            pairs.append(np.stack([a[differ], b[differ]], axis=1))
+        both = np.concatenate(pairs)
+        both = np.unique(np.concatenate([both, both[:, ::-1]]), axis=0)
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(both[:, 0], minlength=self.n_states))])
+        return indptr.astype(np.int64), both[:, 1].astype(np.int64)

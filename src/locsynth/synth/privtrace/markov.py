@@ -1,0 +1,124 @@
+"""PrivTrace's counts (Wang et al., USENIX Security 2023, §4.2-4.3): the level-1 densities, the
+first-order transitions with the virtual start and end states, and the second-order
+transitions through the states that need them ("guideposts"). Every query gives each trajectory
+a total weight of at most 1, so each has L1 sensitivity 1 under adding or removing one trajectory:
+
+- density: a trajectory adds the share of its points in each level-1 cell (sum 1);
+- first order: a trajectory of l states adds 1 / (l + 1) to each of its l - 1 moves, to
+  start -> first and to last -> end (sum 1; moves between states that do not touch, which the
+  interpolation leaves only at raster corners, are not counted);
+- second order: each visit of a guidepost g adds 1 / l to (previous, next) of g's table, the
+  previous state being start or a neighbour of g and the next end or a neighbour (sum <= 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .grid import TwoLevelGrid
+
+
+def per_trace(offsets: np.ndarray) -> np.ndarray:
+    """The trace of every element of a ragged array."""
+    return np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+
+
+def density(grid: TwoLevelGrid, x: np.ndarray, y: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Level-1 densities: per cell, the sum over trajectories of the share of their points in it."""
+    cell, _, _ = grid.level1(x, y)
+    weight = 1.0 / np.diff(offsets)[per_trace(offsets)]
+    return np.bincount(cell, weights=weight, minlength=grid.k * grid.k)
+
+
+def states(grid: TwoLevelGrid, x: np.ndarray, y: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every trajectory as its sequence of states, (states, offsets): each segment between two
+    consecutive points sampled every half of the finest cell side, so that consecutive states
+    touch, and consecutive repeats merged."""
+    trace = per_trace(offsets)
+    inside = trace[1:] == trace[:-1]                        # segments within a trajectory
+    dx, dy = np.diff(x)[inside], np.diff(y)[inside]
+    steps = np.maximum(np.ceil(np.hypot(dx, dy) / (0.5 * grid.finest())), 1).astype(np.int64)
+    starts = np.flatnonzero(inside)
+    seg = np.repeat(np.arange(starts.size), steps)
+    frac = (np.arange(seg.size) - np.repeat(np.cumsum(steps) - steps, steps) + 1) / steps[seg]
+    px = np.concatenate([x, x[starts][seg] + frac * dx[seg]])
+    py = np.concatenate([y, y[starts][seg] + frac * dy[seg]])
+    owner = np.concatenate([trace, trace[starts][seg]])
+    # points in trajectory order: each original point, then its segment's samples up to the next point
+    rank = np.concatenate([np.arange(x.size) * 1.0, starts[seg] + frac * 0.999])
+    order = np.lexsort((rank, owner))
+    s, owner = grid.state(px[order], py[order]), owner[order]
+    keep = np.ones(s.size, bool)
+    keep[1:] = (s[1:] != s[:-1]) | (owner[1:] != owner[:-1])
+    counts = np.bincount(owner[keep], minlength=offsets.size - 1)
+    return s[keep], np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
+def edge_position(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Position of each move a -> b among the CSR edges (-1 where b is not a neighbour of a)."""
+    n = indptr.size - 1
+    keys = per_trace(indptr) * n + indices
+    want = np.asarray(a, np.int64) * n + np.asarray(b, np.int64)
+    pos = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
+    return np.where((keys.size > 0) & (keys[pos] == want), pos, -1) if keys.size else np.full(want.shape, -1)
+
+
+def first_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indices: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(moves per CSR edge, start counts, end counts), each trajectory weighted 1 / (l + 1)."""
+    n = indptr.size - 1
+    length = np.diff(offsets)
+    weight = 1.0 / (length + 1.0)
+    trace = per_trace(offsets)
+    same = trace[1:] == trace[:-1]
+    pos = edge_position(indptr, indices, seq[:-1][same], seq[1:][same])
+    ok = pos >= 0
+    moves = np.bincount(pos[ok], weights=weight[trace[:-1][same]][ok], minlength=indices.size)
+    start = np.bincount(seq[offsets[:-1]], weights=weight, minlength=n)
+    end = np.bincount(seq[offsets[1:] - 1], weights=weight, minlength=n)
+    return moves, start, end
+
+
+def guideposts(moves: np.ndarray, start: np.ndarray, end: np.ndarray, indptr: np.ndarray, epsilon: float,
+               ratio: float = 5.0, share: float = 0.02) -> np.ndarray:
+    """The states that get second-order tables, from the noisy first-order counts only (the
+    authors' sensitive_filter.py): a state whose moves outweigh the noise of its row (more than
+    n_states x sqrt(2) / epsilon) and whose two likeliest moves are close (top / second < 5); or
+    that carries more than 2 % of all moves, of all starts or of all ends."""
+    n = indptr.size - 1
+    row = np.repeat(np.arange(n), np.diff(indptr))
+    out = np.bincount(row, weights=moves, minlength=n)
+    amount = out > n * np.sqrt(2.0) / epsilon
+    first = np.zeros(n)
+    np.maximum.at(first, row, moves)
+    second = np.zeros(n)
+    below = moves < first[row]
+    np.maximum.at(second, row[below], moves[below])
+    ties = np.bincount(row, weights=(moves == first[row]) & (moves > 0), minlength=n) > 1
+    second = np.where(ties, first, second)
+    close = (second > 0) & (first < ratio * second)
+    large = out + end > share * (out.sum() + end.sum())
+    return (amount & close) | large | (start > share * start.sum()) | (end > share * end.sum())
+
+
+def table_offsets(indptr: np.ndarray, posts: np.ndarray) -> np.ndarray:
+    """Offsets of the guideposts' tables: (d + 1)^2 cells for a state of d neighbours
+    (previous: d neighbours and start; next: d neighbours and end)."""
+    degree = np.diff(indptr)[posts]
+    return np.concatenate([[0], np.cumsum((degree + 1) ** 2)]).astype(np.int64)
+
+
+def second_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                 post_id: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """The guideposts' (previous, next) tables, flattened; each visit weighted 1 / l."""
+    trace = per_trace(offsets)
+    length = np.diff(offsets)
+    at = np.flatnonzero(post_id[seq] >= 0)
+    g = seq[at]
+    degree = indptr[g + 1] - indptr[g]
+    first, last = at == offsets[trace[at]], at == offsets[trace[at] + 1] - 1
+    prev = np.where(first, degree, edge_position(indptr, indices, g, seq[np.maximum(at - 1, 0)]) - indptr[g])
+    nxt = np.where(last, degree, edge_position(indptr, indices, g, seq[np.minimum(at + 1, seq.size - 1)]) - indptr[g])
+    ok = (prev >= 0) & (nxt >= 0)                  # moves between states that do not touch are not counted
+    cell = tables[post_id[g]] + prev * (degree + 1) + nxt
+    return np.bincount(cell[ok], weights=1.0 / length[trace[at]][ok], minlength=int(tables[-1]))

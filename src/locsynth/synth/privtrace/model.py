@@ -1,0 +1,286 @@
+"""PrivTrace (Wang, Zhang, Yu, Wang, Li, Sun, Sun, Chen, "PrivTrace: Differentially Private
+Trajectory Synthesis by Adaptive Markov Models", USENIX Security 2023), the DP method the field
+compares against. The unit is one trajectory (a trace); neighbouring inputs differ by one
+trajectory added or removed. The steps, in the order the data flows:
+
+1. Size: a DP count of the training trajectories (privacy/count.py), ``size_share`` of epsilon,
+   sizes the output by default (the authors' code makes as many as the input has: not DP).
+2. Budget: the rest is split 0.2 / 0.4 / 0.4 (the authors' default ``epsilon_partition``;
+   their comment suggests 0.2 / 0.52 / 0.28) between the grid, the first-order counts and the
+   second-order counts.
+3. Grid (§4.1, grid.py): level 1 has k = floor(sqrt(points / 600)) cells a side, at most 60.
+   Choice: the number of points is a DP sum of the trajectories' point counts, each clipped at
+   ``max_length`` (a quarter of the grid's share), where the authors' code reads the exact
+   number. The level-1 densities (markov.density, sensitivity 1) get the other three quarters;
+   a cell denser than 0.05 x trajectories / k^2 is split into ceil(sqrt(density / 200))^2.
+4. States (markov.states): each trajectory's points, its locations' coordinates, interpolated
+   so that consecutive states touch, consecutive repeats merged.
+5. First order (§4.2, markov.first_order): moves between touching states, from the virtual start
+   and into the virtual end, Laplace(1 / epsilon) on every one (privacy/laplace.py, OpenDP).
+   Choice: negative counts become 0 (the authors' "queue minus" spreads them over the row; both
+   are post-processing).
+6. Second order (§4.3, markov.guideposts, second_order): the states whose noisy first-order
+   counts show they matter (the authors' filter) get (previous, next) tables, Laplace(1 /
+   epsilon) on every cell; negatives become 0.
+7. Generation (§4.4): a walk from a start state drawn from the noisy start counts; at a
+   guidepost reached from a neighbour the next state comes from its second-order row, elsewhere
+   from the first-order row; the walk ends when it draws the end state or reaches
+   ``max_length`` states (the authors' generator stops at 100); the end state's weight is
+   multiplied by 0.8, and by 0.5 more while the walk is in its first level-1 cell, as the
+   authors' generator does. Each state becomes a location of
+   the training space inside its cell, drawn uniformly (the nearest location when none lies
+   inside). Simplified where the paper calibrates: the authors' start-end calibration (a
+   gravity-like optimisation of the trip distribution) and their length heuristics (end
+   probabilities damped near the start, lingering walks dropped) are not reproduced; the trip
+   distribution is the one the noisy start and end counts and the Markov chain imply.
+
+Like NGRAM, PrivTrace releases no time: a synthetic trajectory's events sit on instants 0, 1, ...
+and its ``hour`` is -1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...errors import InputError
+from ...metrics.standard import planar
+from ...privacy.laplace import laplace
+from ...traces import TraceSet
+from ...validation import check_count, check_epsilon, check_share
+from ..base import SIZE_SHARE, Synthesizer, Tags
+from . import markov
+from .grid import TwoLevelGrid, level1_size, level2_sizes
+
+#: the authors' default split of epsilon: grid, first order, second order
+SPLIT = (0.2, 0.4, 0.4)
+#: the authors' generator (trajectory_generator.py) weighs the end state by 0.8 at every step,
+#: and by 0.5 more while the walk has not left its first level-1 cell (fixed, data-independent)
+END_WEIGHT, END_WEIGHT_FIRST_CELL = 0.8, 0.5
+
+
+class PrivTrace(Synthesizer):
+    """PrivTrace (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget per trajectory (add or remove one), the DP count of trajectories included.
+    split : tuple of 3 floats
+        Shares of the rest for the grid, the first-order and the second-order counts.
+    max_length : int
+        States per synthetic trajectory at most, and the clip of each trajectory's point count in
+        the DP sum that sizes the grid.
+    size_share : float
+        Share of epsilon spent on the DP count of training trajectories (0: none; sample needs n).
+    """
+
+    name = "privtrace"
+    tags = Tags(virtual_users=True, ragged=True, dp=True)
+    several_traces = False
+
+    def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, max_length: int = 100,
+                 size_share: float = SIZE_SHARE, seed: int = 0):
+        self.epsilon = epsilon
+        self.split = tuple(split)
+        self.max_length = max_length
+        self.size_share = size_share
+        self.seed = seed
+
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "PrivTrace":
+        eps, split, cap = check_epsilon(self.epsilon), self._split(), check_count("max_length", self.max_length)
+        self._remember_frame(train)
+        located = train.loc >= 0
+        if not located.all():
+            raise InputError("privtrace needs located events; the training set has generalized ones")
+        eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
+        n_hat = float(self.training_.get("dp_count", train.n_traces))
+        xy = planar(self.space_)
+        x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
+        self.grid_ = self._grid(x, y, offsets, n_hat, split[0] * eps, cap)
+        seq, seq_offsets = markov.states(self.grid_, x, y, offsets)
+        self.indptr_, self.indices_ = self.grid_.neighbours()
+        moves, start, end = markov.first_order(seq, seq_offsets, self.indptr_, self.indices_)
+        noisy = np.maximum(self._noise(np.concatenate([moves, start, end]), split[1] * eps,
+                                       "first-order moves with start and end, 1 / (l + 1) per state of a trajectory"), 0)
+        s = self.grid_.n_states
+        self.moves_, self.start_, self.end_ = noisy[:moves.size], noisy[moves.size:moves.size + s], noisy[-s:]
+        if self.start_.sum() <= 0:           # nothing left of the start counts: start anywhere
+            self.start_ = np.ones(s)
+        posts = np.flatnonzero(markov.guideposts(self.moves_, self.start_, self.end_, self.indptr_, split[1] * eps))
+        self.post_id_ = np.full(s, -1, np.int64)
+        self.post_id_[posts] = np.arange(posts.size)
+        self.tables_ = markov.table_offsets(self.indptr_, posts)
+        counts = markov.second_order(seq, seq_offsets, self.indptr_, self.indices_, self.post_id_, self.tables_)
+        self.second_ = np.maximum(self._noise(counts, split[2] * eps, "second-order moves through the guideposts, "
+                                              "1 / l per visit"), 0) if counts.size else counts
+        self._locations_of_states(xy)
+        return self
+
+    def _split(self) -> tuple[float, float, float]:
+        split = tuple(float(v) for v in np.asarray(self.split, np.float64).ravel())
+        if len(split) != 3 or any(not (0 < v <= 1) for v in split) or abs(sum(split) - 1) > 1e-9:
+            raise InputError(f"split must be three positive shares of epsilon that sum to 1, got {self.split!r}")
+        return split
+
+    def _noise(self, values: np.ndarray, epsilon: float, saw: str) -> np.ndarray:
+        return laplace(values, epsilon, 1.0, ledger=self.ledger_, unit="trace", saw=saw)
+
+    def _grid(self, x, y, offsets, n_hat: float, epsilon: float, cap: int) -> TwoLevelGrid:
+        """The two-level grid over the space's box (step 3)."""
+        xs, ys = planar(self.space_)
+        # a box at least a tenth as high as wide and vice versa (a line of locations has no area)
+        side = max(float(xs.max() - xs.min()), float(ys.max() - ys.min()), 1.0)
+        px, py = (max(side / 10 - float(v.max() - v.min()), 0.0) / 2 + 1e-6 * side for v in (xs, ys))
+        box = (float(xs.min()) - px, float(ys.min()) - py, float(xs.max()) + px, float(ys.max()) + py)
+        points = float(np.minimum(np.diff(offsets), cap).sum())
+        points = laplace(np.array([points]), epsilon / 4, float(cap), ledger=self.ledger_, unit="trace",
+                         saw=f"the number of points, each trajectory's clipped at {cap}")[0]
+        k = level1_size(points)
+        coarse = TwoLevelGrid(box, k, np.ones(k * k, np.int64))
+        dens = self._noise(markov.density(coarse, x, y, offsets), 3 * epsilon / 4,
+                           "level-1 densities, each trajectory's points sharing 1")
+        return TwoLevelGrid(box, k, level2_sizes(dens, n_hat))
+
+    def _locations_of_states(self, xy) -> None:
+        """Per state, the locations inside its cell (CSR), or the nearest one to its centre."""
+        from scipy.spatial import cKDTree
+
+        state = self.grid_.state(*xy)
+        s = self.grid_.n_states
+        order = np.argsort(state, kind="stable")
+        counts = np.bincount(state, minlength=s)
+        empty = np.flatnonzero(counts == 0)
+        rect = self.grid_.rectangles()[empty]
+        nearest = cKDTree(np.column_stack(xy)).query(np.column_stack([(rect[:, 0] + rect[:, 2]) / 2,
+                                                                      (rect[:, 1] + rect[:, 3]) / 2]))[1]
+        members = np.concatenate([order, nearest])
+        owner = np.concatenate([state[order], empty])
+        by = np.argsort(owner, kind="stable")
+        self.loc_indices_ = members[by].astype(np.int64)
+        self.loc_indptr_ = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=s))]).astype(np.int64)
+
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
+                progress=None, client=None) -> TraceSet:
+        """``n`` synthetic trajectories (default: the DP count), each its own virtual user with
+        ``hour`` -1, on instants 0, 1, ... (at most ``max_length`` and one day's instants)."""
+        m = self._size(n)
+        cap = min(check_count("max_length", self.max_length), days * self.time_.instants_per_day)
+        level1 = np.repeat(np.arange(self.grid_.k ** 2), self.grid_.m.astype(np.int64) ** 2)
+        loc, length = walks(self.indptr_, self.indices_, self.moves_, self.start_, self.end_, self.post_id_,
+                            self.tables_, self.second_, level1, self.loc_indptr_, self.loc_indices_, m, cap, seed)
+        user = np.repeat(np.arange(m, dtype=np.int32), length)
+        t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
+        return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
+                               extra={"hour": np.full(m, -1, np.int8)},
+                               user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
+
+    def summary(self) -> dict:
+        g = self.grid_
+        return {"epsilon": float(self.epsilon), "split": list(self._split()), "level1": int(g.k),
+                "states": int(g.n_states), "split_cells": int((g.m > 1).sum()),
+                "guideposts": int((self.post_id_ >= 0).sum())}
+
+    def _arrays(self):
+        g = self.grid_
+        return {"box": np.asarray(g.box), "k": np.array([g.k]), "m": g.m, "indptr": self.indptr_,
+                "indices": self.indices_, "moves": self.moves_, "start": self.start_, "end": self.end_,
+                "post_id": self.post_id_, "tables": self.tables_, "second": self.second_,
+                "loc_indptr": self.loc_indptr_, "loc_indices": self.loc_indices_}
+
+    def _restore(self, arrays, fitted):
+        missing = [k for k in ("box", "k", "m", "indptr", "indices", "moves", "start", "end", "post_id", "tables",
+                               "second", "loc_indptr", "loc_indices") if k not in arrays]
+        if missing:
+            raise InputError(f"the saved PrivTrace model has no {', '.join(map(repr, missing))}")
+        self.grid_ = TwoLevelGrid(tuple(float(v) for v in arrays["box"]), int(arrays["k"][0]), arrays["m"])
+        for key in ("indptr", "indices", "moves", "start", "end", "post_id", "tables", "second", "loc_indptr",
+                    "loc_indices"):
+            setattr(self, key + "_", arrays[key])
+        if self.start_.size != self.grid_.n_states or self.loc_indices_.max(initial=0) >= self.space_.n_locations:
+            raise InputError("the saved PrivTrace arrays do not match its grid or space")
+
+
+@njit(cache=True)
+def _draw(weights, u):
+    """Index drawn in proportion to ``weights`` (all >= 0) with uniform ``u``; -1 when they sum to 0."""
+    total = weights.sum()
+    if total <= 0:
+        return -1
+    target = u * total
+    acc = 0.0
+    for i in range(weights.size):
+        acc += weights[i]
+        if target < acc:
+            return i
+    return weights.size - 1
+
+
+@njit(cache=True)
+def _walk(indptr, indices, moves, start, end, post_id, tables, second, level1, cap, out):
+    """One walk into ``out``; returns its number of states (step 7)."""
+    a = _draw(start, np.random.random())
+    if a < 0:
+        return 0
+    prev_pos = -1                    # position of the previous state among a's neighbours; -1: start
+    length = 0
+    while True:
+        out[length] = a
+        length += 1
+        if length >= cap:
+            return length
+        lo, hi = indptr[a], indptr[a + 1]
+        d = hi - lo
+        weights = np.empty(d + 1)
+        used = False
+        g = post_id[a]
+        if g >= 0:
+            row = d if prev_pos < 0 else prev_pos
+            base = tables[g] + row * (d + 1)
+            for j in range(d + 1):
+                weights[j] = second[base + j]
+            used = weights.sum() > 0
+        if not used:
+            for j in range(d):
+                weights[j] = moves[lo + j]
+            weights[d] = end[a]
+        weights[d] *= END_WEIGHT * (END_WEIGHT_FIRST_CELL if level1[a] == level1[out[0]] else 1.0)
+        j = _draw(weights, np.random.random())
+        if j < 0 or j == d:
+            return length
+        b = indices[lo + j]
+        prev_pos = -1
+        for q in range(indptr[b], indptr[b + 1]):
+            if indices[q] == a:
+                prev_pos = q - indptr[b]
+                break
+        a = b
+
+
+@njit(cache=True)
+def _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, loc_indptr, loc_indices, n, cap,
+           seed):
+    np.random.seed(seed)
+    states = np.empty(n * cap, np.int64)
+    length = np.zeros(n, np.int64)
+    buf = np.empty(cap, np.int64)
+    used = 0
+    for k in range(n):
+        m = _walk(indptr, indices, moves, start, end, post_id, tables, second, level1, cap, buf)
+        for i in range(m):
+            s = buf[i]
+            lo, hi = loc_indptr[s], loc_indptr[s + 1]
+            loc = loc_indices[lo + min(int(np.random.random() * (hi - lo)), hi - lo - 1)]
+            if length[k] == 0 or states[used - 1] != loc:   # two cells can share a nearest location
+                states[used] = loc
+                used += 1
+                length[k] += 1
+    return states[:used], length
+
+
+def walks(indptr, indices, moves, start, end, post_id, tables, second, level1, loc_indptr, loc_indices, n: int,
+          cap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """n synthetic trajectories as locations (concatenated) and their lengths; a walk that ends at
+    once (no start count at all) is an empty trace."""
+    return _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, loc_indptr, loc_indices,
+                  int(n), int(cap), int(seed) % (2 ** 32))

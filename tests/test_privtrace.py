@@ -1,0 +1,100 @@
+"""PrivTrace (synth/privtrace/): the grid's sizes and neighbours by hand, each query's weight per
+trajectory (its sensitivity), interpolated states that touch, and the synthetic set's shape."""
+
+import numpy as np
+import pytest
+
+from helpers import traceset
+from locsynth import InputError
+from locsynth.synth.privtrace import PrivTrace
+from locsynth.synth.privtrace import markov
+from locsynth.synth.privtrace.grid import TwoLevelGrid, level1_size, level2_sizes
+
+
+def test_level_sizes_by_hand():
+    assert level1_size(600 * 16) == 4 and level1_size(600 * 17.9) == 4 and level1_size(10) == 1
+    assert level1_size(600 * 100 ** 2) == 60                       # at most 60 a side
+    # 4 level-1 cells, 1,000 trajectories: split above 0.05 * 1000 / 4 = 12.5; m = ceil(sqrt(d / 200))
+    assert level2_sizes(np.array([10.0, 13.0, 800.0, 801.0]), 1000).tolist() == [1, 1, 2, 3]
+
+
+def grid():
+    """k = 2 over a 2 x 2 box; the bottom-left level-1 cell split 2 x 2 (states 0-3), the others
+    whole (4: bottom-right, 5: top-left, 6: top-right)."""
+    return TwoLevelGrid((0.0, 0.0, 2.0, 2.0), 2, np.array([2, 1, 1, 1]))
+
+
+def test_states_rectangles_and_neighbours_by_hand():
+    g = grid()
+    assert g.n_states == 7 and g.offsets.tolist() == [0, 4, 5, 6, 7]
+    assert g.state(np.array([0.2, 0.7, 0.2, 0.7, 1.5, 0.5, 1.5]), np.array([0.2, 0.2, 0.7, 0.7, 0.5, 1.5, 1.5])).tolist() \
+        == [0, 1, 2, 3, 4, 5, 6]
+    rect = g.rectangles()
+    assert rect[3].tolist() == [0.5, 0.5, 1.0, 1.0] and rect[4].tolist() == [1.0, 0.0, 2.0, 1.0]
+    assert g.state((rect[:, 0] + rect[:, 2]) / 2, (rect[:, 1] + rect[:, 3]) / 2).tolist() == list(range(7))
+    indptr, indices = g.neighbours()
+    near = {s: set(indices[indptr[s]:indptr[s + 1]].tolist()) for s in range(7)}
+    assert near[4] == {1, 3, 5, 6} and near[0] == {1, 2, 3} and near[5] == {2, 3, 4, 6}
+    assert all(a in near[b] for a in near for b in near[a])           # symmetric
+
+
+def test_each_trajectory_weighs_at_most_one_in_every_query():
+    rng = np.random.default_rng(0)
+    g = grid()
+    indptr, indices = g.neighbours()
+    posts = np.arange(7)
+    post_id, tables = np.arange(7), markov.table_offsets(indptr, posts)
+    for _ in range(20):
+        n = int(rng.integers(1, 9))
+        x, y, offsets = rng.random(n) * 2, rng.random(n) * 2, np.array([0, n])
+        assert markov.density(g, x, y, offsets).sum() == pytest.approx(1.0)
+        seq, seq_offsets = markov.states(g, x, y, offsets)
+        moves, start, end = markov.first_order(seq, seq_offsets, indptr, indices)
+        assert moves.sum() + start.sum() + end.sum() <= 1 + 1e-12
+        assert markov.second_order(seq, seq_offsets, indptr, indices, post_id, tables).sum() <= 1 + 1e-12
+
+
+def test_interpolated_states_touch_and_repeats_merge():
+    rng = np.random.default_rng(1)
+    g = TwoLevelGrid((0.0, 0.0, 10.0, 10.0), 3, np.array([1, 3, 1, 2, 1, 1, 4, 1, 1]))
+    indptr, indices = g.neighbours()
+    x, y = rng.random(60) * 10, rng.random(60) * 10
+    offsets = np.array([0, 10, 35, 60])
+    seq, seq_offsets = markov.states(g, x, y, offsets)
+    for k in range(3):
+        s = seq[seq_offsets[k]:seq_offsets[k + 1]]
+        assert s[0] == g.state(x[offsets[k]:offsets[k] + 1], y[offsets[k]:offsets[k] + 1])[0]
+        assert s[-1] == g.state(x[offsets[k + 1] - 1:offsets[k + 1]], y[offsets[k + 1] - 1:offsets[k + 1]])[0]
+        assert (s[1:] != s[:-1]).all()
+        touching = [b in indices[indptr[a]:indptr[a + 1]] for a, b in zip(s[:-1], s[1:])]
+        assert np.mean(touching) > 0.95                # only raster corners may skip a touch
+
+
+def trips():
+    """180 trips on a 3 x 4 grid, without hours."""
+    from dataclasses import replace
+
+    base = [[0, 1, 2, 6], [1, 2, 3], [4, 5, 6, 7], [0, 4, 8], [3, 7, 11, 10], [8, 9, 10, 11]]
+    ts = traceset([list(enumerate(p)) for p in base * 30], rows=3, cols=4)
+    return replace(ts, users=ts.users.assign(hour=np.full(180, -1, np.int8)))
+
+
+def test_fit_and_sample_give_dp_sized_trips_without_time():
+    ts = trips()
+    model = PrivTrace(epsilon=2.0, max_length=6).fit(ts)
+    assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(2.0)
+    out = model.sample(seed=3)
+    assert out.n_traces == model.training_["dp_count"]
+    assert (out.counts() <= 6).all() and (out.users["hour"] == -1).all()
+    same = out.user[1:] == out.user[:-1]
+    assert not (same & (out.loc[1:] == out.loc[:-1])).any()
+    assert model.sample(50, seed=3).n_traces == 50
+    again = model.sample(seed=3)
+    assert np.array_equal(again.loc, out.loc)
+    summary = model.summary()
+    assert summary["states"] >= 1 and summary["split"] == [0.2, 0.4, 0.4]
+
+
+def test_bad_split_is_refused():
+    with pytest.raises(InputError, match="three positive shares"):
+        PrivTrace(split=(0.5, 0.5)).fit(trips())
