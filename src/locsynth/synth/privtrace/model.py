@@ -47,7 +47,7 @@ from ...errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
 from ...traces import TraceSet
-from ...validation import check_count, check_epsilon, check_share
+from ...validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, Synthesizer, Tags
 from . import markov
 from .grid import TwoLevelGrid, level1_size, level2_sizes
