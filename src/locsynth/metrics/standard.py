@@ -51,6 +51,7 @@ from numba import njit, prange
 from ..errors import InputError
 from ..traces import TraceSet
 from .groups import GroupResult, MetricGroup, row
+from .trips import jensen_shannon
 
 EARTH_RADIUS_M = 6_371_008.8
 #: the keys of the suite, in the order of the table above
@@ -141,17 +142,7 @@ def merged(cell: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def jsd(p: np.ndarray, q: np.ndarray, base: float = np.e) -> float:
     """Jensen-Shannon divergence (KL(P||M) + KL(Q||M)) / 2, M = (P + Q) / 2, in log ``base``."""
-    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
-    if p.shape != q.shape or p.sum() <= 0 or q.sum() <= 0:
-        raise InputError("Jensen-Shannon needs two non-empty distributions over the same bins")
-    p, q = p / p.sum(), q / q.sum()
-    m = (p + q) / 2
-
-    def kl(a):
-        nz = a > 0
-        return float((a[nz] * np.log(a[nz] / m[nz])).sum())
-
-    return max(0.5 * kl(p) + 0.5 * kl(q), 0.0) / np.log(base)
+    return jensen_shannon(p, q, base=base)
 
 
 # -- query error -----------------------------------------------------------------------------------

@@ -43,14 +43,15 @@ def length_distribution(lengths: np.ndarray, size: int) -> np.ndarray:
     return counts / counts.sum() if counts.sum() else counts
 
 
-def jensen_shannon(p: np.ndarray, q: np.ndarray, distance: bool = False) -> float:
-    """Jensen-Shannon divergence in bits (0 for equal distributions, 1 for disjoint ones):
+def jensen_shannon(p: np.ndarray, q: np.ndarray, distance: bool = False, base: float = 2.0) -> float:
+    """Jensen-Shannon divergence, in bits by default (0 for equal distributions, 1 for disjoint ones):
 
     .. math:: \\mathrm{JSD}(P, Q) = \\tfrac12 \\mathrm{KL}(P \\| M) + \\tfrac12 \\mathrm{KL}(Q \\| M),
               \\quad M = \\tfrac12 (P + Q)
 
     With ``distance`` its square root, which is what the authors' code reports (scipy's
-    ``jensenshannon(p, q, base=2)``, REFERENCE.md); the paper names the divergence.
+    ``jensenshannon(p, q, base=2)``, REFERENCE.md); the paper names the divergence. ``base``: of
+    the logarithm (AdaTrace's suite uses e, metrics/standard.py).
     """
     p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
     if p.shape != q.shape or p.sum() <= 0 or q.sum() <= 0:
@@ -60,9 +61,9 @@ def jensen_shannon(p: np.ndarray, q: np.ndarray, distance: bool = False) -> floa
 
     def kl(a):
         nz = a > 0
-        return float((a[nz] * np.log2(a[nz] / m[nz])).sum())
+        return float((a[nz] * np.log(a[nz] / m[nz])).sum())
 
-    value = max(0.5 * kl(p) + 0.5 * kl(q), 0.0)
+    value = max(0.5 * kl(p) + 0.5 * kl(q), 0.0) / np.log(base)
     return float(np.sqrt(value)) if distance else value
 
 

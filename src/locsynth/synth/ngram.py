@@ -541,11 +541,7 @@ class NGRAM(Synthesizer):
         l_max = check_count("l_max", self.l_max)
         loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max,
                            seed)
-        user = np.repeat(np.arange(m, dtype=np.int32), length)
-        t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
-        return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
-                               extra={"hour": np.full(m, -1, np.int8)},
-                               user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
+        return self._untimed(loc, length)
 
     def summary(self) -> dict:
         levels = np.bincount(self.level_) if hasattr(self, "level_") else []

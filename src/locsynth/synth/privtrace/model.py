@@ -169,11 +169,7 @@ class PrivTrace(Synthesizer):
         level1 = np.repeat(np.arange(self.grid_.k ** 2), self.grid_.m.astype(np.int64) ** 2)
         loc, length = walks(self.indptr_, self.indices_, self.moves_, self.start_, self.end_, self.post_id_,
                             self.tables_, self.second_, level1, self.loc_indptr_, self.loc_indices_, m, cap, seed)
-        user = np.repeat(np.arange(m, dtype=np.int32), length)
-        t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
-        return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
-                               extra={"hour": np.full(m, -1, np.int8)},
-                               user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
+        return self._untimed(loc, length)
 
     def summary(self) -> dict:
         g = self.grid_
