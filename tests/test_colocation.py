@@ -291,7 +291,10 @@ def test_privelet_category_sums_follow_the_variance_formula_and_lose_to_laplace_
     noisy = privelet(np.zeros((draws, 100)), h, eps, c)
     labels, sums = category_matrix(noisy, cats)
     expected = top_level_variance(h, eps, c)[0]
-    assert np.allclose(sums.var(axis=0), expected, rtol=0.12)
+    # Sample variances of 2000 sums of Laplace draws have a relative sd of about 5 %: the four
+    # categories pooled must lie within 10 % (4 sd), each alone within 25 % (5 sd).
+    assert np.isclose(sums.var(axis=0).mean(), expected, rtol=0.10)
+    assert np.allclose(sums.var(axis=0), expected, rtol=0.25)
     sizes = np.array([(cats == label).sum() for label in labels])
     laplace_variance = 2 * sizes * (c / eps) ** 2
     assert ((expected < laplace_variance) == (sizes > 28)).all()

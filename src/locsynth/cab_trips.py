@@ -103,7 +103,10 @@ def bad_trips(trip: np.ndarray, unix: np.ndarray, lat: np.ndarray, lon: np.ndarr
     same = trip[1:] == trip[:-1]
     metres = haversine_m(lat[:-1], lon[:-1], lat[1:], lon[1:])
     seconds = np.diff(unix).astype(np.float64)
-    fast_pair = same & (metres * 3.6 > max_speed_kmh * seconds)       # m/s * 3.6 = km/h
+    if np.isfinite(max_speed_kmh):
+        fast_pair = same & (metres * 3.6 > max_speed_kmh * seconds)   # m/s * 3.6 = km/h
+    else:                                                   # no limit: inf * 0 s would be NaN
+        fast_pair = np.zeros_like(same)
     fast = np.zeros(n_trips, bool)
     fast[trip[1:][fast_pair]] = True
     outside = np.zeros(n_trips, bool)
