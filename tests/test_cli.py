@@ -140,6 +140,26 @@ def test_progress_is_written_as_lines_when_output_is_not_a_terminal(tmp_path, mo
     assert res.exit_code == 0 and not [line for line in res.stdout.splitlines() if line.startswith("fitting ppmtf")]
 
 
+def test_a_long_silent_step_still_writes_a_line_now_and_then(monkeypatch):
+    """One run of a benchmark can take minutes without a report: the plain lines keep coming
+    (every HEARTBEAT seconds) while a task is unfinished, and stop once it is done."""
+    import time
+
+    from locsynth import cli_common
+
+    lines = []
+    monkeypatch.setattr(cli_common, "say", lines.append)
+    with cli_common._Lines(every=0.01, heartbeat=0.05) as bar:
+        task = bar.add_task("b200 dptrip", total=3)
+        time.sleep(0.3)
+        assert lines and lines[-1].startswith("b200 dptrip: 0/3 (0%)") and "elapsed" in lines[-1]
+        bar.update(task, completed=3)
+        time.sleep(0.05)
+        quiet_from = len(lines)
+        time.sleep(0.2)
+    assert len(lines) == quiet_from
+
+
 def test_a_method_given_data_it_is_not_made_for_says_so(tmp_path):
     """Trips to a method for daily traces: one line before it starts, from the tags."""
     from helpers import trip_set

@@ -202,11 +202,13 @@ def _check_settings(out: Path, settings: dict) -> None:
 
 def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | None = None,
                   epsilons=(0.5, 1.0, 2.0), repeats: int = 3, size: int | None = None, attacks=("reid", "mia"),
-                  seed: int = 0, params: dict | None = None, client=None, status=None, progress=None) -> pd.DataFrame:
+                  seed: int = 0, params: dict | None = None, client=None, log=None, progress=None) -> pd.DataFrame:
     """Run what is not done yet (serially, or on ``client``'s Dask cluster, one run per task), then
     write results.csv and leaderboard.html; returns the results.
 
-    ``status(text)`` says what finished; ``progress(done, total)`` counts the runs.
+    ``log(line)`` gets what a user should read (the pairs skipped and why, the runs already done,
+    each run as it finishes); ``progress(done, total, running)`` counts the runs and names what
+    is running.
     """
     out = Path(out)
     params = params or {}
@@ -215,18 +217,23 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
     runs, skipped = plan([Path(d) for d in data], methods, list(epsilons), repeats)
     settings = {"size": size, "attacks": list(attacks), "seed": seed, "params": params}
     _check_settings(out, settings)
-    say, count = status or (lambda _: None), progress or (lambda done, total: None)
+    say, count = log or (lambda _: None), progress or (lambda done, total, running: None)
+    for skip in skipped:
+        say(f"{skip['dataset']}: {skip['method']} skipped: {skip['reason']}")
     todo = [run for run in runs if not done(out, run)]
     if len(todo) < len(runs):
         say(f"{len(runs) - len(todo)} of {len(runs)} runs already done in {out}; running the other {len(todo)}")
     finished = len(runs) - len(todo)
-    count(finished, len(runs))
+    running = todo[0].label if client is None and todo else f"{len(todo)} runs on the cluster"
+    count(finished, len(runs), running)
     for record in _execute(todo, out, size, list(attacks), seed, params, client):
         finished += 1
         seconds = sum(record["seconds"].values())
         say(f"[{finished}/{len(runs)}] {Run(**{k: record[k] for k in Run.__dataclass_fields__}).label}: "
             f"{record['traces']} traces, {seconds:.1f} s")
-        count(finished, len(runs))
+        if client is None and finished < len(runs):
+            running = todo[finished - len(runs) + len(todo)].label
+        count(finished, len(runs), running)
     results = collect(out, runs)
     write_outputs(out, results, runs, skipped)
     return results

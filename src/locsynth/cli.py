@@ -156,7 +156,7 @@ def prepare(
     input: Path = typer.Argument(..., help="Input file or folder."),
     format: str = typer.Option(..., "--format", "-f", help="Input format: pf, pf-synthetic, foursquare, "
                                "foursquare-global, foursquare-mat, gowalla, geolife, cabs, cab-trips (passenger "
-                               "trips of paper 004), csv, parquet."),
+                               "trips of paper 004), geolife-trips, csv, parquet."),
     out: Path = typer.Option(..., "--out", "-o", help="Output TraceSet directory (DIR/train and DIR/test when split)."),
     grid: Optional[str] = typer.Option(None, help="Regular grid ROWSxCOLS, e.g. 20x20."),
     cell_m: Optional[float] = typer.Option(None, "--cell-m", help="cab-trips: square cells of this many metres "
@@ -678,8 +678,8 @@ def benchmark(
         task = bar.add_task("benchmark", total=None)
         results = run_benchmark(dirs, out, methods=chosen, epsilons=epsilons, repeats=repeats, size=size,
                                 attacks=run_attacks, seed=seed, params=parse_params(param), client=client,
-                                status=lambda text: bar.update(task, description=text),
-                                progress=lambda done, total: bar.update(task, completed=done, total=total))
+                                log=say, progress=lambda done, total, running: bar.update(
+                                    task, completed=done, total=total, description=running))
     _benchmark_table(results)
     say(f"wrote {out}/results.csv ({len(results)} rows) and {out}/leaderboard.html")
 

@@ -42,6 +42,8 @@ def reports_errors(fn):
 QUIET = False
 #: at most one plain progress line per task in this many seconds (tqdm's mininterval for files)
 LINE_EVERY = 10.0
+#: and at least one in this many while a task runs, even when it reports nothing new
+HEARTBEAT = 60.0
 
 
 class _NoBar:
@@ -63,11 +65,38 @@ class _NoBar:
 class _Lines(_NoBar):
     """Progress as plain lines on stdout, for output that is not a terminal (a log file, a notebook,
     CI): at most one line per task every :data:`LINE_EVERY` seconds, with the step, done/total,
-    elapsed time and an estimate of what is left, as tqdm writes to files."""
+    elapsed time and an estimate of what is left, as tqdm writes to files; and, inside ``with``, a
+    line every :data:`HEARTBEAT` seconds for a task that is still running but silent (one long
+    step of a long job)."""
 
-    def __init__(self, every: float | None = None):
+    def __init__(self, every: float | None = None, heartbeat: float | None = None):
+        import threading
+
         self.every = LINE_EVERY if every is None else every
+        self.heartbeat = HEARTBEAT if heartbeat is None else heartbeat
         self.tasks: list[dict] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        return False
+
+    def _beat(self):
+        import time
+
+        while not self.stop.wait(min(self.heartbeat, self.every)):
+            now = time.monotonic()
+            for t in list(self.tasks):
+                running = not t["total"] or t["completed"] < t["total"]
+                if running and now - t["last"] >= self.heartbeat:
+                    t["last"] = now
+                    say(self.line(t, now))
 
     def add_task(self, description: str = "", total=None, **kwargs) -> int:
         import time

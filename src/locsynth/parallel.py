@@ -131,15 +131,29 @@ def map_chunks(client, fn: Callable, chunks: Sequence, *shared, progress: Callab
         raise
 
 
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS at one thread inside, for numba-parallel kernels whose threads call ``np.dot``.
+
+    numba's ``np.dot`` calls scipy's ``cython_blas``, an OpenBLAS of its own that numpy's import
+    does not load; threadpoolctl limits only the libraries loaded when the block starts, so it is
+    loaded first. Otherwise each numba thread's first product starts a BLAS pool of all cores.
+    """
+    import scipy.linalg.cython_blas  # noqa: F401  (loads the library the limit must see)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
 def _limited(fn: Callable, chunk, *shared):
     """Run ``fn(chunk, *shared)`` on a worker with one BLAS and one numba thread."""
     import numba
-    from threadpoolctl import threadpool_limits
 
     before = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        with threadpool_limits(1):
+        with one_blas_thread():
             return fn(chunk, *shared)
     finally:
         numba.set_num_threads(before)

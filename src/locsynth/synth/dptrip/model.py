@@ -21,9 +21,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ...errors import InputError
+from ...parallel import one_blas_thread
 from ...validation import check_epsilon
 from ...traces import TraceSet
 from ..base import SIZE_SHARE, Synthesizer, Tags
@@ -238,7 +238,7 @@ class DPTrip(Synthesizer):
         (one-minute instants for cab_trips.py's sets). ``days`` is accepted for the common protocol."""
         m = self._size(n)
         # one BLAS thread: the small products gain nothing from more, and it keeps them bit-identical
-        with threadpool_limits(1, user_api="blas"):
+        with one_blas_thread():
             source, destination, hour = self.endpoints(m, seed)
             loc, length = self.router().paths(source, destination, hour)
         user = np.repeat(np.arange(m, dtype=np.int32), length)

@@ -12,7 +12,6 @@ import logging
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ... import parallel
 from ...errors import InputError
@@ -112,7 +111,7 @@ class PPMTF(Synthesizer):
                 log.info("resuming from iteration %d of %s", state.iteration, checkpoint)
                 if progress is not None and self.rmse_:
                     progress(state.iteration, self.iterations, f"training RMSE {self.rmse_[-1]:.4f}")
-        with threadpool_limits(1, user_api="blas"):
+        with parallel.one_blas_thread():
             while state.iteration < self.iterations:
                 state, error = gibbs_step(state, tensors, self.alpha, prior, rng, centered=self.hyper == "bpmf")
                 self.rmse_.append(error)
@@ -176,7 +175,7 @@ class PPMTF(Synthesizer):
         job = functools.partial(generate_chunk, traces_per_user=traces_per_user, seed=seed, stream=stream,
                                 boost=float(boost))
         if client is None:
-            with threadpool_limits(1, user_api="blas"):
+            with parallel.one_blas_thread():
                 return job((feature, rows, homes), *model, progress=progress)
         bounds = parallel.chunk_bounds(rows.size, client, multiple=GENERATE_BLOCK)
         chunks = [(feature[lo:hi], rows[lo:hi], homes[lo:hi]) for lo, hi in bounds]
@@ -231,7 +230,7 @@ class PPMTF(Synthesizer):
         job = functools.partial(pd_test_chunk, n_slots=self.time_.n_slots, k=k, eta=eta, candidates=candidates,
                                 seed=seed, early_stop=early_stop)
         if client is None:
-            with threadpool_limits(1, user_api="blas"):
+            with parallel.one_blas_thread():
                 return job((locs, source, own), self.factors_, slots, progress=progress)
         # bad parameters stop here with the serial message, before anything is sent
         cand = choose_candidates(self.n_users, candidates, seed, k, eta, source)
