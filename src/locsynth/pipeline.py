@@ -38,10 +38,11 @@ def skip_reason(name: str, train: TraceSet) -> str | None:
         return "its output has deleted and generalized events, which the contest scores (locsynth contest run)"
     if tags.trips and tags.mismatch(train, name):
         return ("it synthesizes trips (one trace per trip with its hour), not daily traces: run it on "
-                "'locsynth prepare --format cab-trips' output")
+                "'locsynth prepare --format cab-trips' (or geolife-trips) output")
     if tags.mismatch(train, name):
+        for_trips = [n for n in registry.names() if registry.get(n).tags.trips or registry.get(n).tags.ragged]
         return ("it synthesizes users' daily traces (walks over every instant of a day), not trips: the methods "
-                "for trips are those tagged 'trips' or 'ragged' (ngram, dptrip)")
+                f"for trips are those tagged 'trips' or 'ragged' ({', '.join(for_trips)})")
     return tags.unmet(train)
 
 
