@@ -319,3 +319,24 @@ def test_the_30_cabs_from_prepare_to_compare(data_dir, tmp_path):
     run("compare", tmp_path / "ev", tmp_path / "real", "--out", tmp_path / "cmp")
     files = sorted(p.name for p in (tmp_path / "cmp").iterdir())
     assert files == ["compare.csv", "compare.html", "trip_length_jsd.png", "trip_sd_emd.png"]
+
+
+def test_uniform_on_trips_keeps_each_trips_instants_and_draws_uniform_cells(tmp_path):
+    """A day's walk per trip would be 1,440 events for a trip of a few: Uniform keeps the trips'
+    instants, draws every cell uniformly (all cells about equally often), is seeded, and saves."""
+    from helpers import trip_set
+    from locsynth.synth import load_model
+    from locsynth.synth.baselines import Uniform
+
+    paths = [[0, 1, 2], [1, 2], [2, 1, 0, 1]] * 400
+    trips = trip_set(paths, [8, 9, 10] * 400, cols=5)
+    model = Uniform().fit(trips)
+    syn = model.sample(users=np.arange(1200), seed=3)
+    assert syn.n_traces == 1200 and np.array_equal(np.diff(syn.offsets), [3, 2, 4] * 400)
+    assert np.array_equal(syn.t, trips.t)
+    counts = np.bincount(syn.loc, minlength=5)
+    assert counts.min() > 0.8 * syn.n_events / 5 and counts.max() < 1.2 * syn.n_events / 5
+    assert np.array_equal(model.sample(users=np.arange(1200), seed=3).loc, syn.loc)
+    assert not np.array_equal(model.sample(users=np.arange(1200), seed=4).loc, syn.loc)
+    model.save(tmp_path / "u")
+    assert np.array_equal(load_model(tmp_path / "u").sample(users=np.arange(1200), seed=3).loc, syn.loc)

@@ -7,14 +7,20 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..errors import InputError
-from ..traces import TraceSet
+from ..traces import TraceSet, is_trip_set
 from ..rng import user_uniforms
 from .base import Synthesizer, Tags
 from ..validation import check_count
 
 
 class Uniform(Synthesizer):
-    """Every event at a location drawn uniformly at random."""
+    """Every event at a location drawn uniformly at random.
+
+    On daily traces (paper 001 §4.2) every instant of each day is an event. On trips (a set with
+    an ``hour`` per trace, :func:`..traces.is_trip_set`) a day's walk would turn a trip of a few
+    minutes into 1,440 events: each training trip keeps its instants and takes a uniform cell at
+    each (choice: the baseline then shares the trips' lengths, as Training shares everything).
+    """
 
     name = "uniform"
     tags = Tags(baseline=True)
@@ -24,19 +30,41 @@ class Uniform(Synthesizer):
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "Uniform":
         self._remember_frame(train)
+        self.times_ = (train.user.copy(), train.t.copy()) if is_trip_set(train) else None
         return self
 
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1,
                 users=None, progress=None, client=None) -> TraceSet:
-        """``traces_per_user`` uniformly random traces of ``days`` days for each of the training
-        users 0 .. n - 1 (or ``users``)."""
+        """``traces_per_user`` uniformly random traces for each of the training users 0 .. n - 1 (or
+        ``users``): of ``days`` days, or on trips at the instants of the user's trip."""
         rows = self._rows(n, users)
-        T = check_count("days", days) * self.time_.instants_per_day
         k = check_count("traces_per_user", traces_per_user)
         L = self.space_.n_locations
+        if self.times_ is not None:
+            return self._uniform_trips(rows, k, seed)
+        T = check_count("days", days) * self.time_.instants_per_day
         locs = np.vstack([np.minimum((user_uniforms(seed, int(u), (k, T)) * L).astype(np.int64), L - 1)
                           for u in rows]) if rows.size else np.zeros((0, T), np.int64)
         return self._rectangular(locs, np.repeat(rows, k), np.tile(np.arange(k), rows.size), days)
+
+    def _uniform_trips(self, rows: np.ndarray, k: int, seed: int) -> TraceSet:
+        user, t = self.times_
+        zero = np.zeros(user.size, np.int32)
+        chosen = TraceSet(user, t, zero, self.users_, self.space_, self.time_).select_users(np.repeat(rows, k))
+        off = np.concatenate([[0], np.cumsum(np.bincount(chosen.user, minlength=rows.size * k))])
+        loc = np.empty(chosen.n_events, np.int64)
+        L = self.space_.n_locations
+        for q, u in enumerate(np.repeat(rows, k)):
+            draws = user_uniforms(seed, int(u), (k, off[q + 1] - off[q]))[q % k]
+            loc[off[q]:off[q + 1]] = np.minimum((draws * L).astype(np.int64), L - 1)
+        return self._synthetic(chosen.user, chosen.t, loc, np.repeat(rows, k), np.tile(np.arange(k), rows.size),
+                               presorted=True)
+
+    def _arrays(self):
+        return {} if self.times_ is None else dict(zip(("user", "t"), self.times_))
+
+    def _restore(self, arrays, fitted):
+        self.times_ = (arrays["user"], arrays["t"]) if "user" in arrays else None
 
 
 class Training(Synthesizer):
