@@ -166,7 +166,7 @@ row's ranks over the utility columns. Every metric of every run is in results.cs
 {% endfor %}
 {% endfor %}
 </table>
-{% if d.skipped %}<p class="note">Not run here: {% for s in d.skipped %}{{ s.method }} ({{ s.reason }}){% if not loop.last %}; {% endif %}{% endfor %}.</p>{% endif %}
+{% if d.skipped %}<p class="note">Not run here: {% for methods, reason in d.skipped %}{{ methods }} ({{ reason }}){% if not loop.last %}; {% endif %}{% endfor %}.</p>{% endif %}
 {% if d.epsilon %}
 <figure><img src="{{ d.epsilon }}" alt="utility against epsilon on {{ d.name }}">
 <figcaption><b>Utility against epsilon on {{ d.name }}.</b> One line per method swept over epsilon (mean ± standard
@@ -189,6 +189,14 @@ _PAGE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, tr
                            lstrip_blocks=True).from_string(PAGE)
 
 
+def _by_reason(skipped: list[dict]) -> list[tuple[str, str]]:
+    """("tpm, ppmtf, sglt", reason): the methods skipped for one reason named once."""
+    reasons: dict[str, list[str]] = {}
+    for s in skipped:
+        reasons.setdefault(s["reason"], []).append(s["method"])
+    return [(", ".join(methods), reason) for reason, methods in reasons.items()]
+
+
 def leaderboard_html(results: pd.DataFrame, skipped: list[dict] | None = None,
                      title: str = "locsynth benchmark") -> str:
     """The page for ``results`` (benchmark.collect's frame); ``skipped``: (dataset, method, reason)."""
@@ -202,7 +210,7 @@ def leaderboard_html(results: pd.DataFrame, skipped: list[dict] | None = None,
             "name": name, "groups": table_groups(means, sds, kinds, columns),
             "columns": [{"label": metric_label(c), "description": metric_description(c),
                          "higher": c in HIGHER_IS_BETTER} for c in columns],
-            "skipped": [s for s in skipped or [] if s["dataset"] == name],
+            "skipped": _by_reason([s for s in skipped or [] if s["dataset"] == name]),
             "epsilon": plots.data_uri(epsilon) if epsilon else None,
             "frontier": plots.data_uri(frontier) if frontier else None})
     repeats = int(results.groupby(["dataset", "method", "epsilon"], dropna=False)["repeat"].nunique().max()) \
