@@ -62,21 +62,17 @@ class _NoBar:
         pass
 
 
-class _Lines(_NoBar):
-    """Progress as plain lines on stdout, for output that is not a terminal (a log file, a notebook,
-    CI): at most one line per task every :data:`LINE_EVERY` seconds, with the step, done/total,
-    elapsed time and an estimate of what is left, as tqdm writes to files; and, inside ``with``, a
-    line every :data:`HEARTBEAT` seconds for a task that is still running but silent (one long
-    step of a long job)."""
+class _Background(_NoBar):
+    """A daemon thread running ``self._run`` (until ``self.stop`` is set) inside ``with``."""
 
-    def __init__(self, every: float | None = None, heartbeat: float | None = None):
+    def __init__(self):
         import threading
 
-        self.every = LINE_EVERY if every is None else every
-        self.heartbeat = HEARTBEAT if heartbeat is None else heartbeat
-        self.tasks: list[dict] = []
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        raise NotImplementedError
 
     def __enter__(self):
         self.thread.start()
@@ -87,7 +83,21 @@ class _Lines(_NoBar):
         self.thread.join()
         return False
 
-    def _beat(self):
+
+class _Lines(_Background):
+    """Progress as plain lines on stdout, for output that is not a terminal (a log file, a notebook,
+    CI): at most one line per task every :data:`LINE_EVERY` seconds, with the step, done/total,
+    elapsed time and an estimate of what is left, as tqdm writes to files; and, inside ``with``, a
+    line every :data:`HEARTBEAT` seconds for a task that is still running but silent (one long
+    step of a long job)."""
+
+    def __init__(self, every: float | None = None, heartbeat: float | None = None):
+        super().__init__()
+        self.every = LINE_EVERY if every is None else every
+        self.heartbeat = HEARTBEAT if heartbeat is None else heartbeat
+        self.tasks: list[dict] = []
+
+    def _run(self):
         import time
 
         while not self.stop.wait(min(self.heartbeat, self.every)):
@@ -134,14 +144,12 @@ class _Lines(_NoBar):
         return text
 
 
-class _Ticker(_NoBar):
+class _Ticker(_Background):
     """A spinner's plain counterpart: a line every :data:`LINE_EVERY` seconds while the step runs."""
 
     def __init__(self, text: str):
-        import threading
-
-        self.text, self.stop = text, threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
+        self.text = text
 
     def _run(self):
         import time
@@ -149,15 +157,6 @@ class _Ticker(_NoBar):
         start = time.monotonic()
         while not self.stop.wait(LINE_EVERY):
             say(f"{self.text}: {_clock(time.monotonic() - start)} elapsed")
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
-        return False
 
 
 def _clock(seconds: float) -> str:
