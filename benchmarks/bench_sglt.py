@@ -2,14 +2,18 @@
 
 - PF (500 training users, 400 cells, 30 instants), c = 100: fit (profiles, all pairs, graph,
   classes) and 10 passing fakes per seed, per pair of users and per fake; the fit's ratio to
-  its floor, the Hungarian assignments alone (eq. 10 on every pair's supports, nothing else);
+  scipy's Hungarian assignments alone, one call per pair (what fit did before its compiled loop);
   the same through ``locsynth fit sglt`` and ``locsynth sample``; against the authors' tool as
   the PPMTF authors timed it (paper 001 Fig. 9: 0.47 h to train on 100 PF users, 47 h on 1000).
 - Growth: fit on 100, 250 and 500 PF users, and on 250, 500 and all 884 Foursquare NYC users
   (1000 POIs, hourly instants; sparse check-ins, so most instants are filled by Gibbs sampling),
   with the ratio of times against the ratio of pairs.
+- Scale (``--scale 2500,5000,10000``): instead of the above, fit on that many users drawn with
+  replacement from PF's training users (``--source pf``: at most 30 locations a user) or from
+  Foursquare NYC's (``fsq``: a median of 57 locations a user after filling, up to 400), with
+  the time a pair of users takes and the peak resident memory.
 
-    python benchmarks/bench_sglt.py [--data ../shared/data]
+    python benchmarks/bench_sglt.py [--data ../shared/data] [--scale N,N,... [--source pf|fsq]]
 """
 
 from __future__ import annotations
@@ -61,11 +65,39 @@ def run(cmd: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+def scale(data: Path, tmp: Path, sizes: list[int], source: str) -> None:
+    """Fit time against users drawn with replacement from a real set (see the module docstring)."""
+    import resource
+
+    if source == "pf":
+        base = prepare(data / "ppmtf-pf-tokyo", "pf", tmp / "pf")["train"]
+    else:
+        (base,) = prepare(data / "foursquare-nyc-tsmc2014", "foursquare", tmp / "fsq").values()
+    SGLT(clusters=5).fit(base.select_users(np.arange(30)))                       # numba caches
+    rng = np.random.default_rng(0)
+    print(f"{'source':<6} {'users':>6} {'fit s':>8} {'us/pair':>8} {'x time':>7} {'x pairs':>8} {'peak GB':>8}")
+    prev = None
+    for n in sizes:
+        train = base.select_users(rng.integers(0, base.n_traces, n))
+        sec = timed_fit(train, clusters=20)[1]
+        pairs = n * (n - 1) / 2
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        ratio = "" if prev is None else f"{sec / prev[1]:>7.2f} {pairs / prev[2]:>8.2f}"
+        print(f"{source:<6} {n:>6} {sec:>8.1f} {sec / pairs * 1e6:>8.2f} {ratio:>16} {peak:>8.1f}", flush=True)
+        prev = (n, sec, pairs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    parser.add_argument("--scale", default="", help="comma-separated numbers of users (see above)")
+    parser.add_argument("--source", choices=("pf", "fsq"), default="pf")
     args = parser.parse_args()
     data = Path(args.data)
+    if args.scale:
+        with tempfile.TemporaryDirectory() as tmp:
+            scale(data, Path(tmp), [int(x) for x in args.scale.split(",")], args.source)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         pf = prepare(data / "ppmtf-pf-tokyo", "pf", tmp / "pf")
@@ -80,7 +112,7 @@ def main() -> None:
         pairs = model.summary()["pairs"]
         floor = assignment_floor(model, train)
         print(f"PF, 500 users, c = 100: fit {t_fit:.2f} s ({t_fit / pairs * 1e6:.1f} us a pair of users; "
-              f"{t_fit / floor:.2f} x the {floor:.2f} s of the assignments alone); "
+              f"{t_fit / floor:.2f} x the {floor:.2f} s of scipy's assignments alone); "
               f"10 fakes per seed {t_sample:.2f} s ({t_sample / info['passed'] * 1e3:.3f} ms a passing fake, "
               f"{t_sample / info['tries'] * 1e3:.3f} ms a try, pass rate {info['pass_rate']:.3f}); "
               f"fit + sample {t_fit + t_sample:.1f} s of the 600 s budget")

@@ -59,6 +59,10 @@ def test_map_chunks_keeps_order_reports_progress_and_raises(client):
     assert seen[-1] == (50, 50) and len(seen) == 8
     assert map_chunks(None, np.add, chunks, 10)[3].tolist() == (chunks[3] + 10).tolist()
     assert map_chunks(client, np.add, [], 1) == [] and chunk_bounds(0, client) == []
+    for where in (None, client):                              # fold: every result once, none kept
+        folded = []
+        assert map_chunks(where, np.add, chunks, 10, fold=lambda r: folded.extend(r.tolist())) == []
+        assert sorted(folded) == list(range(10, 60))
     big = chunk_bounds(100_000, client, multiple=4096)       # whole blocks of 4096 users, ~4 per worker
     assert big[0] == (0, 16384) and big[-1] == (98304, 100000) and all(a[1] == b[0] for a, b in zip(big, big[1:]))
     with pytest.raises(InputError, match="k = 9 is larger than the 3 training users"):   # raised on a worker

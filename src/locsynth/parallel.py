@@ -91,12 +91,14 @@ def chunk_bounds(n: int, client, multiple: int = 1, per_thread: int = CHUNKS_PER
 
 
 def map_chunks(client, fn: Callable, chunks: Sequence, *shared, progress: Callable[[int, int], None] | None = None,
-               sizes: Sequence[int] | None = None) -> list:
+               sizes: Sequence[int] | None = None, fold: Callable[[object], None] | None = None) -> list:
     """``[fn(chunk, *shared) for chunk in chunks]``, serially (``client`` None) or on the cluster.
 
     ``progress(done, total)`` is called as chunks finish, in chunks or, with ``sizes``, in the
     items of the finished chunks. On a cluster the ``shared`` arguments are scattered to every
-    worker once and each chunk to one worker; results come back in chunk order.
+    worker once and each chunk to one worker; results come back in chunk order. With ``fold``
+    each result is passed to ``fold`` as it finishes (in any order on a cluster) and not kept:
+    the list returned is empty.
     """
     chunks = list(chunks)
     sizes = [1] * len(chunks) if sizes is None else [int(s) for s in sizes]
@@ -104,7 +106,11 @@ def map_chunks(client, fn: Callable, chunks: Sequence, *shared, progress: Callab
     if client is None:
         out, done = [], 0
         for chunk, size in zip(chunks, sizes):
-            out.append(fn(chunk, *shared))
+            result = fn(chunk, *shared)
+            if fold is None:
+                out.append(result)
+            else:
+                fold(result)
             done += size
             if progress is not None:
                 progress(done, total)
@@ -120,12 +126,15 @@ def map_chunks(client, fn: Callable, chunks: Sequence, *shared, progress: Callab
     try:
         done = 0
         for future in as_completed(futures):
-            if future.status == "error":
-                future.result()             # raises the task's exception here
+            if future.status == "error" or fold is not None:
+                result = future.result()    # raises the task's exception here
+            if fold is not None:
+                fold(result)
+                future.release()
             done += sizes[index[future.key]]
             if progress is not None:
                 progress(done, total)
-        return client.gather(futures)
+        return [] if fold is not None else client.gather(futures)
     except BaseException:
         client.cancel(futures)
         raise

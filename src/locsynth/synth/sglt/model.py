@@ -34,7 +34,7 @@ from .clustering import choose_k, cluster_quality, semantic_clusters
 from .generate import LOG_ZERO, fakes_kernel, privacy_scores
 from .mobility import (aggregate_model, day_traces, distance_km, fill_missing, period_of, sorted_profiles,
                        visit_profiles)
-from .similarity import EDGE_WEIGHTS, location_graph, pair_chunk
+from .similarity import EDGE_WEIGHTS, edge_quantum, location_graph, pair_chunk
 
 #: candidates for the number of classes when ``clusters=0`` (the paper's 20, the PPMTF authors' 50-200)
 CLUSTER_CANDIDATES = (10, 20, 50, 100, 150, 200)
@@ -138,18 +138,20 @@ class SGLT(Synthesizer):
         edge_weight = self.edge_weight or ("overlap" if self.tool else "similarity")
         job = functools.partial(pair_chunk, n_users=n, periods=self.periods, ground=ground, edge_weight=edge_weight)
         chunks = _pair_chunks(n, 64 if client is None else 4 * parallel.threads(client))
-        parts = parallel.map_chunks(client, job, chunks, profile, self.period_weight_,
-                                    progress=(lambda d, t: progress(d, t, "pairs of users")) if progress else None,
-                                    sizes=[_n_pairs(c, n) for c in chunks])
-        u, v, s_uv, s_vu, g_uv, g_vu, er, er2, ew = (np.concatenate([p[i] for p in parts]) if parts else np.zeros(0)
-                                                     for i in range(9))
-        self.semantic_ = np.eye(n, dtype=np.float32)
-        self.semantic_[u.astype(np.int64), v.astype(np.int64)] = s_uv
-        self.semantic_[v.astype(np.int64), u.astype(np.int64)] = s_vu
-        self.geographic_ = np.eye(n, dtype=np.float32)
-        self.geographic_[u.astype(np.int64), v.astype(np.int64)] = g_uv
-        self.geographic_[v.astype(np.int64), u.astype(np.int64)] = g_vu
-        self.graph_ = location_graph(er.astype(np.int64), er2.astype(np.int64), ew.astype(np.float64), R)
+        self.semantic_, self.geographic_ = np.eye(n, dtype=np.float32), np.eye(n, dtype=np.float32)
+        graph = np.zeros((R, R), np.int64)
+
+        def take(part):
+            us, s_uv, s_vu, g_uv, g_vu, er, er2, ew = part
+            _fill_pairs(self.semantic_, us, s_uv, s_vu)
+            _fill_pairs(self.geographic_, us, g_uv, g_vu)
+            graph[er, er2] += ew                # integer units: the same sum in any order
+
+        parallel.map_chunks(client, job, chunks, profile, self.period_weight_, fold=take,
+                            progress=(lambda d, t: progress(d, t, "pairs of users")) if progress else None,
+                            sizes=[_n_pairs(c, n) for c in chunks])
+        er, er2 = np.nonzero(graph)
+        self.graph_ = location_graph(er, er2, graph[er, er2], R, edge_quantum(n))
         if progress:
             progress(0, None, "clustering")
         if self.clusters == 0:
@@ -283,6 +285,13 @@ class SGLT(Synthesizer):
         self.n_clusters_ = int(fitted["n_clusters"])
         self.missing_filled_ = int(fitted["missing_filled"])
         self.cluster_quality_ = {int(k): v for k, v in fitted.get("cluster_quality", {}).items()}
+
+
+def _fill_pairs(matrix: np.ndarray, us: np.ndarray, forward: np.ndarray, backward: np.ndarray) -> None:
+    """matrix[u, v] = forward[k, v] and matrix[v, u] = backward[k, v] for u = us[k], v > u."""
+    for k, u in enumerate(us):
+        matrix[u, u + 1:] = forward[k, u + 1:]
+        matrix[u + 1:, u] = backward[k, u + 1:]
 
 
 def _n_pairs(us: np.ndarray, n: int) -> int:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+import numba
+from numba import njit, prange
 from scipy.optimize import linear_sum_assignment
 
 #: Weight every location pair starts with in the location graph (the authors' tool), so that the
@@ -144,63 +145,204 @@ def pair_chunk(us: np.ndarray, profile: sp.csr_array, weight: np.ndarray, n_user
     edges: the rest of a permutation is arbitrary (every choice has value 0), and a location
     mapped to itself is no edge. ``edge_weight`` 'overlap' multiplies a pair's addition by
     min(pi^r(u), pi^sigma(r)(v)), as the authors' tool does. With the Hamming ground the
-    geographic similarities of u to all v are one array operation (the closed form of §IV-C).
+    geographic similarity is the closed form of §IV-C, computed in the same pass.
 
-    Returns (u, v, sem_uv, sem_vu, geo_uv, geo_vu, edge_r, edge_r2, edge_w).
+    The mappings are :func:`best_mapping`'s, computed by :func:`_assign` inside one compiled
+    loop over the pairs (the tests check the result against the pair-by-pair functions).
+
+    Returns (us, sem_uv, sem_vu, geo_uv, geo_vu, edge_r, edge_r2, edge_w): the four similarity
+    blocks are (len(us), n_users) with entry [k, v] for the pair (us[k], v), v > us[k]; the
+    edges are the chunk's location graph before symmetrization, summed, in integer units of
+    :func:`edge_quantum`.
     """
+    us = np.asarray(us, np.int64)
+    ptr = profile.indptr.astype(np.int64)
+    width = max(int(np.diff(ptr).max()) if ptr.size > 1 else 0, 1)
+    threads = min(numba.get_num_threads(), max(us.size, 1))
+    blocks = _pairs_kernel(us, int(n_users), int(periods), ptr, profile.indices.astype(np.int64), profile.data,
+                           weight, edge_weight == "overlap", profile.shape[1], width, threads,
+                           1.0 / edge_quantum(n_users))
+    graph = blocks[4]
+    er, er2 = np.nonzero(graph)
+    if ground is not None:
+        blocks = blocks[:2] + _geographic_ground(us, profile, weight, n_users, periods, ground) + blocks[4:]
+    return (us, *blocks[:4], er, er2, graph[er, er2])
+
+
+@njit(parallel=True, cache=True)
+def _pairs_kernel(us, n, P, ptr, loc, val, weight, overlap, R, width, nt, scale):
+    """The loop of :func:`pair_chunk`: per pair and period the best mapping (eq. 10's inner max)
+    and the Hamming closed form (a merge of the location-sorted supports), then the pair's
+    edges; one location graph per thread, users dealt to threads round robin."""
+    m = us.size
+    sem_uv = np.zeros((m, n), np.float32)
+    sem_vu = np.zeros((m, n), np.float32)
+    geo_uv = np.zeros((m, n), np.float32)
+    geo_vu = np.zeros((m, n), np.float32)
+    graphs = np.zeros((nt, R, R), np.int64)
+    for t in prange(nt):
+        g = graphs[t]
+        work = _assign_buffers(width)
+        pairs = np.empty((P, width), np.int64)          # per period: v's position mapped to u's i
+        for k in range(t, m, nt):
+            u = us[k]
+            for v in range(u + 1, n):
+                s_uv = s_vu = h_uv = h_vu = 0.0
+                for tau in range(P):
+                    a0, a1 = ptr[u * P + tau], ptr[u * P + tau + 1]
+                    b0, b1 = ptr[v * P + tau], ptr[v * P + tau + 1]
+                    x = _mapping(val[a0:a1], val[b0:b1], pairs[tau], work)
+                    h, i, j = 0.0, a0, b0
+                    while i < a1 and j < b1:
+                        if loc[i] == loc[j]:
+                            h += min(val[i], val[j])
+                            i += 1
+                            j += 1
+                        elif loc[i] < loc[j]:
+                            i += 1
+                        else:
+                            j += 1
+                    s_uv += weight[u, tau] * x
+                    s_vu += weight[v, tau] * x
+                    h_uv += weight[u, tau] * h
+                    h_vu += weight[v, tau] * h
+                sem_uv[k, v], sem_vu[k, v], geo_uv[k, v], geo_vu[k, v] = s_uv, s_vu, h_uv, h_vu
+                for tau in range(P):
+                    a0, a1 = ptr[u * P + tau], ptr[u * P + tau + 1]
+                    b0 = ptr[v * P + tau]
+                    share = 0.5 * (weight[u, tau] + weight[v, tau]) * (s_uv + s_vu)
+                    for i in range(a1 - a0):
+                        j = pairs[tau, i]
+                        if j >= 0 and loc[a0 + i] != loc[b0 + j]:
+                            add = share * min(val[a0 + i], val[b0 + j]) if overlap else share
+                            g[loc[a0 + i], loc[b0 + j]] += np.int64(np.rint(add * scale))
+    graph = graphs[0].copy()
+    for t in range(1, nt):
+        graph += graphs[t]
+    return sem_uv, sem_vu, geo_uv, geo_vu, graph
+
+
+@njit(cache=True)
+def _mapping(a, b, pair, work):
+    """:func:`best_mapping` of ``a`` and ``b`` into ``pair``: pair[i] is the position in ``b``
+    mapped to a[i], -1 for none. Returns the mapping's value."""
+    pair[:a.size] = -1
+    if a.size == 0 or b.size == 0:
+        return 0.0
+    col4row = work[0]
+    if a.size <= b.size:
+        _assign(a, b, work)
+        for i in range(a.size):
+            pair[i] = col4row[i]
+    else:                                   # scipy solves the transpose when rows outnumber columns
+        _assign(b, a, work)
+        for j in range(b.size):
+            pair[col4row[j]] = j
+    x = 0.0
+    for i in range(a.size):
+        if pair[i] >= 0:
+            x += min(a[i], b[pair[i]])
+    return x
+
+
+@njit(cache=True)
+def _assign_buffers(width):
+    return (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64),
+            np.empty(width, np.int64), np.empty(width), np.empty(width), np.empty(width),
+            np.empty(width, np.bool_), np.empty(width, np.bool_))
+
+
+@njit(cache=True)
+def _assign(x, y, work):
+    """The assignment maximizing sum_i min(x_i, y_col4row[i]), len(x) <= len(y), into work[0].
+
+    Shortest augmenting paths with dual variables (Crouse, IEEE TAES 2016, Algorithm 1 on the
+    cost -min(x_i, y_j)), one row at a time, in the visiting order and with the tie rules of
+    scipy's ``linear_sum_assignment``, so that where several mappings are optimal this one
+    picks the mapping scipy picks (tests/test_sglt.py checks on tied inputs).
+    """
+    col4row, row4col, path, remaining, u, v, spc, SR, SC = work
+    nr, nc = x.size, y.size
+    col4row[:nr] = -1
+    row4col[:nc] = -1
+    path[:nc] = -1
+    u[:nr] = 0.0
+    v[:nc] = 0.0
+    for cur in range(nr):
+        for it in range(nc):                # reverse order: a constant matrix gives the identity
+            remaining[it] = nc - it - 1
+        SR[:nr] = False
+        SC[:nc] = False
+        spc[:nc] = np.inf
+        num, minval, sink, i = nc, 0.0, -1, cur
+        while sink == -1:
+            index, lowest = -1, np.inf
+            SR[i] = True
+            for it in range(num):
+                j = remaining[it]
+                r = minval - min(x[i], y[j]) - u[i] - v[j]
+                if r < spc[j]:
+                    path[j] = i
+                    spc[j] = r
+                if spc[j] < lowest or (spc[j] == lowest and row4col[j] == -1):
+                    lowest = spc[j]
+                    index = it
+            minval = lowest
+            j = remaining[index]
+            if row4col[j] == -1:
+                sink = j
+            else:
+                i = row4col[j]
+            SC[j] = True
+            num -= 1
+            remaining[index] = remaining[num]
+        u[cur] += minval
+        for i in range(nr):
+            if SR[i] and i != cur:
+                u[i] += minval - spc[col4row[i]]
+        for j in range(nc):
+            if SC[j]:
+                v[j] -= minval - spc[j]
+        j = sink
+        while True:
+            i = path[j]
+            row4col[j] = i
+            col4row[i], j = j, col4row[i]
+            if i == cur:
+                break
+
+
+def _geographic_ground(us, profile, weight, n_users, periods, ground) -> tuple[np.ndarray, np.ndarray]:
+    """sim_G under a ground distance (EMD by POT), pair by pair: the (len(us), n_users) blocks of
+    :func:`pair_chunk`."""
     P = periods
     rows = [[_row(profile, x * P + tau) for tau in range(P)] for x in range(n_users)]
-    dense = profile.toarray().reshape(n_users, P, -1) if ground is None else None
-    out_u, out_v, values_all, geo_all = [], [], [], []
-    er, er2, emin, ecount = [], [], [], []
-    for u in us:
-        vs = np.arange(u + 1, n_users)
-        values = np.zeros((vs.size, P))
-        if ground is None:
-            geo = np.minimum(dense[u][None], dense[vs]).sum(axis=2)
-        else:
-            geo = np.zeros((vs.size, P))
-        for q, v in enumerate(vs):
-            for tau in range(P):
-                su, au = rows[u][tau]
-                sv, av = rows[v][tau]
-                if not su.size or not sv.size:
-                    ecount.append(0)
-                    continue
-                w = np.minimum.outer(au, av)
-                i, j = linear_sum_assignment(w, maximize=True)
-                mins = w[i, j]
-                values[q, tau] = mins.sum()
-                r, r2 = su[i], sv[j]
-                keep = r != r2
-                er.append(r[keep])
-                er2.append(r2[keep])
-                emin.append(mins[keep])
-                ecount.append(int(keep.sum()))
-                if ground is not None:
-                    geo[q, tau] = geographic_similarity((su, au), (sv, av), ground)
-        out_u.append(np.full(vs.size, u))
-        out_v.append(vs)
-        values_all.append(values)
-        geo_all.append(geo)
-    cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
-    u, v = cat(out_u, np.int64), cat(out_v, np.int64)
-    values = np.concatenate(values_all) if values_all else np.zeros((0, P))
-    geo = np.concatenate(geo_all) if geo_all else np.zeros((0, P))
-    s_uv, s_vu = (weight[u] * values).sum(axis=1), (weight[v] * values).sum(axis=1)
-    # the addition of each (pair, period) to its mapped location pairs
-    per = 0.5 * (weight[u] + weight[v]) * (s_uv + s_vu)[:, None]
-    ew = np.repeat(per.ravel(), np.asarray(ecount, np.int64))
-    if edge_weight == "overlap":
-        ew = ew * cat(emin, np.float64)
-    return (u, v, s_uv, s_vu, (weight[u] * geo).sum(axis=1), (weight[v] * geo).sum(axis=1),
-            cat(er, np.int64), cat(er2, np.int64), ew)
+    geo_uv = np.zeros((us.size, n_users), np.float32)
+    geo_vu = np.zeros((us.size, n_users), np.float32)
+    for k, u in enumerate(us):
+        for v in range(u + 1, n_users):
+            geo = np.array([geographic_similarity(rows[u][tau], rows[v][tau], ground)
+                            if rows[u][tau][0].size and rows[v][tau][0].size else 0.0 for tau in range(P)])
+            geo_uv[k, v], geo_vu[k, v] = weight[u] @ geo, weight[v] @ geo
+    return geo_uv, geo_vu
 
 
-def location_graph(edge_r: np.ndarray, edge_r2: np.ndarray, edge_w: np.ndarray, n_locations: int) -> sp.csr_array:
-    """The symmetric location semantic graph (R x R) from accumulated edges (Fig. 2)."""
+def location_graph(edge_r: np.ndarray, edge_r2: np.ndarray, edge_w: np.ndarray, n_locations: int,
+                   quantum: float = 1.0) -> sp.csr_array:
+    """The symmetric location semantic graph (R x R) from accumulated edges (Fig. 2); integer
+    weights in units of ``quantum`` are summed exactly, then scaled."""
     w = sp.coo_array((np.concatenate([edge_w, edge_w]), (np.concatenate([edge_r, edge_r2]),
                                                            np.concatenate([edge_r2, edge_r]))),
                      shape=(n_locations, n_locations)).tocsr()
     w.sum_duplicates()
-    return w
+    return sp.csr_array(w * quantum) if quantum != 1.0 else w
+
+
+def edge_quantum(n_users: int) -> float:
+    """The unit in which :func:`pair_chunk` sums edge weights, as integers: exact sums, so the
+    graph does not depend on how pairs are split among threads and workers (spectral clustering
+    turns a 1e-15 change in the graph into other classes). A pair adds at most 4 to a symmetric
+    entry, so 4 x pairs units must fit in an int64; 2^-40 (about 1e-12) up to about 1M pairs,
+    coarser above."""
+    pairs = n_users * (n_users - 1) // 2
+    return 2.0 ** -min(40, 62 - int(np.ceil(np.log2(4 * pairs + 1))))
