@@ -13,8 +13,8 @@ from locsynth import InputError
 from locsynth.metrics.colocation import friend_colocations, population_error, transition_error
 from locsynth.metrics.colocation import colocation_counts
 from locsynth.synth.colocation.counts import category_matrix, row_distributions
-from locsynth.synth.colocation.friendship import (erdos_renyi, friendship_probability,
-                                                  noisy_friendship_probability, pair_of_index)
+from locsynth.graphs import erdos_renyi, pair_of_index
+from locsynth.synth.colocation.friendship import friendship_probability, noisy_friendship_probability
 from locsynth.synth.colocation.generate import complete, place_colocations
 from locsynth.synth.colocation.model import CoLocation
 from locsynth.metrics.transitions import trimmed_transition_counts

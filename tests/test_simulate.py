@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import date
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from locsynth import Grid, InputError, TraceSet
 from locsynth.simulate import (TOKYO_BBOX, USER_BLOCK, explore_probability, make_space, simulate,
-                               simulate_to_dir, synthetic_pois, user_keys)
+                               simulate_to_dir, simulated_friends, synthetic_pois, user_keys)
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +53,12 @@ def test_user_keys_do_not_depend_on_the_range():
 
 
 @pytest.mark.parametrize("checkin_rate", [None, 0.3])
-def test_chunking_does_not_change_the_output(tmp_path, checkin_rate):
+def test_chunking_does_not_change_the_output(tmp_path, checkin_rate, monkeypatch):
     kw = dict(days=2, seed=11, checkin_rate=checkin_rate)
     memory = simulate(60, **kw)
+    with monkeypatch.context() as m:                      # in memory, 3 users (144 instants) a chunk
+        m.setattr("locsynth.simulate.MAX_CHUNK_EVENTS", 150)
+        assert_same(simulate(60, **kw), memory)
     small = TraceSet.load(simulate_to_dir(tmp_path / "7", 60, chunk_users=7, **kw))
     large = TraceSet.load(simulate_to_dir(tmp_path / "1000", 60, chunk_users=1000, **kw))
     assert_same(small, memory)
@@ -185,3 +189,17 @@ def test_bad_chunk_size(tmp_path):
     with pytest.raises(InputError, match="chunk_users must be at least 1"):
         simulate_to_dir(tmp_path / "x", 5, chunk_users=0)
     assert not (tmp_path / "x").exists()
+
+
+def test_friends_of_a_crowded_place_are_drawn_without_listing_its_pairs():
+    """30,000 users sharing a work place have 450M pairs (7 GB as a list); each is a friendship
+    with probability 2 / (g - 1), so about g edges, a mean degree near 2 per place."""
+    g = 30_000
+    users = pd.DataFrame({"home": np.arange(g) // 3, "work": np.zeros(g, np.int64)})
+    edges = simulated_friends(users, seed=5)
+    work = edges[(edges[:, 0] // 3) != (edges[:, 1] // 3)]          # pairs that can only come from work
+    assert abs(len(work) - g) < 5 * np.sqrt(g)
+    assert (edges[:, 0] < edges[:, 1]).all() and len(np.unique(edges, axis=0)) == len(edges)
+    # homes of 3: p = min(1, 2 / 2) = 1, every pair of housemates is a friendship
+    assert len(edges) - len(work) == g
+    assert np.array_equal(simulated_friends(users, seed=5), edges)

@@ -44,6 +44,7 @@ import pandas as pd
 from numba import njit, prange
 
 from .errors import InputError
+from .graphs import erdos_renyi
 from .rng import USER_BLOCK, user_words
 from .rng import next_u64 as _next_u64
 from .rng import uniform as _uniform
@@ -686,7 +687,14 @@ def simulate(n_users: int, *, days: int = 1, space: Space | None = None, pois: i
     Free time follows the EPR model of Song et al., Nature Physics 6 (2010).
     """
     setup = _setup(n_users, days, space, pois, instant, slot, start_date, timezone, checkin_rate, seed)
-    user, t, loc, users = _simulate_range(setup, 0, n_users)
+    # users a chunk at a time, as simulate_to_dir does: a thinned set holds a few percent of the
+    # instants every user is simulated at, so memory is one chunk's instants plus the result
+    parts = [_simulate_range(setup, lo, hi)
+             for lo, hi in _chunks(setup.n_users, max(1, MAX_CHUNK_EVENTS // setup.per_user))]
+    user = np.concatenate([p[0] + np.int32(p[3]["user_id"].iat[0]) for p in parts])
+    t, loc = (np.concatenate([p[i] for p in parts]) for i in (1, 2))
+    users = pd.concat([p[3] for p in parts], ignore_index=True)
+    del parts
     return TraceSet(user, t, loc, users, setup.space, setup.time, setup.info, simulated_friends(users, seed))
 
 
@@ -697,20 +705,22 @@ FRIENDS_PER_PLACE = 2.0
 def simulated_friends(users: pd.DataFrame, seed: int, per_place: float = FRIENDS_PER_PLACE) -> np.ndarray:
     """Friendships between neighbours and colleagues: a pair of the g users with the same home
     (or work place) is a friendship with probability min(1, per_place / (g - 1)), so the mean
-    degree stays near 2 per_place however many users share a place ((m, 2) rows a < b)."""
-    pairs, probs = [], []
+    degree stays near 2 per_place however many users share a place ((m, 2) rows a < b).
+
+    Each place's pairs are drawn as G(g, p) (graphs.erdos_renyi) without listing them: an
+    Istanbul-sized city has places shared by thousands of users, whose hundreds of millions of
+    pairs took 13 GB as a list."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(77,)))
+    edges = []
     for column in ("home", "work"):
-        order = np.argsort(users[column].to_numpy(), kind="stable")
-        groups = np.split(order, np.flatnonzero(np.diff(users[column].to_numpy()[order])) + 1)
-        for g in groups:
+        place = users[column].to_numpy()
+        order = np.argsort(place, kind="stable")
+        for g in np.split(order, np.flatnonzero(np.diff(place[order])) + 1):
             if g.size > 1:
-                pairs.append(g[np.column_stack(np.triu_indices(g.size, 1))])
-                probs.append(np.full(len(pairs[-1]), min(1.0, per_place / (g.size - 1))))
-    if not pairs:
+                edges.append(g[erdos_renyi(g.size, min(1.0, per_place / (g.size - 1)), rng)])
+    if not edges:
         return np.zeros((0, 2), np.int32)
-    edges, p = np.sort(np.concatenate(pairs), axis=1), np.concatenate(probs)
-    keep = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(77,))).random(len(edges)) < p
-    return np.unique(edges[keep], axis=0).astype(np.int32)
+    return np.unique(np.sort(np.concatenate(edges), axis=1), axis=0).astype(np.int32)
 
 
 def simulate_to_dir(out: str | Path, n_users: int, *, days: int = 1, space: Space | None = None,
