@@ -22,6 +22,7 @@ so it is not linear in traces and is never projected.
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 
 import numba
@@ -32,7 +33,6 @@ from bench_simulate import PeakRSS
 from locsynth.simulate import simulate
 from locsynth.synth.ppmtf import PPMTF
 from locsynth.synth.ppmtf.tensors import build_tensors
-from locsynth.traces import TraceSet
 
 ISTANBUL_USERS = 219_793
 
@@ -46,8 +46,8 @@ def timed(fn):
 
 
 def run(n_users: int, iterations: int, args, rates: dict) -> dict:
-    train, t_sim, _ = timed(lambda: simulate(n_users, days=args.days, pois=1000, checkin_rate=args.checkin_rate,
-                                             seed=0))
+    train, t_sim, m_sim = timed(lambda: simulate(n_users, days=args.days, pois=1000,
+                                                 checkin_rate=args.checkin_rate, seed=0))
     model = PPMTF(rank=16, lam=100, rho=1000, iterations=iterations, seed=0)
     _, t_build, _ = timed(lambda: build_tensors(train, model.lam, model.r_max, model.rho, seed=0))
     _, t_fit, m_fit = timed(lambda: model.fit(train))
@@ -66,7 +66,8 @@ def run(n_users: int, iterations: int, args, rates: dict) -> dict:
     full = {"fit": t_build + (t_fit - t_build) * 100 / iterations, "sample": t_sample, "pd_test": t_pd}
     return {"users": n_users, "events": train.n_events, "cells": sum(model.n_cells_.values()), "simulate": t_sim,
             "iterations": iterations, "build": t_build, "wall": {"fit": t_fit, "sample": t_sample, "pd_test": t_pd},
-            "full": full, "peak_gb": {"fit": m_fit, "sample": m_sample, "pd_test": m_pd}, "floor": floors,
+            "full": full, "floor": floors,
+            "peak_gb": {"simulate": m_sim, "fit": m_fit, "sample": m_sample, "pd_test": m_pd},
             "pass_rate": result.pass_rate, "rmse": model.rmse_[-1]}
 
 
@@ -93,7 +94,7 @@ def main() -> None:
         r = run(int(round(args.users * frac)), its, args, rates)
         rows.append(r)
         print(f"\n{r['users']:,} users, {r['events']:,} events, {r['cells']:,} tensor cells "
-              f"(simulated in {r['simulate']:.0f} s); tensors built in {r['build']:.1f} s; "
+              f"(simulated in {r['simulate']:.0f} s, {r['peak_gb']['simulate']:.2f} GB); tensors built in {r['build']:.1f} s; "
               f"{r['iterations']} sweeps; RMSE {r['rmse']:.4f}; PD pass rate {r['pass_rate']:.3f}")
         print(f"{'phase':<9} {'wall s':>9} {'100 sweeps s':>12} {'peak GB':>8} {'floor s':>9} {'x floor':>8}")
         for phase in ("fit", "sample", "pd_test"):
@@ -108,6 +109,8 @@ def main() -> None:
                       for p in ("fit", "sample", "pd_test")}
             print(f"  {r['users']:,} users: " + ", ".join(f"{p} {v:.2f}" for p, v in ratios.items()))
         print("(the PD test's per-candidate tables do not grow with users, so its time per user falls)")
+    print(f"\nprocess peak resident memory, simulation included: "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GB")
 
 
 if __name__ == "__main__":
