@@ -160,6 +160,32 @@ def test_a_long_silent_step_still_writes_a_line_now_and_then(monkeypatch):
     assert len(lines) == quiet_from
 
 
+@pytest.mark.parametrize("terminal", [False, True])
+def test_a_new_step_does_not_inherit_the_last_steps_total(monkeypatch, terminal):
+    """The demo's SGLT counted 124,750 pairs, then clustered (no count) and the next method fitted:
+    neither may show the pairs' total, in the plain lines or in rich's bar."""
+    from locsynth import cli_common
+
+    lines = []
+    monkeypatch.setattr(cli_common, "say", lines.append)
+    monkeypatch.setattr(cli_common, "_terminals", lambda: terminal)
+    monkeypatch.setattr(cli_common, "QUIET", False)          # an earlier run's --quiet stays set
+    with cli_common.progress_bar() as bar:
+        task = bar.add_task("sglt: fitting", total=None)
+        bar.update(task, completed=1494, total=124750, description="sglt: fitting pairs of users")
+        bar.update(task, completed=0, total=None, description="sglt: clustering")
+        if terminal:
+            assert bar.tasks[task].total is None and bar.tasks[task].completed == 0
+        else:
+            assert bar.tasks[task]["total"] is None
+            assert bar.line(bar.tasks[task], bar.tasks[task]["start"]) == "sglt: clustering: 00:00 elapsed"
+        bar.update(task, completed=2, total=100, description="training: fitting")
+        bar.update(task, completed=3)
+        done = bar.tasks[task].completed if terminal else bar.tasks[task]["completed"]
+        total = bar.tasks[task].total if terminal else bar.tasks[task]["total"]
+        assert (done, total) == (3, 100)
+
+
 def test_a_method_given_data_it_is_not_made_for_says_so(tmp_path):
     """Trips to a method for daily traces: one line before it starts, from the tags."""
     from helpers import trip_set

@@ -121,8 +121,11 @@ class _Lines(_Background):
         t = self.tasks[task]
         now = time.monotonic()
         done = completed if completed is not None else t["completed"] + (advance or 0)
-        if done < t["completed"] or (None not in (total, t["total"]) and total != t["total"]):
-            t["start"] = now                   # a new step (the demo's next method, the next phase)
+        if _new_step(t["description"], description):
+            t["total"] = total                 # None: this step's length is unknown, not the last one's
+            t["start"] = now
+        elif done < t["completed"] or (None not in (total, t["total"]) and total != t["total"]):
+            t["start"] = now                   # a new phase under the same name
         t["description"] = t["description"] if description is None else description
         t["total"] = total if total is not None else t["total"]
         t["completed"] = done
@@ -137,7 +140,7 @@ class _Lines(_Background):
         if t["total"]:
             done, total = t["completed"], t["total"]
             text += f"{done}/{total} ({100 * done / total:.0f}%), {_clock(elapsed)} elapsed"
-            if done:
+            if done and (elapsed >= 1 or done == total):     # not from a step's first instant
                 text += f", about {_clock(elapsed * (total - done) / done)} left"
         else:
             text += f"{_clock(elapsed)} elapsed"
@@ -187,8 +190,21 @@ def progress_bar():
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=_console(True), transient=True)
+    class Steps(Progress):
+        def update(self, task_id, *, total=None, completed=None, description=None, **kwargs):
+            if _new_step(self._tasks[task_id].description, description):
+                self.reset(task_id, total=total, completed=completed or 0, description=description)
+                self._tasks[task_id].total = total      # rich's reset keeps the old total for None
+            else:
+                super().update(task_id, total=total, completed=completed, description=description, **kwargs)
+
+    return Steps(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                 TimeRemainingColumn(), console=_console(True), transient=True)
+
+
+def _new_step(current: str, description: str | None) -> bool:
+    """A new description starts a new step: its own total (None: unknown) and its own clock."""
+    return description is not None and description != current
 
 
 def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:
