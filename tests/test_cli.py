@@ -196,3 +196,15 @@ def test_a_method_given_data_it_is_not_made_for_says_so(tmp_path):
     assert "note: tpm is made for users' daily traces; these are 3 trips" in res.stdout
     res = run("fit", "ngram", tmp_path / "trips", "--out", tmp_path / "n")
     assert res.exit_code == 0 and "note:" not in res.stdout
+
+
+def test_loading_a_ppmtf_model_leaves_the_metrics_libraries_unloaded():
+    """`locsynth sample` and `pdtest` wait for every import: PPMTF's modules use one transition
+    count from the metrics, which must not bring scipy.sparse or scikit-learn with it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, locsynth.cli, locsynth.synth.ppmtf.model, locsynth.metrics.transitions; "
+            "print(sorted(m for m in ('scipy.sparse', 'sklearn') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,10 +1,24 @@
-"""Utility metrics, grouped by what they measure (paper 001 §4.3; paper 002 §VIII.C; paper 003 §5.5)."""
+"""Utility metrics, grouped by what they measure (paper 001 §4.3; paper 002 §VIII.C; paper 003 §5.5).
 
-from .clusters import cluster_population_tv, clusters_from_factors
-from .population import population_by_slot, tp_tv
-from .sglt import sglt_features
-from .transitions import tm_emd, tm_swd, transition_matrix
-from .visits import visit_fraction_counts, vf_tv
+The names below load their module on first use (PEP 562), so that a model importing one metric
+(PPMTF's tensors use ``transition_matrix``) does not load scipy.sparse and scikit-learn with the rest.
+"""
 
-__all__ = ["cluster_population_tv", "clusters_from_factors", "population_by_slot", "sglt_features", "tm_emd",
-           "tm_swd", "tp_tv", "transition_matrix", "visit_fraction_counts", "vf_tv"]
+from importlib import import_module
+
+_HOMES = {"cluster_population_tv": "clusters", "clusters_from_factors": "clusters",
+          "population_by_slot": "population", "tp_tv": "population", "sglt_features": "sglt",
+          "tm_emd": "transitions", "tm_swd": "transitions", "transition_matrix": "transitions",
+          "visit_fraction_counts": "visits", "vf_tv": "visits"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_HOMES[name]}", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

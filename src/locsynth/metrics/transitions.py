@@ -13,13 +13,17 @@ A transition with a deleted end is skipped; one between generalized events count
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from ..space import Grid, Space
 from ..traces import TraceSet, split_keys
 from .groups import GroupResult, MetricGroup, not_for_trips, row
 from .population import normalise_rows
+
+if TYPE_CHECKING:                   # scipy.sparse loads where it is used: PPMTF's fit needs none of it
+    import scipy.sparse as sp
 
 KM_PER_DEGREE = 111.195
 
@@ -32,6 +36,7 @@ def transition_counts(traces: TraceSet, consecutive_only: bool = True) -> sp.csr
     Deleted and generalized events as metrics/events.py says (a deleted event still occupies
     its instant: the events on either side of it are not consecutive).
     """
+    import scipy.sparse as sp
     n = traces.space.n_locations
     if not traces.exact:
         from .events import spread_pairs
@@ -68,6 +73,7 @@ def axis_bins(space: Space, bins: int = 20) -> tuple[np.ndarray, np.ndarray, int
 
 def project_rows(matrix, bins_of_location: np.ndarray, n_bins: int) -> np.ndarray:
     """Each row of a (sparse or dense) matrix over locations, summed into location bins."""
+    import scipy.sparse as sp
     onehot = sp.csr_array((np.ones(bins_of_location.size), (np.arange(bins_of_location.size), bins_of_location)),
                           shape=(bins_of_location.size, n_bins))
     out = matrix @ onehot
@@ -106,6 +112,7 @@ def tm_swd(reference, synthetic, space: Space, n_projections: int = 50, seed: in
     p=1)`` with that seed; the 1-D distances are computed for all rows at once on the shared
     support (W_1 = integral of |F_p - F_q| along the projected, sorted locations).
     """
+    import scipy.sparse as sp
     ref, syn = sp.csr_array(reference), sp.csr_array(synthetic)
     import ot            # POT pulls in scikit-learn and networkx (0.4 s): only where it is used
 
@@ -218,6 +225,7 @@ class PairIndex:
 def trace_transition_counts(row: np.ndarray, src: np.ndarray, dst: np.ndarray, index: PairIndex,
                       n_rows: int) -> sp.csr_array:
     """How often each trace makes each transition, sparse of shape (n_rows, index.size)."""
+    import scipy.sparse as sp
     out = sp.csr_array((np.ones(row.size), (row, index.column(src, dst))), shape=(n_rows, index.size))
     out.sum_duplicates()
     return out
@@ -227,6 +235,7 @@ def trace_transition_probabilities(row: np.ndarray, src: np.ndarray, dst: np.nda
                              n_rows: int) -> sp.csr_array:
     """Each row's maximum-likelihood transition matrix W_n(i, j) = c_n(i, j) / c_n(i, .),
     flattened over the pair columns, sparse of shape (n_rows, index.size)."""
+    import scipy.sparse as sp
     n_loc = index.n_locations
     key, count = np.unique((row * n_loc + src) * n_loc + dst, return_counts=True)
     r, s, d = key // (n_loc * n_loc), (key // n_loc) % n_loc, key % n_loc

@@ -10,11 +10,15 @@ have one in the reference.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from ..traces import DELETED, TraceSet, generalized_code, split_keys
 from .groups import GroupResult, MetricGroup, not_for_trips, row
+
+if TYPE_CHECKING:                   # loaded where it is used (see transitions.py)
+    import scipy.sparse as sp
 
 
 def visit_fraction_counts(traces: TraceSet, bins: int = 24, min_events: int = 5) -> np.ndarray:
@@ -97,6 +101,8 @@ def visit_counts(traces: TraceSet) -> np.ndarray:
 
 def trace_visit_counts(traces: TraceSet, keep: np.ndarray | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """(exact counts: traces x locations, generalized counts: traces x location sets) of the events in ``keep``."""
+    import scipy.sparse as sp
+
     keep = np.ones(traces.n_events, bool) if keep is None else keep
     n, L = traces.n_traces, traces.space.n_locations
     loc = traces.loc.astype(np.int64)
