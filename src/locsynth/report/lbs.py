@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import html
-
+import jinja2
+import markupsafe
 import pandas as pd
 
+from .page import page
 from .plots import data_uri, new_figure, to_png
 
 LABELS = {"sglt": "SGLT (synthetic traces)", "uniform-iid": "Uniform IID", "aggregate-iid": "Agg. mobility IID",
@@ -33,11 +34,13 @@ def lbs_png(table: pd.DataFrame) -> bytes:
     return to_png(fig)
 
 
+_PAGE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(page(
+    "<p class=\"note\">{{ what }}</p>\n{{ table }}\n"
+    "<figure><img src=\"{{ uri }}\" alt=\"privacy against utility loss\"></figure>\n"))
+
+
 def lbs_html(table: pd.DataFrame, png: bytes, what: str) -> str:
     """A small page: title, what was run, the table and Figure 6."""
     body = table.to_html(index=False, float_format=lambda v: f"{v:.4f}", border=0)
-    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>LBS fake queries</title>"
-            "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 10px;text-align:right}</style>"
-            "</head><body>\n<h1>Fake traces for location-based services (paper 002, Figure 6)</h1>\n"
-            f"<p>{html.escape(what)}</p>\n{body}\n<p><img alt=\"privacy against utility loss\" "
-            f"src=\"{data_uri(png)}\"></p>\n</body></html>\n")
+    return _PAGE.render(title="Fake traces for location-based services (paper 002, Figure 6)", what=what,
+                        table=markupsafe.Markup(body), uri=data_uri(png))
