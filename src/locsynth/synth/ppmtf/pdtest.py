@@ -59,7 +59,9 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
         X, Y = np.empty((L, STAY_ROWS), np.float32), np.empty((L, STAY_ROWS), np.float32)
         BaT_block = np.zeros((z, STAY_ROWS), np.float32)
         Gr = np.empty((ROW_BLOCK, L), np.float32)
-        za, inv, total = np.empty(STAY_ROWS), np.empty(STAY_ROWS), np.empty(STAY_ROWS)
+        za, f, y = np.empty(STAY_ROWS), np.empty(STAY_ROWS), np.empty(STAY_ROWS)
+        inv, total = np.ones((S, STAY_ROWS)), np.empty((S, STAY_ROWS))
+        slot_needed = np.empty(S, np.bool_)
         for q in range(task * CANDIDATES_PER_TASK, min(n_c, (task + 1) * CANDIDATES_PER_TASK)):
             scaled_rows(B, A_blk[q], Ba, Ba32, BaT, BaT32)
             clamped_row_sums(BaT32, C32, phi, Z, Gr)
@@ -82,22 +84,27 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
                 for a in range(n):
                     za[a] = 1.0 / Z[a0 + a]
                 for l in range(S):
-                    if not need_stay[l, a0:a0 + n].any():
-                        continue
+                    slot_needed[l] = need_stay[l, a0:a0 + n].any()
                     for a in range(n):
-                        inv[a] = 1.0 / pi[l, a0 + a]
-                    total[:] = 0.0
-                    for b in range(L):
-                        wb = w[l, b]
-                        for a in range(STAY_ROWS):
-                            f = max(np.float64(X[b, a]), phi) * za[a]
-                            g = max(np.float64(Y[b, a]), phi) * wb * inv[a]
-                            total[a] += min(f, g)
+                        inv[l, a] = 1.0 / pi[l, a0 + a]
+                total[:] = 0.0
+                # b outermost: row b of X and Y is clamped once for all slots, and the slots' sums
+                # (S x STAY_ROWS) stay in L1; each sum still adds its terms in the order of b
+                for b in range(L):
+                    for a in range(STAY_ROWS):
+                        f[a] = max(np.float64(X[b, a]), phi) * za[a]
+                        y[a] = max(np.float64(Y[b, a]), phi)
+                    for l in range(S):
+                        if slot_needed[l]:
+                            wb = w[l, b]
+                            for a in range(STAY_ROWS):
+                                total[l, a] += min(f[a], y[a] * wb * inv[l, a])
+                for l in range(S):
                     for a in range(n):
                         if need_stay[l, a0 + a]:
                             # the b = a term of the sum is Q*(a|a) on both sides of the min
                             own = max(np.float64(X[a0 + a, a]), phi) * za[a]
-                            stayT[l, a0 + a, q] = max(1.0 - (total[a] - own), STAY_FLOOR)
+                            stayT[l, a0 + a, q] = max(1.0 - (total[l, a] - own), STAY_FLOOR)
 
 
 @njit(parallel=True, cache=True, fastmath=SAFE_MATH)
