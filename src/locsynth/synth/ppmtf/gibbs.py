@@ -88,11 +88,13 @@ def sample_hyperparameters(X: np.ndarray, prior: Prior, rng: np.random.Generator
 
 # -- Gram sums ---------------------------------------------------------------------------------
 @njit(cache=True, fastmath=True)
-def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, FT):
+def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, FT, R):
     """P += sum f f^T (upper triangle, in 2 x 2 blocks) and b += sum r f over cells lo..hi,
     f = X1[idx1] * X2[idx2] (float32). Features are laid out along the cells, FT[k, c], CELLS at
     a time, so that each 2 x 2 block of P is four dot products along the cells, which the
-    compiler keeps in vector registers (an outer product per cell would load and store P)."""
+    compiler keeps in vector registers (an outer product per cell would load and store P); b
+    is z dot products along the cells too, of float64 products (exact for float32 factors),
+    summed in float64 over a block before it is added."""
     z = X1.shape[1]
     zp, cells = FT.shape
     s = lo
@@ -100,12 +102,14 @@ def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, FT):
         n = min(cells, hi - s)
         for c in range(n):
             a1, a2 = idx1[s + c], idx2[s + c]
+            R[c] = r[s + c]
             for k in range(z):
                 FT[k, c] = X1[a1, k] * X2[a2, k]
-            rc = np.float64(r[s + c])
-            if rc != 0.0:
-                for k in range(z):
-                    b[k] += rc * FT[k, c]
+        for k in range(z):
+            t = 0.0
+            for c in range(n):
+                t += R[c] * np.float64(FT[k, c])
+            b[k] += t
         for k in range(0, zp, 2):
             for m in range(k, zp, 2):
                 t00 = np.float32(0.0)
@@ -127,10 +131,10 @@ def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, FT):
 
 @njit(cache=True)
 def _gram_scratch(z):
-    """Float32 P (upper triangle) and features FT of _accumulate, the rank padded to even with a
-    row of FT that stays zero."""
+    """Float32 P (upper triangle), features FT and counts R (float64) of _accumulate, the rank
+    padded to even with a row of FT that stays zero."""
     zp = z + (z & 1)
-    return np.zeros((zp, zp), np.float32), np.zeros((zp, CELLS), np.float32)
+    return np.zeros((zp, zp), np.float32), np.zeros((zp, CELLS), np.float32), np.zeros(CELLS)
 
 
 @njit(cache=True)
@@ -150,10 +154,10 @@ def _user_rows(off1, i1, j1, r1, off2, i2, j2, r2, B, C, D, alpha, Lam, Lam_mu, 
     (features b_i * c_j) and R^II (b_i * d_l) in float32 and never stored."""
     n_users, z = out.shape
     for n in prange(n_users):
-        P32, FT = _gram_scratch(z)
+        P32, FT, R = _gram_scratch(z)
         b = np.zeros(z)
-        _accumulate(P32, b, B, i1, C, j1, r1, off1[n], off1[n + 1], FT)
-        _accumulate(P32, b, B, i2, D, j2, r2, off2[n], off2[n + 1], FT)
+        _accumulate(P32, b, B, i1, C, j1, r1, off1[n], off1[n + 1], FT, R)
+        _accumulate(P32, b, B, i2, D, j2, r2, off2[n], off2[n + 1], FT, R)
         P = np.zeros((z, z))
         _add_symmetric(P, P32, z)
         L = _cholesky(Lam + alpha * P)
@@ -167,7 +171,7 @@ def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
     each of its blocks in float32, FLUSH cells at a time, into P_acc[q]."""
     n_rows, z = P_acc.shape[1], P_acc.shape[2]
     for q in prange(chunks.size - 1):
-        P32, FT = _gram_scratch(z)
+        P32, FT, R = _gram_scratch(z)
         bb = np.empty(z)
         for blk in range(chunks[q], chunks[q + 1]):
             XB = XN[block_user[blk]:]
@@ -177,7 +181,7 @@ def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
                     e = min(starts[blk, row + 1], s + FLUSH)
                     P32[:] = 0
                     bb[:] = 0
-                    _accumulate(P32, bb, XB, user, XO, other, r, s, e, FT)
+                    _accumulate(P32, bb, XB, user, XO, other, r, s, e, FT, R)
                     b_acc[q, row] += bb
                     _add_symmetric(P_acc[q, row], P32, z)
                     s = e
