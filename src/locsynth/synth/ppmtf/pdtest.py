@@ -4,11 +4,12 @@ The test needs log p(y = M(m)) for every synthetic trace y and every candidate m
 traces x candidates x T steps (220,000 x 32,000 x 24 for an Istanbul-sized job). Candidates are
 taken in blocks of CANDIDATE_BLOCK. For a block, each candidate's normalisers Z_m (the clamped row
 sums of R^I_m), visit distributions pi_{m,l} and stay probabilities Q_{m,l}(a|a) are built once;
-then every still-undecided trace is walked once, with each move's probability computed for the
-whole block at once (a small matrix-vector product with the block's rows of A), so that the
-inner loops run along the candidates and stream memory. A trace leaves once its count reaches k
-(early stop). Probabilities are multiplied in float64 and logged every LOG_EVERY steps; the
-normalisers come from float32 products (see generate.clamped_row_sums).
+then the still-undecided traces are walked TRACE_CHUNK at a time: the R^I entries of all their
+moves under the whole block are one float32 matrix product, and the loops over candidates run
+along contiguous memory. A trace's count is updated in the same pass, and it leaves once its count
+reaches k (early stop). Probabilities are multiplied in float64, their binary exponents set aside
+every LOG_EVERY steps, and one log is taken per trace and candidate; the normalisers come from
+float32 products (see generate.clamped_row_sums).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from ...privacy.plausible_deniability import PDResult, buckets, choose_candidate
 from .generate import PHI, ROW_BLOCK, SAFE_MATH, clamped_row_sums, scaled_rows, visit_distributions
 
 CANDIDATE_BLOCK = 64
-#: steps multiplied between logs: a move's probability is at least ~1e-23 (phi over the normalisers
-#: and visit distributions) and a stay's at least STAY_FLOOR, so four never underflow (>= 1e-300)
+#: steps multiplied before the product's exponent is set aside: a move's probability is at least
+#: ~1e-23 (phi over the normalisers and visit distributions) and a stay's at least STAY_FLOOR, so
+#: four never underflow (>= 1e-300) and the product stays a normal number
 LOG_EVERY = 4
 #: stay probabilities below this are rounding noise of 1 - sum(moves) (whose absolute error is
 #: ~1e-16); they are raised to it
@@ -30,6 +32,14 @@ STAY_FLOOR = 1e-75
 CANDIDATES_PER_TASK = 8
 #: rows a of G (and of its transpose) computed together for the stay probabilities
 STAY_ROWS = 64
+#: traces whose moves go through one matrix product (scratch per parallel task ~0.5 MB at T = 24)
+TRACE_CHUNK = 32
+#: a float64's mantissa bits, and the exponent bits of 1.0
+MANTISSA = np.uint64(2**52 - 1)
+ONE_BITS = np.uint64(1023 << 52)
+LN2 = float(np.log(2.0))
+BUCKET_NONE = np.iinfo(np.int64).max
+BUCKET_CLIP = 2.0 ** 62
 
 
 @njit(parallel=True, cache=True, fastmath=SAFE_MATH)
@@ -107,46 +117,103 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
                             stayT[l, a0 + a, q] = max(1.0 - (total[l, a] - own), STAY_FLOOR)
 
 
-@njit(parallel=True, cache=True, fastmath=SAFE_MATH)
-def _block_logliks(locs, slots, rows, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every, out):
-    """out[r, q] = log p(locs[rows[r]] = M(q)) for the block's candidates q; the loops over q
-    run along contiguous memory. A move's R^I entries G[a, b] and G[b, a] are float32 dot
-    products (relative error ~1e-7, far below the buckets' width eta)."""
+@njit(cache=True, fastmath=SAFE_MATH)
+def _chunk_logliks(locs, slots, rows, lo, hi, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every,
+                   X, G, acc, expo, out):
+    """out[r - lo, q] = log p(locs[rows[r]] = M(q)) for the traces r in [lo, hi) and the block's
+    candidates q; the loops over q run along contiguous memory.
+
+    A move a -> b needs G_q[a, b] and G_q[b, a] (G_q = R^I_q) for every q: the rows
+    B[a] * C[b] and B[b] * C[a] of all the chunk's moves go in X and one float32 matrix product
+    with the block's A^T gives them all (relative error ~1e-7, far below the buckets' width eta).
+    Every log_every steps each product's binary exponent moves to ``expo`` (its mantissa stays in
+    [1, 2)), so a trace takes one log per candidate."""
     z, n_c = A_blkT.shape
     T = locs.shape[1]
-    for r in prange(rows.size):
+    n = 0
+    for r in range(lo, hi):
         y = locs[rows[r]]
-        acc = np.empty(n_c)
-        ll = np.zeros(n_c)
-        g1 = np.empty(n_c, np.float32)
-        g2 = np.empty(n_c, np.float32)
+        for t in range(1, T):
+            a, b = y[t - 1], y[t]
+            if a != b:
+                for k in range(z):
+                    X[n, k] = np.float32(B[a, k] * C[b, k])
+                    X[n + 1, k] = np.float32(B[b, k] * C[a, k])
+                n += 2
+    if n > 0:
+        np.dot(X[:n], A_blkT, G[:n])
+    bits = acc.view(np.uint64)
+    n = 0
+    for r in range(lo, hi):
+        y = locs[rows[r]]
         a = y[0]
         for q in range(n_c):
             acc[q] = piT[slots[0], a, q]
+            expo[q] = 0
         for t in range(1, T):
             b, l = y[t], slots[t]
             if a == b:
                 for q in range(n_c):
                     acc[q] *= stayT[l, a, q]
             else:
-                g1[:] = 0.0
-                g2[:] = 0.0
-                for k in range(z):
-                    x1, x2 = np.float32(B[a, k] * C[b, k]), np.float32(B[b, k] * C[a, k])
-                    for q in range(n_c):
-                        g1[q] += x1 * A_blkT[k, q]
-                        g2[q] += x2 * A_blkT[k, q]
                 for q in range(n_c):
-                    fw = max(np.float64(g1[q]), phi) * invZT[a, q]
-                    bw = max(np.float64(g2[q]), phi) * WT[l, b, q] * invPiT[l, a, q]
+                    fw = max(np.float64(G[n, q]), phi) * invZT[a, q]
+                    bw = max(np.float64(G[n + 1, q]), phi) * WT[l, b, q] * invPiT[l, a, q]
                     acc[q] *= min(fw, bw)
+                n += 2
             a = b
             if t % log_every == 0:
                 for q in range(n_c):
-                    ll[q] += np.log(acc[q])
-                    acc[q] = 1.0
+                    expo[q] += np.int64(bits[q] >> 52) - 1023
+                    bits[q] = (bits[q] & MANTISSA) | ONE_BITS
         for q in range(n_c):
-            out[r, q] = ll[q] + np.log(acc[q])
+            out[r - lo, q] = np.log(acc[q]) + expo[q] * LN2
+
+
+@njit(cache=True)
+def _chunk_scratch(n_traces, T, z, n_c):
+    moves = 2 * n_traces * (T - 1)
+    return (np.empty((moves, z), np.float32), np.empty((moves, n_c), np.float32), np.empty(n_c),
+            np.empty(n_c, np.int64), np.empty((n_traces, n_c)))
+
+
+@njit(parallel=True, cache=True, fastmath=SAFE_MATH)
+def _block_logliks(locs, slots, rows, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every, out):
+    """out[r, q] = log p(locs[rows[r]] = M(q)), TRACE_CHUNK traces at a time (_chunk_logliks)."""
+    z, n_c = A_blkT.shape
+    for c in prange((rows.size + TRACE_CHUNK - 1) // TRACE_CHUNK):
+        lo, hi = c * TRACE_CHUNK, min(rows.size, (c + 1) * TRACE_CHUNK)
+        X, G, acc, expo, ll = _chunk_scratch(hi - lo, locs.shape[1], z, n_c)
+        _chunk_logliks(locs, slots, rows, lo, hi, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every,
+                       X, G, acc, expo, ll)
+        out[lo:hi] = ll
+
+
+@njit(parallel=True, cache=True, fastmath=SAFE_MATH)
+def _block_hits(locs, slots, rows, blk, source, own_bucket, eta, A_blkT, B, C, invZT, piT, WT, invPiT, stayT,
+                phi, log_every, hits):
+    """hits[rows[r]] += the block's candidates q (other than the trace's source) whose
+    log-likelihood falls in the trace's own bucket (eq. 6, as privacy.buckets)."""
+    z, n_c = A_blkT.shape
+    for c in prange((rows.size + TRACE_CHUNK - 1) // TRACE_CHUNK):
+        lo, hi = c * TRACE_CHUNK, min(rows.size, (c + 1) * TRACE_CHUNK)
+        X, G, acc, expo, ll = _chunk_scratch(hi - lo, locs.shape[1], z, n_c)
+        _chunk_logliks(locs, slots, rows, lo, hi, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every,
+                       X, G, acc, expo, ll)
+        for r in range(lo, hi):
+            i = rows[r]
+            for q in range(n_c):
+                if blk[q] != source[i] and _bucket(ll[r - lo, q], eta) == own_bucket[i]:
+                    hits[i] += 1
+
+
+@njit(cache=True)
+def _bucket(loglik, eta):
+    """privacy.plausible_deniability.buckets of one log-likelihood."""
+    x = -loglik / eta
+    if not np.isfinite(x):
+        return BUCKET_NONE
+    return np.int64(min(max(np.floor(x), -BUCKET_CLIP), BUCKET_CLIP))
 
 
 def _needed_stays(locs: np.ndarray, slots: np.ndarray, n_slots: int, n_locations: int) -> np.ndarray:
@@ -156,9 +223,9 @@ def _needed_stays(locs: np.ndarray, slots: np.ndarray, n_slots: int, n_locations
     return need
 
 
-def block_logliks(factors: dict, candidates: np.ndarray, locs: np.ndarray, slots: np.ndarray,
-                  rows: np.ndarray, need: np.ndarray) -> np.ndarray:
-    """log p(y = M(m)) of traces ``locs[rows]`` under the candidates (one block), (rows, candidates)."""
+def block_tables(factors: dict, candidates: np.ndarray, need: np.ndarray) -> tuple:
+    """The arguments of _block_logliks / _block_hits after the rows: the block's A^T (float32),
+    B, C and its candidates' tables (_block_tables)."""
     A_blk = np.ascontiguousarray(factors["A"][candidates])
     B, C, D = factors["B"], factors["C"], factors["D"]
     L, S, n_c = B.shape[0], D.shape[0], candidates.size
@@ -167,9 +234,14 @@ def block_logliks(factors: dict, candidates: np.ndarray, locs: np.ndarray, slots
     piT, WT, invPiT, stayT = (np.empty((S, L, n_c)) for _ in range(4))
     stayT[:] = 1.0
     _block_tables(A_blk, B, CT32, D, need, PHI, invZT, piT, WT, invPiT, stayT)
-    out = np.empty((rows.size, n_c))
-    _block_logliks(locs, slots, rows, np.ascontiguousarray(A_blk.T, dtype=np.float32), B, C, invZT, piT, WT, invPiT, stayT, PHI,
-                   LOG_EVERY, out)
+    return np.ascontiguousarray(A_blk.T, dtype=np.float32), B, C, invZT, piT, WT, invPiT, stayT, PHI, LOG_EVERY
+
+
+def block_logliks(factors: dict, candidates: np.ndarray, locs: np.ndarray, slots: np.ndarray,
+                  rows: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """log p(y = M(m)) of traces ``locs[rows]`` under the candidates (one block), (rows, candidates)."""
+    out = np.empty((rows.size, candidates.size))
+    _block_logliks(locs, slots, rows, *block_tables(factors, candidates, need), out)
     return out
 
 
@@ -201,6 +273,7 @@ def pd_test_factors(factors: dict, locs: np.ndarray, slots: np.ndarray, source: 
     """
     locs = np.ascontiguousarray(locs, dtype=np.int64)
     slots = np.ascontiguousarray(slots, dtype=np.int64)
+    source = np.ascontiguousarray(source, dtype=np.int64)
     n_users = factors["A"].shape[0]
     cand = choose_candidates(n_users, candidates, seed, k, eta, source)
     need = _needed_stays(locs, slots, n_slots, factors["B"].shape[0])
@@ -211,9 +284,7 @@ def pd_test_factors(factors: dict, locs: np.ndarray, slots: np.ndarray, source: 
     active = np.arange(source.size)
     for lo in range(0, cand.size, CANDIDATE_BLOCK):
         blk = cand[lo:lo + CANDIDATE_BLOCK]
-        ll = block_logliks(factors, blk, locs, slots, active, need)
-        same = (buckets(ll, eta) == own_bucket[active, None]) & (source[active, None] != blk[None, :])
-        hits[active] += same.sum(axis=1)
+        _block_hits(locs, slots, active, blk, source, own_bucket, float(eta), *block_tables(factors, blk, need), hits)
         if early_stop:
             active = active[hits[active] + 1 < k]
         if progress is not None:
