@@ -178,10 +178,7 @@ def clamped_row_sums(BaT32, C32, phi, out, G):
     out[:] = 0.0
     for j0 in range(0, L, ROW_BLOCK):
         j1 = min(L, j0 + ROW_BLOCK)
-        if j1 - j0 == ROW_BLOCK:
-            np.dot(C32[j0:j1], BaT32, G)
-        else:
-            G[:j1 - j0] = np.dot(C32[j0:j1], BaT32)
+        np.dot(C32[j0:j1], BaT32, G[:j1 - j0])
         for j in range(j1 - j0):
             for i in range(L):
                 g = G[j, i]
@@ -190,17 +187,12 @@ def clamped_row_sums(BaT32, C32, phi, out, G):
 
 @njit(cache=True, fastmath=SAFE_MATH)
 def visit_distributions(BaT, D, phi, home, boost, out):
-    """pi_{n,l} for every slot l into ``out`` (n_slots, L) from BaT = (B * a_n)^T; with ``home >= 0``
-    the home's count is raised by ``boost`` in the first and last slots before normalising
-    (paper 003 App. D)."""
+    """pi_{n,l} for every slot l into ``out`` (n_slots, L) from BaT = (B * a_n)^T: R^II_n^T = D BaT
+    as one product; with ``home >= 0`` the home's count is raised by ``boost`` in the first and
+    last slots before normalising (paper 003 App. D)."""
     S, L = out.shape
-    z = BaT.shape[0]
+    np.dot(D, BaT, out)
     for l in range(S):
-        out[l] = 0.0
-        for k in range(z):
-            d = D[l, k]
-            for i in range(L):
-                out[l, i] += d * BaT[k, i]
         for i in range(L):
             out[l, i] = out[l, i] if out[l, i] > phi else phi
     if home >= 0:
@@ -211,23 +203,25 @@ def visit_distributions(BaT, D, phi, home, boost, out):
 
 
 @njit(cache=True, fastmath=SAFE_MATH)
-def mh_row_lazy(BaT, CT, Z, p, a, phi, g_ab, g_ba, out):
+def mh_row_lazy(BaT, CT, Z, p, w, a, phi, g_ab, g_ba, fresh, out):
     """Row ``a`` of Q_{n,l} (eq. 5) from the factors (transposed, z x L): Q*(b|a) =
     max(G[a,b], phi) / Z[a] and Q*(a|b) = max(G[b,a], phi) / Z[b], G = (B * a_n) C^T, without
-    forming G: row a and column a of G as 2 z axpys of length L."""
+    forming G: row a and column a of G as 2 z axpys of length L, made only when ``fresh`` (a
+    trace that stays at a reuses them). ``w`` = p / Z elementwise."""
     z, L = BaT.shape
-    g_ab[:] = 0.0
-    g_ba[:] = 0.0
-    for k in range(z):
-        x, y = BaT[k, a], CT[k, a]
-        for b in range(L):
-            g_ab[b] += x * CT[k, b]
-            g_ba[b] += y * BaT[k, b]
+    if fresh:
+        g_ab[:] = 0.0
+        g_ba[:] = 0.0
+        for k in range(z):
+            x, y = BaT[k, a], CT[k, a]
+            for b in range(L):
+                g_ab[b] += x * CT[k, b]
+                g_ba[b] += y * BaT[k, b]
     inv = 1.0 / p[a]
     za = 1.0 / Z[a]
     for b in range(L):
         f = max(g_ab[b], phi) * za
-        r = p[b] * max(g_ba[b], phi) / Z[b] * inv
+        r = max(g_ba[b], phi) * w[b] * inv
         out[b] = min(f, r)
     total = ordered_sum(out) - out[a]
     out[a] = 1.0 - total
@@ -282,20 +276,25 @@ def sample_users(feature, B, CT, D, C32, slots, uniforms, homes, boost, phi, out
         Ba, BaT = np.empty((L, z)), np.empty((z, L))
         Ba32, BaT32 = np.empty((L, z), np.float32), np.empty((z, L), np.float32)
         G = np.empty((ROW_BLOCK, L), np.float32)
-        Z, piT = np.empty(L), np.empty((S, L))
+        Z, piT, W = np.empty(L), np.empty((S, L)), np.empty((S, L))
         row, g_ab, g_ba = np.empty(L), np.empty(L), np.empty(L)
         for q in range(c * USERS_PER_TASK, min(n, (c + 1) * USERS_PER_TASK)):
             scaled_rows(B, feature[q], Ba, Ba32, BaT, BaT32)
             clamped_row_sums(BaT32, C32, phi, Z, G)
             visit_distributions(BaT, D, phi, homes[q], boost, piT)
+            for l in range(S):
+                for i in range(L):
+                    W[l, i] = piT[l, i] / Z[i]
             for k in range(n_tr):
                 w = q * n_tr + k
                 p0 = piT[slots[0]]
                 a = _draw(p0, uniforms[q, k, 0])
                 out[w, 0] = a
                 ll = np.log(p0[a])
+                made = -1
                 for t in range(1, T):
-                    mh_row_lazy(BaT, CT, Z, piT[slots[t]], a, phi, g_ab, g_ba, row)
+                    mh_row_lazy(BaT, CT, Z, piT[slots[t]], W[slots[t]], a, phi, g_ab, g_ba, a != made, row)
+                    made = a
                     b = _draw(row, uniforms[q, k, t])
                     ll += np.log(row[b])
                     a = b

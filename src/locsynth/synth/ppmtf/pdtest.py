@@ -227,7 +227,7 @@ def block_tables(factors: dict, candidates: np.ndarray, need: np.ndarray) -> tup
     """The arguments of _block_logliks / _block_hits after the rows: the block's A^T (float32),
     B, C and its candidates' tables (_block_tables)."""
     A_blk = np.ascontiguousarray(factors["A"][candidates])
-    B, C, D = factors["B"], factors["C"], factors["D"]
+    B, C, D = (np.ascontiguousarray(factors[n]) for n in ("B", "C", "D"))
     L, S, n_c = B.shape[0], D.shape[0], candidates.size
     CT32 = np.ascontiguousarray(C.T, dtype=np.float32)
     invZT = np.empty((L, n_c))
