@@ -71,17 +71,27 @@ def _mh_row(Q, QT, p, a, out):
 
 @njit(cache=True)
 def _draw(p, u):
-    """Index drawn from probabilities ``p`` with the uniform ``u`` (inverse CDF)."""
-    target = u * p.sum()
+    """Index drawn from probabilities ``p`` with the uniform ``u`` (inverse CDF). The running sum
+    goes eight entries at a time (each eight summed as a tree, so their sums overlap in the
+    pipeline) and only the eight that cross u times the total are scanned one by one."""
+    target = u * ordered_sum(p)
     acc = 0.0
-    for k in range(p.size):
-        acc += p[k]
+    n = p.size
+    k = 0
+    while k + 8 <= n:
+        blk = ((p[k] + p[k + 1]) + (p[k + 2] + p[k + 3])) + ((p[k + 4] + p[k + 5]) + (p[k + 6] + p[k + 7]))
+        if target < acc + blk:
+            break
+        acc += blk
+        k += 8
+    for j in range(k, n):
+        acc += p[j]
         if target < acc:
-            return k
-    for k in range(p.size - 1, -1, -1):  # rounding slack: the last location with mass
-        if p[k] > 0:
-            return k
-    return p.size - 1
+            return j
+    for j in range(n - 1, -1, -1):  # rounding slack: the last location with mass
+        if p[j] > 0:
+            return j
+    return n - 1
 
 
 @njit(cache=True)
