@@ -305,6 +305,34 @@ def test_pd_test_counts_by_hand():
         pd_test(TableModel(table), np.zeros((2, 1)), np.zeros(1), source, k=9)
 
 
+def test_blocked_draw_is_the_inverse_cdf():
+    """generate._draw (eight entries at a time) picks the location a plain inverse CDF picks, and
+    never one without mass, on sizes around its block of eight, with zeros and with mass in one entry."""
+    from locsynth.synth.ppmtf.generate import _draw
+
+    rng = np.random.default_rng(0)
+    for L in (1, 7, 8, 9, 17, 1000):
+        for _ in range(300):
+            p = rng.random(L) ** 4
+            p[rng.random(L) < 0.4] = 0.0
+            if p.sum() == 0 or rng.random() < 0.1:
+                p[:] = 0.0
+                p[rng.integers(L)] = 1.0
+            for u in (0.0, rng.random(), 1.0 - 1e-16):
+                c = np.cumsum(p)
+                ref = min(int(np.searchsorted(c, u * c[-1], side="right")), L - 1)
+                ref = ref if p[ref] > 0 else int(np.flatnonzero(p)[-1])
+                assert _draw(p, u) == ref
+
+
+def test_pd_buckets_in_the_kernel_equal_the_reference_buckets():
+    from locsynth.synth.ppmtf.pdtest import _bucket
+
+    ll = np.array([0.0, -0.5, -1.0, -1.0 - 1e-12, -37.2, -1e300, -np.inf, np.nan, 3.0])
+    for eta in (1.0, 0.3, 2.0):
+        assert [_bucket(x, eta) for x in ll] == buckets(ll, eta).tolist()
+
+
 def test_scalable_pd_test_equals_the_full_matrix_reference(city_fit, monkeypatch):
     """pdtest.pd_test_factors (a block of candidates at a time, float32 products, stays from the
     factors) gives the counts of the reference pd_test (each user's full MH matrices through

@@ -207,9 +207,12 @@ def _block_hits(locs, slots, rows, blk, source, own_bucket, eta, A_blkT, B, C, i
                     hits[i] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=False)
 def _bucket(loglik, eta):
-    """privacy.plausible_deniability.buckets of one log-likelihood."""
+    """privacy.plausible_deniability.buckets of one log-likelihood. fastmath is off on purpose: a
+    callee inherits its caller's flags unless it sets its own, and with ninf / nnan the test for
+    -inf and nan would be folded away (the walk's log-likelihoods are finite: every product stays a
+    positive normal number; the reference's buckets are kept for any input)."""
     x = -loglik / eta
     if not np.isfinite(x):
         return BUCKET_NONE
