@@ -646,9 +646,14 @@ def _check_seed(seed) -> int:
     return _check_count(seed, "seed", "a non-negative integer", minimum=0)
 
 
-def _chunks(n: int, size: int) -> Iterator[tuple[int, int]]:
-    for lo in range(0, n, size):
-        yield lo, min(lo + size, n)
+def _simulated_chunks(setup: _Setup, chunk_users: int | None = None) -> Iterator[tuple[int, tuple]]:
+    """(users done, _simulate_range of the chunk) for chunks of at most ``chunk_users`` users and
+    MAX_CHUNK_EVENTS instants simulated."""
+    size = max(1, MAX_CHUNK_EVENTS // setup.per_user)
+    size = size if chunk_users is None else min(chunk_users, size)
+    for lo in range(0, setup.n_users, size):
+        hi = min(lo + size, setup.n_users)
+        yield hi, _simulate_range(setup, lo, hi)
 
 
 def simulate(n_users: int, *, days: int = 1, space: Space | None = None, pois: int | None = None,
@@ -689,8 +694,7 @@ def simulate(n_users: int, *, days: int = 1, space: Space | None = None, pois: i
     setup = _setup(n_users, days, space, pois, instant, slot, start_date, timezone, checkin_rate, seed)
     # users a chunk at a time, as simulate_to_dir does: a thinned set holds a few percent of the
     # instants every user is simulated at, so memory is one chunk's instants plus the result
-    parts = [_simulate_range(setup, lo, hi)
-             for lo, hi in _chunks(setup.n_users, max(1, MAX_CHUNK_EVENTS // setup.per_user))]
+    parts = [part for _, part in _simulated_chunks(setup)]
     user = np.concatenate([p[0] + np.int32(p[3]["user_id"].iat[0]) for p in parts])
     t, loc = (np.concatenate([p[i] for p in parts]) for i in (1, 2))
     users = pd.concat([p[3] for p in parts], ignore_index=True)
@@ -738,10 +742,10 @@ def simulate_to_dir(out: str | Path, n_users: int, *, days: int = 1, space: Spac
     every chunk is written; an existing ``out`` is replaced only with ``overwrite``.
     """
     setup = _setup(n_users, days, space, pois, instant, slot, start_date, timezone, checkin_rate, seed)
-    chunk_users = min(_check_count(chunk_users, "chunk_users"), max(1, MAX_CHUNK_EVENTS // setup.per_user))
+    chunk_users = _check_count(chunk_users, "chunk_users")
     with TraceSetWriter(out, setup.space, setup.time, setup.info, overwrite) as writer:
-        for lo, hi in _chunks(setup.n_users, chunk_users):
-            writer.append(*_simulate_range(setup, lo, hi))
+        for hi, part in _simulated_chunks(setup, chunk_users):
+            writer.append(*part)
             if progress is not None:
                 progress(hi, setup.n_users)
     return Path(out)

@@ -170,7 +170,8 @@ class PPMTF(Synthesizer):
         f = self.factors_
         feature = f["A"][rows] if feature is None else np.asarray(feature, np.float64)
         homes = np.full(rows.size, -1, np.int64) if homes is None else np.asarray(homes, np.int64)
-        model = (np.ascontiguousarray(f["B"]), np.ascontiguousarray(f["C"].T), np.ascontiguousarray(f["D"]), f["C"].astype(np.float32), self.time_.slot(np.arange(T)).astype(np.int64))
+        model = (np.ascontiguousarray(f["B"]), np.ascontiguousarray(f["C"].T), np.ascontiguousarray(f["D"]),
+                 f["C"].astype(np.float32), self.time_.slot(np.arange(T)).astype(np.int64))
         job = functools.partial(generate_chunk, traces_per_user=traces_per_user, seed=seed, stream=stream,
                                 boost=float(boost))
         if client is None:

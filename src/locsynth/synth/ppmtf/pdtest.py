@@ -170,22 +170,25 @@ def _chunk_logliks(locs, slots, rows, lo, hi, A_blkT, B, C, invZT, piT, WT, invP
             out[r - lo, q] = np.log(acc[q]) + expo[q] * LN2
 
 
-@njit(cache=True)
-def _chunk_scratch(n_traces, T, z, n_c):
-    moves = 2 * n_traces * (T - 1)
-    return (np.empty((moves, z), np.float32), np.empty((moves, n_c), np.float32), np.empty(n_c),
-            np.empty(n_c, np.int64), np.empty((n_traces, n_c)))
+@njit(cache=True, fastmath=SAFE_MATH)
+def _walk_chunk(c, locs, slots, rows, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every):
+    """(lo, hi, log-likelihoods (hi - lo, candidates)) of chunk ``c`` of TRACE_CHUNK traces of
+    ``rows`` (_chunk_logliks, with the chunk's own scratch)."""
+    z, n_c = A_blkT.shape
+    lo, hi = c * TRACE_CHUNK, min(rows.size, (c + 1) * TRACE_CHUNK)
+    moves = 2 * (hi - lo) * (locs.shape[1] - 1)
+    ll = np.empty((hi - lo, n_c))
+    _chunk_logliks(locs, slots, rows, lo, hi, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every,
+                   np.empty((moves, z), np.float32), np.empty((moves, n_c), np.float32), np.empty(n_c),
+                   np.empty(n_c, np.int64), ll)
+    return lo, hi, ll
 
 
 @njit(parallel=True, cache=True, fastmath=SAFE_MATH)
 def _block_logliks(locs, slots, rows, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every, out):
     """out[r, q] = log p(locs[rows[r]] = M(q)), TRACE_CHUNK traces at a time (_chunk_logliks)."""
-    z, n_c = A_blkT.shape
     for c in prange((rows.size + TRACE_CHUNK - 1) // TRACE_CHUNK):
-        lo, hi = c * TRACE_CHUNK, min(rows.size, (c + 1) * TRACE_CHUNK)
-        X, G, acc, expo, ll = _chunk_scratch(hi - lo, locs.shape[1], z, n_c)
-        _chunk_logliks(locs, slots, rows, lo, hi, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every,
-                       X, G, acc, expo, ll)
+        lo, hi, ll = _walk_chunk(c, locs, slots, rows, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every)
         out[lo:hi] = ll
 
 
@@ -194,15 +197,11 @@ def _block_hits(locs, slots, rows, blk, source, own_bucket, eta, A_blkT, B, C, i
                 phi, log_every, hits):
     """hits[rows[r]] += the block's candidates q (other than the trace's source) whose
     log-likelihood falls in the trace's own bucket (eq. 6, as privacy.buckets)."""
-    z, n_c = A_blkT.shape
     for c in prange((rows.size + TRACE_CHUNK - 1) // TRACE_CHUNK):
-        lo, hi = c * TRACE_CHUNK, min(rows.size, (c + 1) * TRACE_CHUNK)
-        X, G, acc, expo, ll = _chunk_scratch(hi - lo, locs.shape[1], z, n_c)
-        _chunk_logliks(locs, slots, rows, lo, hi, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every,
-                       X, G, acc, expo, ll)
+        lo, hi, ll = _walk_chunk(c, locs, slots, rows, A_blkT, B, C, invZT, piT, WT, invPiT, stayT, phi, log_every)
         for r in range(lo, hi):
             i = rows[r]
-            for q in range(n_c):
+            for q in range(blk.size):
                 if blk[q] != source[i] and _bucket(ll[r - lo, q], eta) == own_bucket[i]:
                     hits[i] += 1
 
