@@ -25,8 +25,9 @@ from locsynth.synth.dptrip.generate import Router                               
 from locsynth.synth.dptrip.initializer import TripVAE, decode, decoder_arrays, head_probabilities  # noqa: E402
 from locsynth.synth.dptrip.nexthop import (NextHop, NextHopTables, nexthop_arrays, window_cells,  # noqa: E402
                                            window_class)
-from locsynth.synth.dptrip.training import (one_gram_per_trip, poisson_trips, sample_rate,  # noqa: E402
-                                            steps_for)
+from locsynth.privacy.audit import audit                                         # noqa: E402
+from locsynth.synth.dptrip.training import (GhostClipping, NoiseAheadOptimizer, one_gram_per_trip,  # noqa: E402
+                                            poisson_trips, sample_rate, steps_for, train_concurrently)
 from locsynth.synth.dptrip.records import trip_table                                 # noqa: E402
 
 
@@ -155,6 +156,168 @@ def test_shortest_paths_equal_networkx_on_the_same_weights():
             assert cost == pytest.approx(nx.path_weight(ref, expected, "weight"), rel=1e-9)
             assert path.tolist() == expected               # continuous weights: no ties
     assert len(router.cache) == 3
+
+
+# -- DP-SGD ------------------------------------------------------------------------------------
+
+def hop_batch(n=24, seed=0):
+    """A next-hop batch on a 6 x 7 grid: (current, destination, hour, class)."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(0, 42, (n,), generator=g), torch.randint(0, 42, (n,), generator=g),
+            torch.randint(0, 24, (n,), generator=g), torch.randint(0, 121, (n,), generator=g))
+
+
+def clipped_sums_by_loop(model, batch, clip):
+    """The reference: each example's gradient alone, clipped, summed."""
+    total = [torch.zeros_like(p) for p in model.parameters()]
+    for i in range(len(batch[0])):
+        grads = torch.autograd.grad(model(*(t[i:i + 1] for t in batch)).sum(), list(model.parameters()),
+                                    allow_unused=True)
+        grads = [torch.zeros_like(p) if g is None else g for p, g in zip(model.parameters(), grads)]
+        norm = torch.sqrt(sum(g.square().sum() for g in grads))
+        for t, g in zip(total, grads):
+            t += g * min(1.0, clip / (float(norm) + 1e-6))
+    return total
+
+
+def test_ghost_clipping_equals_clipping_each_example_alone():
+    torch.manual_seed(0)
+    hop, batch = NextHop(6, 7, embedding=8, hidden=16), hop_batch()
+    clip = GhostClipping(hop, 0.5)
+    norms = clip(batch)
+    clip.remove()
+    assert (norms > 0.5).sum() >= 5 and (norms < 0.5).sum() >= 2    # some clipped, some not
+    for p, want in zip(hop.parameters(), clipped_sums_by_loop(hop, batch, 0.5)):
+        assert torch.allclose(p.grad, want, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:Full backward hook is firing")
+def test_ghost_clipping_equals_opacus_two_pass_clipping_on_both_models():
+    """Opacus' GradSampleModuleFastGradientClipping (a second backward pass) is the library's own
+    clipped sum; the VAE's reparametrization draws the same noise on both sides (same seed)."""
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping
+    from opacus.optimizers import DPOptimizerFastGradientClipping
+    from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
+
+    g = torch.Generator().manual_seed(1)
+    cases = [(NextHop(6, 7, embedding=8, hidden=16), hop_batch(), 3.0),
+             (TripVAE(42, hidden=20, latent=6), tuple(torch.randint(0, k, (24,), generator=g) for k in (42, 42, 24)),
+              1.0)]
+    for model, batch, c in cases:
+        torch.manual_seed(2)
+        ghost = GhostClipping(model, c)
+        ghost(batch)
+        ghost.remove()
+        ours = [p.grad.clone() for p in model.parameters()]
+        module = GradSampleModuleFastGradientClipping(model, batch_first=True, loss_reduction="mean",
+                                                      max_grad_norm=c, use_ghost_clipping=True)
+        optimizer = DPOptimizerFastGradientClipping(torch.optim.SGD(module.parameters(), lr=0.1), noise_multiplier=0,
+                                                    max_grad_norm=c, expected_batch_size=24, loss_reduction="mean")
+        optimizer.zero_grad()
+        torch.manual_seed(2)
+        DPTensorFastGradientClipping(module, optimizer, module(*batch), "mean").backward()
+        for p, want in zip(model.parameters(), ours):
+            assert torch.allclose(p.grad, want, rtol=1e-4, atol=1e-6)
+        module._close()
+
+
+class Sequence3(torch.nn.Module):
+    """A dense layer over a sequence: its per-example gradient is no outer product of two rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.layer(x).sum(dim=(1, 2))
+
+
+def test_ghost_clipping_refuses_layers_it_cannot_norm():
+    with pytest.raises(TypeError, match="only nn.Linear and nn.Embedding"):
+        GhostClipping(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.LayerNorm(3)), 1.0)
+    with pytest.raises(TypeError, match="one row per example"):
+        GhostClipping(Sequence3(), 1.0)((torch.ones(4, 5, 3),))
+    twice = Sequence3()
+    twice.forward = lambda x: twice.layer(twice.layer(x)[:, :1].expand(-1, 3)).sum(1)
+    with pytest.raises(TypeError, match="called twice"):
+        GhostClipping(twice, 1.0)((torch.ones(4, 3),))
+
+
+def test_concurrent_runs_return_in_order_and_one_failure_stops_the_other():
+    import time
+
+    assert train_concurrently(lambda stop: 1, lambda stop: 2) == [1, 2]
+    seen = []
+
+    def long_run(stop):
+        for _ in range(2000):                       # 20 s unless told to stop
+            if stop.is_set():
+                seen.append("stopped")
+                return None
+            time.sleep(0.01)
+
+    def failing(stop):
+        raise ValueError("boom")
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="boom"):
+        train_concurrently(long_run, failing)
+    assert seen == ["stopped"] and time.perf_counter() - start < 5
+
+
+def gaussian_delta(epsilon, sigma):
+    """delta(epsilon) of the Gaussian mechanism with noise sigma times its sensitivity (Balle and
+    Wang 2018, Theorem 8)."""
+    from scipy.stats import norm
+
+    return norm.cdf(0.5 / sigma - epsilon * sigma) - np.exp(epsilon) * norm.cdf(-0.5 / sigma - epsilon * sigma)
+
+
+def test_a_dp_sgd_step_holds_its_epsilon_and_delta_and_an_unclipped_one_is_caught():
+    """One step's released sum (the clipped sum plus the optimizer's noise) on neighbouring batches,
+    one with an extra trip whose gradient is far longer than C: the statistic is the output along
+    the difference of the two sums. With sigma = 1 and C = 1 the step is (1, delta(1))-DP; without
+    clipping, the extra trip moves the output by its whole gradient and the claim fails."""
+    from opacus.optimizers.optimizer import _generate_noise
+
+    torch.manual_seed(3)
+    hop = NextHop(6, 7, embedding=2, hidden=4)
+    with torch.no_grad():
+        for p in hop.parameters():
+            p.mul_(6.0)                                 # gradients far longer than C = 1
+    candidates = hop_batch(200, seed=4)
+    probe = GhostClipping(hop, 1e9)
+    longest = int(probe(candidates).argmax())           # the extra trip: the longest gradient of 200
+    probe.remove()
+    small = tuple(t[:24] for t in candidates)
+    big = tuple(torch.cat([t[:24], t[longest:longest + 1]]) for t in candidates)
+    sigma, c = 1.0, 1.0
+    optimizer = NoiseAheadOptimizer(torch.optim.SGD(hop.parameters(), lr=0.1), noise_multiplier=sigma,
+                                    max_grad_norm=c, expected_batch_size=25, loss_reduction="mean",
+                                    secure_mode=True)
+    optimizer.close()
+
+    def released_sum(batch, clip_norm):
+        clip = GhostClipping(hop, clip_norm)
+        norms = clip(batch)
+        clip.remove()
+        return torch.cat([p.grad.reshape(-1) for p in hop.parameters()]), norms
+
+    for clip_norm, honest in ((c, True), (1e9, False)):
+        sums = {x: released_sum(b, clip_norm) for x, b in (("small", small), ("big", big))}
+        assert sums["big"][1][-1] > 10 * c
+        gap = sums["big"][0] - sums["small"][0]
+        u = gap / gap.norm()
+
+        def mechanism(x, n):
+            noise = _generate_noise(optimizer.noise_multiplier * optimizer.max_grad_norm,
+                                    torch.empty(n, u.numel()), secure_mode=optimizer.secure_mode)
+            return ((sums[x][0] + noise) @ u).numpy() / (sigma * c)
+
+        result = audit(mechanism, "small", "big", 1.0, delta=gaussian_delta(1.0, sigma), samples=20_000,
+                       repeats=3, bins=np.linspace(-4, 4 + float(gap.norm()) / (sigma * c), 40))
+        print(f"\n  clip {clip_norm:g}: {result}")
+        assert result.passed == honest, str(result)
 
 
 # -- accounting --------------------------------------------------------------------------------

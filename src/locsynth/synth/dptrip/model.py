@@ -32,7 +32,8 @@ from .accounting import Run, composed_epsilon, noise_multipliers, opacus_epsilon
 from .generate import Router
 from .initializer import TripVAE, decode, decoder_arrays
 from .nexthop import NextHop, NextHopTables, nexthop_arrays, window_class
-from .training import torch_threads, dp_sgd, initializer_batches, nexthop_batches, sample_rate, steps_for
+from .training import (dp_sgd, initializer_batches, nexthop_batches, sample_rate, steps_for, torch_threads,
+                       train_concurrently)
 from .records import TripTable, trip_table
 
 #: decoding of the VAE's heads at generation
@@ -80,7 +81,8 @@ class DPTrip(Synthesizer):
         Noise robust to floating-point attacks (Opacus' optimizer ``secure_mode``; training.py
         says what it costs and why not torchcsprng).
     threads : int
-        Torch threads while training (training.py's ``torch_threads`` says why 1).
+        Torch threads of each of the two runs, which train at the same time (training.py's
+        ``torch_threads`` says why 1).
     delta : float or None
         delta of the whole run; None takes 1 / the DP count of trips (the paper's 1 / |D|, with the
         count under DP; module docstring), at most :data:`MAX_DELTA`.
@@ -171,26 +173,26 @@ class DPTrip(Synthesizer):
         share = float(self.initializer_share)
         sigma_init, sigma_hop = noise_multipliers(plan["epsilon"], delta, [q, q], [steps, steps], [share, 1 - share])
         runs = [Run(sigma_init, q, steps), Run(sigma_hop, q, steps)]
-        rng = np.random.default_rng()          # sampling is part of the mechanism: never seeded
-        grid = train.space
-        seconds = {}
+        grid = train.space                     # sampling is part of the mechanism: never seeded
 
-        start = time.perf_counter()
         vae = TripVAE(grid.n_locations, self.hidden, self.latent)
-        accountant_init = dp_sgd(vae, initializer_batches(table.source, table.destination, table.hour, q, rng),
-                                 run=runs[0], max_grad_norm=float(self.initializer_clip),
-                                 batch_size=int(self.batch_size), learning_rate=self.learning_rates()[0],
-                                 secure_noise=bool(self.secure_noise), progress=_part(progress, 0))
-        seconds["initializer"] = time.perf_counter() - start
-
-        start = time.perf_counter()
         hop = NextHop(grid.rows, grid.cols, int(self.radius), int(self.embedding), int(self.nexthop_hidden))
         grams = _usable_grams(table, grid.cols, int(self.radius))
-        accountant_hop = dp_sgd(hop, nexthop_batches(*grams, q, rng), run=runs[1],
-                                max_grad_norm=float(self.nexthop_clip), batch_size=int(self.batch_size),
-                                learning_rate=self.learning_rates()[1], secure_noise=bool(self.secure_noise),
-                                progress=_part(progress, 1))
-        seconds["nexthop"] = time.perf_counter() - start
+        batches = [initializer_batches(table.source, table.destination, table.hour, q, np.random.default_rng()),
+                   nexthop_batches(*grams, q, np.random.default_rng())]
+        clips = [float(self.initializer_clip), float(self.nexthop_clip)]
+        seconds, report = {}, _both(progress)
+
+        def train(k: int, model, stop):
+            start = time.perf_counter()
+            accountant = dp_sgd(model, batches[k], run=runs[k], max_grad_norm=clips[k],
+                                batch_size=int(self.batch_size), learning_rate=self.learning_rates()[k],
+                                secure_noise=bool(self.secure_noise), progress=report(k), stop=stop)
+            seconds[("initializer", "nexthop")[k]] = time.perf_counter() - start
+            return accountant
+
+        accountant_init, accountant_hop = train_concurrently(lambda stop: train(0, vae, stop),
+                                                             lambda stop: train(1, hop, stop))
 
         epsilon = composed_epsilon(runs, delta)
         self.ledger_.record(
@@ -298,7 +300,16 @@ def _hour_start(axis, hour: np.ndarray) -> np.ndarray:
     return hour.astype(np.int64) * int(3600 // seconds) % axis.instants_per_day
 
 
-def _part(progress, k: int):
-    if progress is None:
-        return None
-    return lambda done, total: progress(k * total + done, 2 * total, "initializer" if k == 0 else "next hop")
+def _both(progress):
+    """Per-run progress callbacks that report the two concurrent runs' steps as one count."""
+    done = [0, 0]
+
+    def part(k: int):
+        if progress is None:
+            return None
+
+        def report(steps: int, total: int) -> None:
+            done[k] = steps
+            progress(sum(done), 2 * total, "initializer and next hop")
+        return report
+    return part
