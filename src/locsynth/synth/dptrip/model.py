@@ -301,7 +301,8 @@ def _hour_start(axis, hour: np.ndarray) -> np.ndarray:
 
 
 def _both(progress):
-    """Per-run progress callbacks that report the two concurrent runs' steps as one count."""
+    """Per-run progress callbacks for the two concurrent runs (the same number of steps each):
+    the count is the slower run's, so that the time left is the time to the end of both."""
     done = [0, 0]
 
     def part(k: int):
@@ -310,6 +311,6 @@ def _both(progress):
 
         def report(steps: int, total: int) -> None:
             done[k] = steps
-            progress(sum(done), 2 * total, "initializer and next hop")
+            progress(min(done), total, "initializer and next hop")
         return report
     return part
