@@ -34,8 +34,8 @@ from .tensors import RowOrder, Tensors
 FACTORS = ("A", "B", "C", "D")
 #: cells summed in float32 before they are added to a float64 total
 FLUSH = 4096
-#: cells whose features are laid out together in a Gram sum (16 x 256 float32: 16 KB, in L1)
-CELLS = 256
+#: cells whose features are laid out together in a Gram sum (1024 x 16 float32: 64 KB, in L2)
+CELLS = 1024
 
 
 class Prior(NamedTuple):
@@ -88,15 +88,13 @@ def sample_hyperparameters(X: np.ndarray, prior: Prior, rng: np.random.Generator
 
 # -- Gram sums ---------------------------------------------------------------------------------
 @njit(cache=True, fastmath=True)
-def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, FT, R):
-    """P += sum f f^T (upper triangle, in 2 x 2 blocks) and b += sum r f over cells lo..hi,
-    f = X1[idx1] * X2[idx2] (float32). Features are laid out along the cells, FT[k, c], CELLS at
-    a time, so that each 2 x 2 block of P is four dot products along the cells, which the
-    compiler keeps in vector registers (an outer product per cell would load and store P); b
-    is z dot products along the cells too, of float64 products (exact for float32 factors),
-    summed in float64 over a block before it is added."""
+def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, F, R):
+    """P += sum f f^T and b += sum r f over cells lo..hi, f = X1[idx1] * X2[idx2] (float32). The
+    features of CELLS cells are laid out as the rows of F (contiguous stores), then P takes one
+    product F^T F and b one F^T r (BLAS sgemm and sgemv on one thread: parallel.one_blas_thread),
+    each summed in float32 over the block before it is added."""
     z = X1.shape[1]
-    zp, cells = FT.shape
+    cells = F.shape[0]
     s = lo
     while s < hi:
         n = min(cells, hi - s)
@@ -104,37 +102,17 @@ def _accumulate(P, b, X1, idx1, X2, idx2, r, lo, hi, FT, R):
             a1, a2 = idx1[s + c], idx2[s + c]
             R[c] = r[s + c]
             for k in range(z):
-                FT[k, c] = X1[a1, k] * X2[a2, k]
-        for k in range(z):
-            t = 0.0
-            for c in range(n):
-                t += R[c] * np.float64(FT[k, c])
-            b[k] += t
-        for k in range(0, zp, 2):
-            for m in range(k, zp, 2):
-                t00 = np.float32(0.0)
-                t01 = np.float32(0.0)
-                t10 = np.float32(0.0)
-                t11 = np.float32(0.0)
-                for c in range(n):
-                    x0, x1, y0, y1 = FT[k, c], FT[k + 1, c], FT[m, c], FT[m + 1, c]
-                    t00 += x0 * y0
-                    t01 += x0 * y1
-                    t10 += x1 * y0
-                    t11 += x1 * y1
-                P[k, m] += t00
-                P[k, m + 1] += t01
-                P[k + 1, m] += t10
-                P[k + 1, m + 1] += t11
+                F[c, k] = X1[a1, k] * X2[a2, k]
+        G = F[:n]
+        P += np.dot(G.T, G)
+        b += np.dot(G.T, R[:n])
         s += n
 
 
 @njit(cache=True)
 def _gram_scratch(z):
-    """Float32 P (upper triangle), features FT and counts R (float64) of _accumulate, the rank
-    padded to even with a row of FT that stays zero."""
-    zp = z + (z & 1)
-    return np.zeros((zp, zp), np.float32), np.zeros((zp, CELLS), np.float32), np.zeros(CELLS)
+    """Float32 P, features F (one row a cell) and counts R of _accumulate."""
+    return np.zeros((z, z), np.float32), np.zeros((CELLS, z), np.float32), np.zeros(CELLS, np.float32)
 
 
 @njit(cache=True)
@@ -154,10 +132,10 @@ def _user_rows(off1, i1, j1, r1, off2, i2, j2, r2, B, C, D, alpha, Lam, Lam_mu, 
     (features b_i * c_j) and R^II (b_i * d_l) in float32 and never stored."""
     n_users, z = out.shape
     for n in prange(n_users):
-        P32, FT, R = _gram_scratch(z)
+        P32, F, R = _gram_scratch(z)
         b = np.zeros(z)
-        _accumulate(P32, b, B, i1, C, j1, r1, off1[n], off1[n + 1], FT, R)
-        _accumulate(P32, b, B, i2, D, j2, r2, off2[n], off2[n + 1], FT, R)
+        _accumulate(P32, b, B, i1, C, j1, r1, off1[n], off1[n + 1], F, R)
+        _accumulate(P32, b, B, i2, D, j2, r2, off2[n], off2[n + 1], F, R)
         P = np.zeros((z, z))
         _add_symmetric(P, P32, z)
         L = _cholesky(Lam + alpha * P)
@@ -171,7 +149,7 @@ def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
     each of its blocks in float32, FLUSH cells at a time, into P_acc[q]."""
     n_rows, z = P_acc.shape[1], P_acc.shape[2]
     for q in prange(chunks.size - 1):
-        P32, FT, R = _gram_scratch(z)
+        P32, F, R = _gram_scratch(z)
         bb = np.empty(z)
         for blk in range(chunks[q], chunks[q + 1]):
             XB = XN[block_user[blk]:]
@@ -181,7 +159,7 @@ def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
                     e = min(starts[blk, row + 1], s + FLUSH)
                     P32[:] = 0
                     bb[:] = 0
-                    _accumulate(P32, bb, XB, user, XO, other, r, s, e, FT, R)
+                    _accumulate(P32, bb, XB, user, XO, other, r, s, e, F, R)
                     b_acc[q, row] += bb
                     _add_symmetric(P_acc[q, row], P32, z)
                     s = e
