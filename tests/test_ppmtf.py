@@ -305,6 +305,26 @@ def test_pd_test_counts_by_hand():
         pd_test(TableModel(table), np.zeros((2, 1)), np.zeros(1), source, k=9)
 
 
+def test_clamped_row_sums_do_not_depend_on_the_block_of_rows():
+    """The normalisers of Q*_n add each row's terms in the order of j whatever the scratch's rows
+    (generate.row_block), and equal a plain float64 sum of max(G, phi)."""
+    from locsynth.synth.ppmtf.generate import clamped_row_sums, row_block
+
+    rng = np.random.default_rng(0)
+    for L in (37, 400, 1000):
+        BaT32 = rng.random((16, L)).astype(np.float32)
+        C32 = (rng.random((L, 16)) - 0.3).astype(np.float32)
+        sums = []
+        for rows in (8, row_block(L), 256):
+            out = np.empty(L)
+            clamped_row_sums(BaT32, C32, 1e-3, out, np.empty((rows, L), np.float32))
+            sums.append(out)
+        assert np.array_equal(sums[0], sums[1]) and np.array_equal(sums[1], sums[2])
+        G = BaT32.T.astype(np.float64) @ C32.T.astype(np.float64)
+        assert np.allclose(sums[0], np.maximum(G, 1e-3).sum(axis=1), rtol=1e-5)
+    assert row_block(1000) == 16 and row_block(100) == 163 and row_block(5000) == 8 and row_block(20) == 256
+
+
 def test_blocked_draw_is_the_inverse_cdf():
     """generate._draw (eight entries at a time) picks the location a plain inverse CDF picks, and
     never one without mass, on sizes around its block of eight, with zeros and with mass in one entry."""

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...privacy.plausible_deniability import PDResult, buckets, choose_candidates
-from .generate import PHI, ROW_BLOCK, SAFE_MATH, clamped_row_sums, scaled_rows, visit_distributions
+from .generate import PHI, SAFE_MATH, clamped_row_sums, row_block, scaled_rows, visit_distributions
 
 CANDIDATE_BLOCK = 64
 #: steps multiplied before the product's exponent is set aside: a move's probability is at least
@@ -68,7 +68,7 @@ def _block_tables(A_blk, B, CT32, D, need_stay, phi, invZT, piT, WT, invPiT, sta
         Z, pi, w = np.empty(L), np.empty((S, L)), np.empty((S, L))
         X, Y = np.empty((L, STAY_ROWS), np.float32), np.empty((L, STAY_ROWS), np.float32)
         BaT_block = np.zeros((z, STAY_ROWS), np.float32)
-        Gr = np.empty((ROW_BLOCK, L), np.float32)
+        Gr = np.empty((row_block(L), L), np.float32)
         za, f, y = np.empty(STAY_ROWS), np.empty(STAY_ROWS), np.empty(STAY_ROWS)
         inv, total = np.ones((S, STAY_ROWS)), np.empty((S, STAY_ROWS))
         slot_needed = np.empty(S, np.bool_)
