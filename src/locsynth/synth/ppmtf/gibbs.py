@@ -150,7 +150,6 @@ def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
     n_rows, z = P_acc.shape[1], P_acc.shape[2]
     for q in prange(chunks.size - 1):
         P32, F, R = _gram_scratch(z)
-        bb = np.empty(z)
         for blk in range(chunks[q], chunks[q + 1]):
             XB = XN[block_user[blk]:]
             for row in range(n_rows):
@@ -158,9 +157,7 @@ def _row_sums(chunks, block_user, starts, user, other, r, XN, XO, P_acc, b_acc):
                 while s < starts[blk, row + 1]:
                     e = min(starts[blk, row + 1], s + FLUSH)
                     P32[:] = 0
-                    bb[:] = 0
-                    _accumulate(P32, bb, XB, user, XO, other, r, s, e, F, R)
-                    b_acc[q, row] += bb
+                    _accumulate(P32, b_acc[q, row], XB, user, XO, other, r, s, e, F, R)
                     _add_symmetric(P_acc[q, row], P32, z)
                     s = e
 
