@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from locsynth import InputError, TraceSet
 from locsynth.attacks import membership_inference, reidentify
 from locsynth.cli import app
-from locsynth.parallel import chunk_bounds, executor, map_chunks, threads
+from locsynth.parallel import chunk_bounds, deal, executor, map_chunks, threads
 from locsynth.privacy.plausible_deniability import choose_candidates
 from locsynth.simulate import make_space, simulate
 from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
@@ -113,6 +113,19 @@ def test_attacks_on_the_cluster_equal_serial(client, city):
         a = membership_inference(train, test, syn, per_trace_number=per_set)
         b = membership_inference(train, test, syn, per_trace_number=per_set, client=client)
         assert np.array_equal(a.scores, b.scores) and (a.advantage, a.accuracy) == (b.advantage, b.accuracy)
+
+
+def test_deal_gives_every_position_once_and_balances_the_threads():
+    rng = np.random.default_rng(2)
+    costs = rng.pareto(1.5, 500) * 100
+    for threads in (1, 2, 3, 8):
+        order, bounds = deal(costs, threads)
+        assert sorted(order.tolist()) == list(range(costs.size)) and bounds[0] == 0 and bounds[-1] == costs.size
+        loads = [costs[order[bounds[t]:bounds[t + 1]]].sum() for t in range(threads)]
+        # longest processing time first: no thread ends later than the mean load plus one item
+        assert max(loads) <= costs.sum() / threads + costs.max() + 1e-9
+    order, bounds = deal([5.0, 1.0, 1.0, 1.0, 1.0, 1.0], 2)
+    assert order[bounds[0]:bounds[1]].tolist() == [0] and order[bounds[1]:].tolist() == [1, 2, 3, 4, 5]
 
 
 def test_executor_errors():

@@ -3,6 +3,7 @@ privacy tests on worked cases, the parts' invariants, and the acceptance run on 
 
 import itertools
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -74,25 +75,42 @@ def test_assignment_value_equals_sorted_pairing_and_brute_force():
         assert len(set(i)) == i.size and len(set(j)) == j.size
 
 
+def _assert_scipys_mapping(a, b, width):
+    """fit's compiled mapping of a to b is scipy's linear_sum_assignment's, pair for pair."""
+    from locsynth.synth.sglt.similarity import _assign_buffers, _mapping
+
+    pair = np.empty(width, np.int64)
+    value, i, j = best_mapping(a, b)
+    got = _mapping(a, b, pair, _assign_buffers(width))
+    mapped = np.flatnonzero(pair[:a.size] >= 0)
+    assert got == pytest.approx(value, abs=1e-12)
+    assert mapped.tolist() == i.tolist() and pair[mapped].tolist() == j.tolist()
+
+
 def test_compiled_assignment_makes_scipys_choices_on_ties():
     """fit's compiled assignment against scipy's linear_sum_assignment on visit profiles with many
     equal probabilities (counts over few instants), where many mappings are optimal: the same
     mapping, so the location graph and the classes are those of the pair-by-pair reference."""
-    from locsynth.synth.sglt.similarity import _assign_buffers, _mapping
-
     rng = np.random.default_rng(4)
-    work, pair = _assign_buffers(12), np.empty(12, np.int64)
     for _ in range(3000):
         na, nb = rng.integers(1, 12, 2)
         a = rng.integers(1, 5, na) / rng.choice([6, 30, 1000])
         b = rng.integers(1, 5, nb) / rng.choice([6, 30, 1000])
         if rng.random() < 0.5:
             a, b = a / a.sum(), b / b.sum()
-        value, i, j = best_mapping(a, b)
-        got = _mapping(a, b, pair, work)
-        mapped = np.flatnonzero(pair[:na] >= 0)
-        assert got == pytest.approx(value, abs=1e-12)
-        assert mapped.tolist() == i.tolist() and pair[mapped].tolist() == j.tolist()
+        _assert_scipys_mapping(a, b, 12)
+
+
+def test_compiled_assignment_makes_scipys_choices_on_large_supports():
+    """The same on supports of the sizes Foursquare users have (up to 150 locations, visit counts
+    over a month of hours): long augmenting paths, columns leaving and coming back to the scan
+    order many times per row."""
+    rng = np.random.default_rng(8)
+    for _ in range(60):
+        na, nb = rng.integers(20, 151, 2)
+        a = rng.geometric(rng.uniform(0.1, 0.6), na).astype(float)
+        b = rng.geometric(rng.uniform(0.1, 0.6), nb).astype(float)
+        _assert_scipys_mapping(a / a.sum(), b / b.sum(), 150)
 
 
 def test_geographic_similarity_hamming_closed_form_equals_emd():

@@ -15,6 +15,8 @@ import numba
 from numba import njit, prange
 from scipy.optimize import linear_sum_assignment
 
+from ... import parallel
+
 #: Weight every location pair starts with in the location graph (the authors' tool), so that the
 #: graph of the visited locations is connected.
 GRAPH_FLOOR = 1e-8
@@ -159,8 +161,11 @@ def pair_chunk(us: np.ndarray, profile: sp.csr_array, weight: np.ndarray, n_user
     ptr = profile.indptr.astype(np.int64)
     width = max(int(np.diff(ptr).max()) if ptr.size > 1 else 0, 1)
     threads = min(numba.get_num_threads(), max(us.size, 1))
+    size = np.diff(ptr).reshape(n_users, periods).sum(axis=1).astype(np.float64)
+    later = np.cumsum(size[::-1])[::-1] - size                   # locations of the users v > u
+    order, bounds = parallel.deal(size[us] * later[us] + (n_users - us), threads)
     blocks = _pairs_kernel(us, int(n_users), int(periods), ptr, profile.indices.astype(np.int64), profile.data,
-                           weight, edge_weight == "overlap", profile.shape[1], width, threads,
+                           weight, edge_weight == "overlap", profile.shape[1], width, order, bounds,
                            1.0 / edge_quantum(n_users))
     graph = blocks[4]
     er, er2 = np.nonzero(graph)
@@ -170,11 +175,13 @@ def pair_chunk(us: np.ndarray, profile: sp.csr_array, weight: np.ndarray, n_user
 
 
 @njit(parallel=True, cache=True)
-def _pairs_kernel(us, n, P, ptr, loc, val, weight, overlap, R, width, nt, scale):
+def _pairs_kernel(us, n, P, ptr, loc, val, weight, overlap, R, width, order, bounds, scale):
     """The loop of :func:`pair_chunk`: per pair and period the best mapping (eq. 10's inner max)
-    and the Hamming closed form (a merge of the location-sorted supports), then the pair's
-    edges; one location graph per thread, users dealt to threads round robin."""
+    and the Hamming closed form (v's support against u's profile spread over all locations), then the pair's
+    edges; one location graph per thread, thread t taking the users
+    ``us[order[bounds[t]:bounds[t + 1]]]`` (:func:`..parallel.deal`)."""
     m = us.size
+    nt = bounds.size - 1
     sem_uv = np.zeros((m, n), np.float32)
     sem_vu = np.zeros((m, n), np.float32)
     geo_uv = np.zeros((m, n), np.float32)
@@ -184,24 +191,22 @@ def _pairs_kernel(us, n, P, ptr, loc, val, weight, overlap, R, width, nt, scale)
         g = graphs[t]
         work = _assign_buffers(width)
         pairs = np.empty((P, width), np.int64)          # per period: v's position mapped to u's i
-        for k in range(t, m, nt):
+        dense = np.zeros((P, R))                        # u's profile, 0 where u never goes
+        for q in range(bounds[t], bounds[t + 1]):
+            k = order[q]
             u = us[k]
+            for tau in range(P):
+                for i in range(ptr[u * P + tau], ptr[u * P + tau + 1]):
+                    dense[tau, loc[i]] = val[i]
             for v in range(u + 1, n):
                 s_uv = s_vu = h_uv = h_vu = 0.0
                 for tau in range(P):
                     a0, a1 = ptr[u * P + tau], ptr[u * P + tau + 1]
                     b0, b1 = ptr[v * P + tau], ptr[v * P + tau + 1]
                     x = _mapping(val[a0:a1], val[b0:b1], pairs[tau], work)
-                    h, i, j = 0.0, a0, b0
-                    while i < a1 and j < b1:
-                        if loc[i] == loc[j]:
-                            h += min(val[i], val[j])
-                            i += 1
-                            j += 1
-                        elif loc[i] < loc[j]:
-                            i += 1
-                        else:
-                            j += 1
+                    h = 0.0                             # the common locations' minima in location order:
+                    for j in range(b0, b1):             # the others add exactly 0
+                        h += min(dense[tau, loc[j]], val[j])
                     s_uv += weight[u, tau] * x
                     s_vu += weight[v, tau] * x
                     h_uv += weight[u, tau] * h
@@ -216,6 +221,9 @@ def _pairs_kernel(us, n, P, ptr, loc, val, weight, overlap, R, width, nt, scale)
                         if j >= 0 and loc[a0 + i] != loc[b0 + j]:
                             add = share * min(val[a0 + i], val[b0 + j]) if overlap else share
                             g[loc[a0 + i], loc[b0 + j]] += np.int64(np.rint(add * scale))
+            for tau in range(P):
+                for i in range(ptr[u * P + tau], ptr[u * P + tau + 1]):
+                    dense[tau, loc[i]] = 0.0
     graph = graphs[0].copy()
     for t in range(1, nt):
         graph += graphs[t]
@@ -245,11 +253,23 @@ def _mapping(a, b, pair, work):
     return x
 
 
+#: every bit of an int64 but the sign: ``b ^ ((b >> 63) & KEY_BITS)`` turns a float64's bits b
+#: into an integer that orders as the float does, and back
+KEY_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
 @njit(cache=True)
 def _assign_buffers(width):
-    return (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64),
-            np.empty(width, np.int64), np.empty(width), np.empty(width), np.empty(width),
-            np.empty(width, np.bool_), np.empty(width, np.bool_))
+    """Work arrays of :func:`_assign` for supports of up to ``width`` locations."""
+    def ints():
+        return np.empty(width, np.int64)
+
+    def reals():
+        return np.empty(width)
+
+    return (ints(), ints(), ints(), reals(), reals(), reals(),          # col4row, row4col, path, u, v, spc
+            ints(), reals(), reals(), np.empty(width, np.bool_),         # the remaining columns: j, y, v, free
+            reals(), ints(), ints(), ints(), ints(), np.empty(2))       # their spc, path; rows, cols, positions; minima
 
 
 @njit(cache=True)
@@ -260,49 +280,59 @@ def _assign(x, y, work):
     cost -min(x_i, y_j)), one row at a time, in the visiting order and with the tie rules of
     scipy's ``linear_sum_assignment``, so that where several mappings are optimal this one
     picks the mapping scipy picks (tests/test_sglt.py checks on tied inputs).
+
+    scipy scans the remaining columns through an index list; here they sit compacted in scan
+    order (their column, y, v, whether free, shortest path so far), so each step of the search
+    is three passes over contiguous arrays: relax (:func:`_relax`), the two minima
+    (:func:`_lowest`) and scipy's choice among the columns at the minimum (:func:`_pick`). A
+    column leaving is swapped behind the remaining ones; undoing the swaps after the
+    augmentation restores the reverse order every row's search starts from. Every comparison
+    and every sum is scipy's, in its order, so the mapping is the same bit for bit.
     """
-    col4row, row4col, path, remaining, u, v, spc, SR, SC = work
+    (col4row, row4col, path, u, v, spc, cj, cy, cv, cf, cspc, cpath, rows, cols, gone, low) = work
     nr, nc = x.size, y.size
+    ckey, lowkey = cspc.view(np.int64), low.view(np.int64)
     col4row[:nr] = -1
     row4col[:nc] = -1
-    path[:nc] = -1
     u[:nr] = 0.0
     v[:nc] = 0.0
+    for it in range(nc):                    # reverse order: a constant matrix gives the identity
+        j = nc - it - 1
+        cj[it], cy[it], cv[it], cf[it] = j, y[j], 0.0, True
     for cur in range(nr):
-        for it in range(nc):                # reverse order: a constant matrix gives the identity
-            remaining[it] = nc - it - 1
-        SR[:nr] = False
-        SC[:nc] = False
-        spc[:nc] = np.inf
+        nrows, ncols = 0, 0
         num, minval, sink, i = nc, 0.0, -1, cur
         while sink == -1:
-            index, lowest = -1, np.inf
-            SR[i] = True
-            for it in range(num):
-                j = remaining[it]
-                r = minval - min(x[i], y[j]) - u[i] - v[j]
-                if r < spc[j]:
-                    path[j] = i
-                    spc[j] = r
-                if spc[j] < lowest or (spc[j] == lowest and row4col[j] == -1):
-                    lowest = spc[j]
-                    index = it
+            rows[nrows] = i
+            nrows += 1
+            _relax(cy, cv, cspc, cpath, num, x[i], u[i], minval, i, nrows == 1)
+            _lowest(ckey, cf, num, lowkey)
+            lowest = low[0]
+            index = _pick(cspc, cf, num, lowest, low[1] == lowest)
             minval = lowest
-            j = remaining[index]
-            if row4col[j] == -1:
+            j = cj[index]
+            spc[j], path[j] = cspc[index], cpath[index]
+            cols[ncols], gone[ncols] = j, index
+            ncols += 1
+            if cf[index]:
                 sink = j
             else:
                 i = row4col[j]
-            SC[j] = True
             num -= 1
-            remaining[index] = remaining[num]
+            _swap(cj, cy, cv, cf, cspc, cpath, index, num)
+        for k in range(ncols - 1, -1, -1):
+            _swap(cj, cy, cv, cf, cspc, cpath, gone[k], num)
+            num += 1
         u[cur] += minval
-        for i in range(nr):
-            if SR[i] and i != cur:
+        for k in range(nrows):
+            i = rows[k]
+            if i != cur:
                 u[i] += minval - spc[col4row[i]]
-        for j in range(nc):
-            if SC[j]:
-                v[j] -= minval - spc[j]
+        for k in range(ncols):
+            j = cols[k]
+            v[j] -= minval - spc[j]
+            cv[nc - 1 - j] = v[j]
+        cf[nc - 1 - sink] = False
         j = sink
         while True:
             i = path[j]
@@ -310,6 +340,65 @@ def _assign(x, y, work):
             col4row[i], j = j, col4row[i]
             if i == cur:
                 break
+
+
+@njit(cache=True)
+def _relax(cy, cv, cspc, cpath, num, xi, ui, minval, i, first):
+    """One step's shortest paths through row i to the first ``num`` remaining columns (scipy's
+    reduced cost minval - min(x_i, y_j) - u_i - v_j, in its order of operations)."""
+    if first:
+        for it in range(num):
+            m = xi if xi <= cy[it] else cy[it]
+            cspc[it] = minval - m - ui - cv[it]
+            cpath[it] = i
+        return
+    for it in range(num):
+        m = xi if xi <= cy[it] else cy[it]
+        r = minval - m - ui - cv[it]
+        if r < cspc[it]:
+            cspc[it] = r
+            cpath[it] = i
+
+
+@njit(cache=True)
+def _lowest(ckey, cf, num, lowkey):
+    """The bits of min(spc) and of its minimum over the free columns into lowkey[0], lowkey[1],
+    as integer keys (see :data:`KEY_BITS`): integer minima vectorize where float ones do not.
+    Keys put -0 before +0, so a zero minimum may carry another sign than scipy's; no comparison
+    sees the sign of a zero, nor does any sum with a nonzero term."""
+    lo = fr = KEY_BITS
+    for it in range(num):
+        b = ckey[it]
+        key = b ^ ((b >> 63) & KEY_BITS)
+        lo = min(lo, key)
+        fr = min(fr, key if cf[it] else KEY_BITS)
+    lowkey[0] = lo ^ ((lo >> 63) & KEY_BITS)
+    lowkey[1] = fr ^ ((fr >> 63) & KEY_BITS)
+
+
+@njit(cache=True)
+def _pick(cspc, cf, num, lowest, free):
+    """scipy's column among those at ``lowest``: its scan keeps the first, replaced by any later
+    free one, so the last free column if there is one (``free``), else the first."""
+    if free:
+        it = num - 1
+        while not (cspc[it] == lowest and cf[it]):
+            it -= 1
+        return it
+    it = 0
+    while cspc[it] != lowest:
+        it += 1
+    return it
+
+
+@njit(cache=True)
+def _swap(cj, cy, cv, cf, cspc, cpath, a, b):
+    cj[a], cj[b] = cj[b], cj[a]
+    cy[a], cy[b] = cy[b], cy[a]
+    cv[a], cv[b] = cv[b], cv[a]
+    cf[a], cf[b] = cf[b], cf[a]
+    cspc[a], cspc[b] = cspc[b], cspc[a]
+    cpath[a], cpath[b] = cpath[b], cpath[a]
 
 
 def _geographic_ground(us, profile, weight, n_users, periods, ground) -> tuple[np.ndarray, np.ndarray]:
