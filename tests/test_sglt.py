@@ -148,6 +148,12 @@ def test_day_traces_and_fill_keep_observed_events(city):
     assert not np.array_equal(other, filled.locs) and np.array_equal(other[observed], filled.locs[observed])
     complete = day_traces(train)
     assert fill_missing(complete, train.space) is complete
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        assert np.array_equal(fill_missing(days, train.space, seed=4).locs, filled.locs)
+    finally:
+        numba.set_num_threads(before)
 
 
 def test_aggregate_model_is_stochastic_and_averages_users(city):

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+import numba
+from numba import njit, prange
 
 from ...errors import InputError
 from ...rng import uniform, user_words
@@ -212,7 +213,8 @@ def fill_missing(days: DayTraces, space, seed: int = 0, sweeps: int = FILL_SWEEP
     words = user_words(seed, 7, 0, int(users.max()) + 1)[:, 0] if users.size else np.zeros(0, np.uint64)
     starts = np.searchsorted(days.owner, users)
     ends = np.searchsorted(days.owner, users, side="right")
-    _fill_users(locs, starts, ends, words[users], agg, agg_t, float(prior), int(sweeps))
+    _fill_users(locs, starts, ends, words[users], agg, agg_t, float(prior), int(sweeps),
+                min(numba.get_num_threads(), max(users.size, 1)))
     return DayTraces(locs, days.owner, days.day)
 
 
@@ -221,16 +223,26 @@ def _rows_normalized(counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     return np.where(tot > 0, counts / np.maximum(tot, 1e-300), fallback)
 
 
+@njit(parallel=True, cache=True)
+def _fill_users(locs, starts, ends, words, agg, agg_t, prior, sweeps, nt):
+    """The sweeps of :func:`fill_missing` on ``nt`` threads, users dealt round robin (a user's
+    draws come from its own word, so the result does not depend on the number of threads)."""
+    for t in prange(nt):
+        _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, t, nt)
+    return locs
+
+
 @njit(cache=True)
-def _fill_users(locs, starts, ends, words, agg, agg_t, prior, sweeps):
+def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, step):
     T = locs.shape[1]
     R = agg.shape[0]
     c = np.zeros((R, R))
+    c_t = np.zeros((R, R))                  # c transposed: the next step's column read as a row
     n = np.zeros(R)
     visits = np.zeros(R)
     w = np.empty(R)
     state = np.zeros(1, np.uint64)
-    for q in range(starts.size):
+    for q in range(offset, starts.size, step):
         lo, hi = starts[q], ends[q]
         state[0] = words[q]
         # the user's observed transitions and visits
@@ -240,6 +252,7 @@ def _fill_users(locs, starts, ends, words, agg, agg_t, prior, sweeps):
                     visits[locs[d, t]] += 1.0
                 if t + 1 < T and locs[d, t] >= 0 and locs[d, t + 1] >= 0:
                     c[locs[d, t], locs[d, t + 1]] += 1.0
+                    c_t[locs[d, t + 1], locs[d, t]] += 1.0
                     n[locs[d, t]] += 1.0
         vtot = 0.0
         for r in range(R):
@@ -274,7 +287,7 @@ def _fill_users(locs, starts, ends, words, agg, agg_t, prior, sweeps):
                             p = (visits[x] + prior / R) / (vtot + prior)
                         if t + 1 < T:
                             b = locs[d, t + 1]
-                            p *= (c[x, b] + prior * agg_t[b, x]) / (n[x] + prior)
+                            p *= (c_t[b, x] + prior * agg_t[b, x]) / (n[x] + prior)
                         tot += p
                         w[x] = tot
                     u = uniform(state) * tot
@@ -287,7 +300,7 @@ def _fill_users(locs, starts, ends, words, agg, agg_t, prior, sweeps):
                 n[locs[d, t]] = 0.0
                 if t + 1 < T:
                     c[locs[d, t], locs[d, t + 1]] = 0.0
-    return locs
+                    c_t[locs[d, t + 1], locs[d, t]] = 0.0
 
 
 # -- users' visit profiles -------------------------------------------------------------------------
