@@ -236,8 +236,8 @@ def _fill_users(locs, starts, ends, words, agg, agg_t, prior, sweeps, nt):
 def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, step):
     T = locs.shape[1]
     R = agg.shape[0]
-    c = np.zeros((R, R))
-    c_t = np.zeros((R, R))                  # c transposed: the next step's column read as a row
+    c = np.zeros((R, R), np.float32)        # a user's counts: integers, exact in float32
+    c_t = np.zeros((R, R), np.float32)      # c transposed: the next step's column read as a row
     n = np.zeros(R)
     visits = np.zeros(R)
     w = np.empty(R)
