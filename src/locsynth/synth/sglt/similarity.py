@@ -177,8 +177,8 @@ def pair_chunk(us: np.ndarray, profile: sp.csr_array, weight: np.ndarray, n_user
 @njit(parallel=True, cache=True)
 def _pairs_kernel(us, n, P, ptr, loc, val, weight, overlap, R, width, order, bounds, scale):
     """The loop of :func:`pair_chunk`: per pair and period the best mapping (eq. 10's inner max)
-    and the Hamming closed form (v's support against u's profile spread over all locations), then the pair's
-    edges; one location graph per thread, thread t taking the users
+    and the Hamming closed form (v's support against u's profile spread over all locations),
+    then the pair's edges; one location graph per thread, thread t taking the users
     ``us[order[bounds[t]:bounds[t + 1]]]`` (:func:`..parallel.deal`)."""
     m = us.size
     nt = bounds.size - 1
@@ -195,9 +195,7 @@ def _pairs_kernel(us, n, P, ptr, loc, val, weight, overlap, R, width, order, bou
         for q in range(bounds[t], bounds[t + 1]):
             k = order[q]
             u = us[k]
-            for tau in range(P):
-                for i in range(ptr[u * P + tau], ptr[u * P + tau + 1]):
-                    dense[tau, loc[i]] = val[i]
+            _spread(dense, ptr, loc, val, u, True)
             for v in range(u + 1, n):
                 s_uv = s_vu = h_uv = h_vu = 0.0
                 for tau in range(P):
@@ -221,13 +219,21 @@ def _pairs_kernel(us, n, P, ptr, loc, val, weight, overlap, R, width, order, bou
                         if j >= 0 and loc[a0 + i] != loc[b0 + j]:
                             add = share * min(val[a0 + i], val[b0 + j]) if overlap else share
                             g[loc[a0 + i], loc[b0 + j]] += np.int64(np.rint(add * scale))
-            for tau in range(P):
-                for i in range(ptr[u * P + tau], ptr[u * P + tau + 1]):
-                    dense[tau, loc[i]] = 0.0
+            _spread(dense, ptr, loc, val, u, False)
     graph = graphs[0].copy()
     for t in range(1, nt):
         graph += graphs[t]
     return sem_uv, sem_vu, geo_uv, geo_vu, graph
+
+
+@njit(cache=True)
+def _spread(dense, ptr, loc, val, u, keep):
+    """User u's visit probabilities into the (periods, R) array ``dense`` (``keep``), or those
+    entries back to 0."""
+    P = dense.shape[0]
+    for tau in range(P):
+        for i in range(ptr[u * P + tau], ptr[u * P + tau + 1]):
+            dense[tau, loc[i]] = val[i] if keep else 0.0
 
 
 @njit(cache=True)
