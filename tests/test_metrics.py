@@ -8,7 +8,7 @@ from scipy.stats import wasserstein_distance
 
 from helpers import traceset
 from locsynth.metrics.population import population_by_slot, top_mask, tp_tv
-from locsynth.metrics.transitions import planar_km, tm_emd, tm_swd, transition_counts, transition_matrix
+from locsynth.metrics.transitions import planar_km, random_projections, tm_emd, tm_swd, transition_counts, transition_matrix
 from locsynth.metrics.visits import uniform_visit_fractions, vf_tv, visit_fraction_counts
 
 
@@ -59,6 +59,11 @@ def test_tm_swd_equals_pot_row_by_row():
                     for i in range(6)])
     assert tm_swd(ref, syn, ts.space, n_projections=20, seed=3) == pytest.approx(want, rel=1e-12)
     assert tm_swd(ref, ref, ts.space) == 0.0
+
+
+@pytest.mark.parametrize("d,k,seed", [(2, 50, 0), (2, 20, 3), (5, 7, 11)])
+def test_random_projections_are_pots(d, k, seed):
+    assert np.array_equal(random_projections(d, k, seed), ot.sliced.get_random_projections(d, k, seed=seed))
 
 
 def test_visit_fractions_by_hand():

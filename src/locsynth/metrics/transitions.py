@@ -101,22 +101,29 @@ def planar_km(space: Space) -> np.ndarray:
     return np.column_stack([x, y])
 
 
+def random_projections(d: int, k: int, seed: int) -> np.ndarray:
+    """``ot.sliced.get_random_projections(d, k, seed=seed)`` on POT's numpy backend: k Gaussian
+    directions from ``RandomState(seed)``, scaled to unit length (columns of a (d, k) array).
+    Importing POT for it took 3.3 s (its backends load torch and scikit-learn), most of a first
+    ``evaluate``."""
+    theta = np.random.RandomState(seed).randn(d, k)
+    return theta / np.sqrt(np.sum(theta ** 2, 0, keepdims=True))
+
+
 def tm_swd(reference, synthetic, space: Space, n_projections: int = 50, seed: int = 0,
            chunk: int = 2048) -> float:
     """TM-SWD: sliced 1-Wasserstein distance (km) between matching rows, averaged over rows.
 
     .. math:: SW_1(p, q) = \\frac{1}{K} \\sum_{k=1}^{K} W_1(\\theta_k^\\top p, \\theta_k^\\top q)
 
-    The K directions are POT's seeded random projections (``ot.sliced.get_random_projections``),
-    the same for every row, so each row's value equals ``ot.sliced_wasserstein_distance(...,
-    p=1)`` with that seed; the 1-D distances are computed for all rows at once on the shared
-    support (W_1 = integral of |F_p - F_q| along the projected, sorted locations).
+    The K directions are POT's seeded random projections (:func:`random_projections`), the
+    same for every row, so each row's value equals ``ot.sliced_wasserstein_distance(..., p=1)``
+    with that seed; the 1-D distances are computed for all rows at once on the shared support
+    (W_1 = integral of |F_p - F_q| along the projected, sorted locations).
     """
     import scipy.sparse as sp
     ref, syn = sp.csr_array(reference), sp.csr_array(synthetic)
-    import ot            # POT pulls in scikit-learn and networkx (0.4 s): only where it is used
-
-    theta = ot.sliced.get_random_projections(2, n_projections, seed=seed)      # (2, K)
+    theta = random_projections(2, n_projections, seed)                         # (2, K)
     proj = planar_km(space) @ theta                                             # (n, K)
     order = np.argsort(proj, axis=0, kind="stable")
     gaps = np.diff(np.take_along_axis(proj, order, axis=0), axis=0)             # (n - 1, K)
