@@ -11,13 +11,15 @@ import numpy as np
 
 
 def clopper_pearson(successes: np.ndarray, trials: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided Clopper-Pearson interval (low, high) of a binomial proportion."""
-    from scipy.stats import beta          # 0.5 s to import: only where it is used
+    """Two-sided Clopper-Pearson interval (low, high) of a binomial proportion: quantiles of
+    Beta(k, n - k + 1) and Beta(k + 1, n - k), by the inverse regularized incomplete beta
+    function (``scipy.stats.beta.ppf`` computes the same; importing scipy.stats takes 0.6 s)."""
+    from scipy.special import betaincinv
 
     k, n = np.asarray(successes, np.float64), np.asarray(trials, np.float64)
     a = (1 - confidence) / 2
-    low = np.where(k > 0, beta.ppf(a, np.maximum(k, 1e-300), n - k + 1), 0.0)
-    high = np.where(k < n, beta.ppf(1 - a, k + 1, np.maximum(n - k, 1e-300)), 1.0)
+    low = np.where(k > 0, betaincinv(np.maximum(k, 1e-300), n - k + 1, a), 0.0)
+    high = np.where(k < n, betaincinv(k + 1, np.maximum(n - k, 1e-300), 1 - a), 1.0)
     return low, high
 
 
