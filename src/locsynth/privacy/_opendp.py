@@ -10,6 +10,7 @@ is the same for every input (Mironov, CCS 2012, showed how a textbook float samp
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 
 #: float inputs are rounded to multiples of 2^K before noising; OpenDP's privacy map counts the
 #: rounding (it adds n * 2^K to an L1 sensitivity over n values), and so do the scales below
@@ -17,12 +18,19 @@ K = -40
 
 
 @functools.lru_cache(maxsize=1)
-def opendp():
-    """``opendp.prelude`` with the 'contrib' features enabled, imported on first use."""
-    import opendp.prelude as dp
+def opendp() -> SimpleNamespace:
+    """The parts of OpenDP used here, as ``opendp.prelude`` names them (``m`` the measurements),
+    with the 'contrib' features enabled, imported on first use. Not the prelude itself: it also
+    imports OpenDP's scikit-learn extras (0.77 s against 0.08 s)."""
+    from opendp import measurements
+    from opendp.domains import atom_domain, vector_domain
+    from opendp.measures import max_divergence
+    from opendp.metrics import l1_distance, linf_distance
+    from opendp.mod import enable_features
 
-    dp.enable_features("contrib")
-    return dp
+    enable_features("contrib")
+    return SimpleNamespace(m=measurements, atom_domain=atom_domain, vector_domain=vector_domain,
+                           l1_distance=l1_distance, linf_distance=linf_distance, max_divergence=max_divergence)
 
 
 def float_laplace(size: int, scale: float):
