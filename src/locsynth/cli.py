@@ -795,7 +795,10 @@ def main() -> None:  # pragma: no cover
     Every command has closed its files and clusters by the time it returns; what is left is
     Python unloading numba, pandas, matplotlib and POT module by module, which took 0.3-0.8 s
     (benchmarks/bench_cli.py). An uncaught exception still ends the normal way, with its traceback.
+    POT is imported without its torch backend (1.5 s of its 3.3 s import): locsynth gives it numpy
+    arrays only, and DPTrip imports torch itself.
     """
+    os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
     try:
         app(prog_name="locsynth")
         code = 0
