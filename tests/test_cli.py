@@ -208,3 +208,19 @@ def test_loading_a_ppmtf_model_leaves_the_metrics_libraries_unloaded():
             "print(sorted(m for m in ('scipy.sparse', 'sklearn') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_evaluate_and_dp_noise_leave_pot_scipy_stats_and_sklearn_unloaded():
+    """A first `evaluate` imported POT (3.3 s, with torch and scikit-learn) for TM-SWD's random
+    directions and scipy.stats (0.6 s) for the attack's Clopper-Pearson bounds; every DP mechanism
+    imported OpenDP's scikit-learn extras (0.7 s) with its prelude."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import numpy as np; from locsynth.simulate import simulate; "
+            "from locsynth.evaluate import evaluate; from locsynth.privacy.laplace import laplace; "
+            "train, test = simulate(60, seed=1).split(0.5, seed=0); evaluate(train, test, test); "
+            "laplace(np.zeros(3), 1.0, 1.0); "
+            "print(sorted(m for m in ('ot', 'scipy.stats', 'sklearn', 'torch', 'opendp.extras') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
