@@ -156,6 +156,63 @@ def test_day_traces_and_fill_keep_observed_events(city):
         numba.set_num_threads(before)
 
 
+
+def _reference_fill(days, space, seed: int) -> np.ndarray:
+    """fill_missing's Gibbs sweeps as its docstring states them, one instant at a time in numpy."""
+    from locsynth.metrics.transitions import period_transition_counts
+    from locsynth.rng import uniform, user_words
+    from locsynth.synth.sglt import mobility
+
+    prior, locs = mobility.FILL_PRIOR, days.locs.copy()
+    R, T = space.n_locations, locs.shape[1]
+    agg = mobility._rows_normalized(period_transition_counts(locs, np.zeros(T, np.int64), R, 1)[0],
+                                    mobility.distance_kernel(space))
+    words = user_words(seed, 7, 0, int(days.owner.max()) + 1)[:, 0]
+    for u in np.unique(days.owner):
+        rows = np.flatnonzero(days.owner == u)
+        c, visits = np.zeros((R, R)), np.zeros(R)
+        for day in locs[rows]:
+            np.add.at(visits, day[day >= 0], 1.0)
+            both = (day[:-1] >= 0) & (day[1:] >= 0)
+            np.add.at(c, (day[:-1][both], day[1:][both]), 1.0)
+        n = c.sum(axis=1)
+        state = np.array([words[u]], np.uint64)
+        for d in rows:
+            miss = np.flatnonzero(locs[d] < 0)
+            seen = np.flatnonzero(locs[d] >= 0)
+            for t in miss:            # the nearest observed location before, else after
+                before = seen[seen < t]
+                locs[d, t] = locs[d, before[-1]] if before.size else locs[d, seen[seen > t][0]]
+            for _ in range(mobility.FILL_SWEEPS):
+                for t in miss:
+                    if t > 0:
+                        a = locs[d, t - 1]
+                        p = (c[a] + prior * agg[a]) / (n[a] + prior)
+                    else:
+                        p = (visits + prior / R) / (visits.sum() + prior)
+                    if t + 1 < T:
+                        b = locs[d, t + 1]
+                        p = p * ((c[:, b] + prior * agg[:, b]) / (n + prior))
+                    w = np.cumsum(p)
+                    locs[d, t] = min(np.searchsorted(w, uniform(state) * w[-1], side="right"), R - 1)
+    return locs
+
+
+def test_fill_equals_its_plain_sweeps_with_and_without_kept_rows(city, monkeypatch):
+    """The compiled filling keeps the rows of each user's chain it needs (ROW_SLOTS of each
+    factor); with every row kept and with one, its traces are the plain sweeps' exactly."""
+    from locsynth.synth.sglt import mobility
+
+    train = city[0].select_users(np.arange(12))
+    keep = np.random.default_rng(1).random(train.n_events) < 0.3
+    keep[np.searchsorted(train.user, np.arange(12))] = True
+    thin = type(train)(train.user[keep], train.t[keep], train.loc[keep], train.users, train.space, train.time)
+    days = day_traces(thin)
+    want = _reference_fill(days, train.space, seed=3)
+    assert np.array_equal(fill_missing(days, train.space, seed=3).locs, want)
+    monkeypatch.setattr(mobility, "ROW_SLOTS", 1)
+    assert np.array_equal(fill_missing(days, train.space, seed=3).locs, want)
+
 def test_aggregate_model_is_stochastic_and_averages_users(city):
     train = city[0]
     days = day_traces(train)

@@ -37,6 +37,8 @@ FILL_SWEEPS = 10
 #: Weight of the aggregate chain in a user's chain used to fill missing events (a prior of this
 #: many pseudo-transitions per row).
 FILL_PRIOR = 1.0
+#: rows of each factor of the filling's conditional kept per user (a row is R float64 per thread)
+ROW_SLOTS = 256
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,7 @@ def fill_missing(days: DayTraces, space, seed: int = 0, sweeps: int = FILL_SWEEP
     starts = np.searchsorted(days.owner, users)
     ends = np.searchsorted(days.owner, users, side="right")
     _fill_users(locs, starts, ends, words[users], agg, agg_t, float(prior), int(sweeps),
-                min(numba.get_num_threads(), max(users.size, 1)))
+                min(numba.get_num_threads(), max(users.size, 1)), min(R, ROW_SLOTS))
     return DayTraces(locs, days.owner, days.day)
 
 
@@ -224,16 +226,21 @@ def _rows_normalized(counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:
 
 
 @njit(parallel=True, cache=True)
-def _fill_users(locs, starts, ends, words, agg, agg_t, prior, sweeps, nt):
+def _fill_users(locs, starts, ends, words, agg, agg_t, prior, sweeps, nt, slots):
     """The sweeps of :func:`fill_missing` on ``nt`` threads, users dealt round robin (a user's
-    draws come from its own word, so the result does not depend on the number of threads)."""
+    draws come from its own word, so the result does not depend on the number of threads).
+
+    Each factor of p(x_t | x_{t-1}, x_{t+1}) is a row of u's chain, P_u[x_{t-1}, .] and
+    P_u[., x_{t+1}]; both stay fixed through u's sweeps, so the first ``slots`` rows of each
+    that u needs are computed once and kept (the rest every time they are needed). The products
+    and their running sums are the same numbers in the same order either way."""
     for t in prange(nt):
-        _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, t, nt)
+        _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, t, nt, slots)
     return locs
 
 
 @njit(cache=True)
-def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, step):
+def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, step, slots):
     T = locs.shape[1]
     R = agg.shape[0]
     c = np.zeros((R, R), np.float32)        # a user's counts: integers, exact in float32
@@ -242,9 +249,19 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
     visits = np.zeros(R)
     w = np.empty(R)
     state = np.zeros(1, np.uint64)
+    K = slots
+    ahead = np.empty((K, R))                # rows P_u[a, .] the sweeps have needed, in slots
+    back = np.empty((K, R))                 # columns P_u[., b], as rows
+    a_slot = np.full(R, -1, np.int64)      # the slot of each row, -1 for none
+    b_slot = np.full(R, -1, np.int64)
+    opening = np.empty(R)                   # the first instant's factor
+    spare_a, spare_b = np.empty(R), np.empty(R)
+    ones = np.ones(R)                       # the last instant has no second factor
     for q in range(offset, starts.size, step):
         lo, hi = starts[q], ends[q]
         state[0] = words[q]
+        na = nb = 0
+        have_opening = False
         # the user's observed transitions and visits
         for d in range(lo, hi):
             for t in range(T):
@@ -278,22 +295,41 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
                 for t in range(T):
                     if not miss[t]:
                         continue
-                    tot = 0.0
-                    for x in range(R):
-                        if t > 0:
-                            a = locs[d, t - 1]
-                            p = (c[a, x] + prior * agg[a, x]) / (n[a] + prior)
+                    if t > 0:                   # first factor: P_u[x_{t-1}, .]
+                        a = locs[d, t - 1]
+                        k, na, new = _slot(a_slot, a, na, K)
+                        if k < 0:
+                            _ahead(c, agg, n, prior, a, spare_a)
+                            ahead_row = spare_a
                         else:
-                            p = (visits[x] + prior / R) / (vtot + prior)
-                        if t + 1 < T:
-                            b = locs[d, t + 1]
-                            p *= (c_t[b, x] + prior * agg_t[b, x]) / (n[x] + prior)
-                        tot += p
-                        w[x] = tot
+                            if new:
+                                _ahead(c, agg, n, prior, a, ahead[k])
+                            ahead_row = ahead[k]
+                    else:
+                        if not have_opening:
+                            have_opening = True
+                            for x in range(R):
+                                opening[x] = (visits[x] + prior / R) / (vtot + prior)
+                        ahead_row = opening
+                    if t + 1 < T:               # second factor: P_u[., x_{t+1}]
+                        b = locs[d, t + 1]
+                        k, nb, new = _slot(b_slot, b, nb, K)
+                        if k < 0:
+                            _back(c_t, agg_t, n, prior, b, spare_b)
+                            back_row = spare_b
+                        else:
+                            if new:
+                                _back(c_t, agg_t, n, prior, b, back[k])
+                            back_row = back[k]
+                    else:
+                        back_row = ones
+                    tot = _running_sums(w, ahead_row, back_row)
                     u = uniform(state) * tot
                     x = np.searchsorted(w, u, side="right")
                     locs[d, t] = min(x, R - 1)
         # reset what this user touched (observed events were kept, so their pairs are here)
+        a_slot[:] = -1
+        b_slot[:] = -1
         for d in range(lo, hi):
             for t in range(T):
                 visits[locs[d, t]] = 0.0
@@ -301,6 +337,42 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
                 if t + 1 < T:
                     c[locs[d, t], locs[d, t + 1]] = 0.0
                     c_t[locs[d, t + 1], locs[d, t]] = 0.0
+
+
+@njit(cache=True)
+def _slot(slot_of, key, used, K):
+    """(slot of row ``key``, slots used, whether the slot is new): a row keeps its slot; a new row
+    takes the next one while any of the K is left, else -1 (computed where it is needed)."""
+    if slot_of[key] >= 0:
+        return slot_of[key], used, False
+    if used < K:
+        slot_of[key] = used
+        return used, used + 1, True
+    return -1, used, False
+
+
+@njit(cache=True)
+def _ahead(c, agg, n, prior, a, out):
+    """out[x] = P_u[a, x] = (c_u[a, x] + beta pbar[a, x]) / (n_u[a] + beta) (:func:`fill_missing`)."""
+    for x in range(out.size):
+        out[x] = (c[a, x] + prior * agg[a, x]) / (n[a] + prior)
+
+
+@njit(cache=True)
+def _back(c_t, agg_t, n, prior, b, out):
+    """out[x] = P_u[x, b], from the transposed counts (row b of c_t is column b of c_u)."""
+    for x in range(out.size):
+        out[x] = (c_t[b, x] + prior * agg_t[b, x]) / (n[x] + prior)
+
+
+@njit(cache=True)
+def _running_sums(w, f, g):
+    """w[x] = sum_{y <= x} f[y] g[y], added in order; returns the total."""
+    tot = 0.0
+    for x in range(w.size):
+        tot += f[x] * g[x]
+        w[x] = tot
+    return tot
 
 
 # -- users' visit profiles -------------------------------------------------------------------------
