@@ -249,10 +249,9 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
     visits = np.zeros(R)
     w = np.empty(R)
     state = np.zeros(1, np.uint64)
-    K = slots
-    ahead = np.empty((K, R))                # rows P_u[a, .] the sweeps have needed, in slots
-    back = np.empty((K, R))                 # columns P_u[., b], as rows
-    a_slot = np.full(R, -1, np.int64)      # the slot of each row, -1 for none
+    ahead = np.empty((slots, R))                # rows P_u[a, .] the sweeps have needed, in slots
+    back = np.empty((slots, R))                 # columns P_u[., b], as rows
+    a_slot = np.full(R, -1, np.int64)       # the slot of each row, -1 for none
     b_slot = np.full(R, -1, np.int64)
     opening = np.empty(R)                   # the first instant's factor
     spare_a, spare_b = np.empty(R), np.empty(R)
@@ -297,7 +296,7 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
                         continue
                     if t > 0:                   # first factor: P_u[x_{t-1}, .]
                         a = locs[d, t - 1]
-                        k, na, new = _slot(a_slot, a, na, K)
+                        k, na, new = _slot(a_slot, a, na, slots)
                         if k < 0:
                             _ahead(c, agg, n, prior, a, spare_a)
                             ahead_row = spare_a
@@ -313,7 +312,7 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
                         ahead_row = opening
                     if t + 1 < T:               # second factor: P_u[., x_{t+1}]
                         b = locs[d, t + 1]
-                        k, nb, new = _slot(b_slot, b, nb, K)
+                        k, nb, new = _slot(b_slot, b, nb, slots)
                         if k < 0:
                             _back(c_t, agg_t, n, prior, b, spare_b)
                             back_row = spare_b
