@@ -296,14 +296,7 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
                         continue
                     if t > 0:                   # first factor: P_u[x_{t-1}, .]
                         a = locs[d, t - 1]
-                        k, na, new = _slot(a_slot, a, na, slots)
-                        if k < 0:
-                            _ahead(c, agg, n, prior, a, spare_a)
-                            ahead_row = spare_a
-                        else:
-                            if new:
-                                _ahead(c, agg, n, prior, a, ahead[k])
-                            ahead_row = ahead[k]
+                        ahead_row, na = _kept_row(ahead, a_slot, na, spare_a, c, agg, n, prior, a, True)
                     else:
                         if not have_opening:
                             have_opening = True
@@ -312,14 +305,7 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
                         ahead_row = opening
                     if t + 1 < T:               # second factor: P_u[., x_{t+1}]
                         b = locs[d, t + 1]
-                        k, nb, new = _slot(b_slot, b, nb, slots)
-                        if k < 0:
-                            _back(c_t, agg_t, n, prior, b, spare_b)
-                            back_row = spare_b
-                        else:
-                            if new:
-                                _back(c_t, agg_t, n, prior, b, back[k])
-                            back_row = back[k]
+                        back_row, nb = _kept_row(back, b_slot, nb, spare_b, c_t, agg_t, n, prior, b, False)
                     else:
                         back_row = ones
                     tot = _running_sums(w, ahead_row, back_row)
@@ -339,29 +325,20 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
 
 
 @njit(cache=True)
-def _slot(slot_of, key, used, K):
-    """(slot of row ``key``, slots used, whether the slot is new): a row keeps its slot; a new row
-    takes the next one while any of the K is left, else -1 (computed where it is needed)."""
-    if slot_of[key] >= 0:
-        return slot_of[key], used, False
-    if used < K:
-        slot_of[key] = used
-        return used, used + 1, True
-    return -1, used, False
-
-
-@njit(cache=True)
-def _ahead(c, agg, n, prior, a, out):
-    """out[x] = P_u[a, x] = (c_u[a, x] + beta pbar[a, x]) / (n_u[a] + beta) (:func:`fill_missing`)."""
-    for x in range(out.size):
-        out[x] = (c[a, x] + prior * agg[a, x]) / (n[a] + prior)
-
-
-@njit(cache=True)
-def _back(c_t, agg_t, n, prior, b, out):
-    """out[x] = P_u[x, b], from the transposed counts (row b of c_t is column b of c_u)."""
-    for x in range(out.size):
-        out[x] = (c_t[b, x] + prior * agg_t[b, x]) / (n[x] + prior)
+def _kept_row(rows, slot_of, used, spare, counts, agg, n, prior, i, forward):
+    """(row i of a factor of the filling's conditional, slots used). ``forward``: P_u[i, .] from u's
+    counts c and the aggregate chain; else P_u[., i] from their transposes. A row keeps its slot
+    in ``rows``; a new row takes the next while any is left, else it is computed into ``spare``."""
+    if slot_of[i] >= 0:
+        return rows[slot_of[i]], used
+    if used < rows.shape[0]:
+        slot_of[i] = used
+        out, used = rows[used], used + 1
+    else:
+        out = spare
+    for x in range(out.size):       # (c_u[i, x] + beta pbar[i, x]) / (n_u[i] + beta), or transposed
+        out[x] = (counts[i, x] + prior * agg[i, x]) / ((n[i] if forward else n[x]) + prior)
+    return out, used
 
 
 @njit(cache=True)
