@@ -64,6 +64,22 @@ def test_check_method_names_the_check_that_fails(train):
     assert "check_bad_input" in check_method("uniform", data=train)
 
 
+def test_a_dp_method_that_ignores_the_seed_fails_even_after_a_second_fit(train):
+    """check_sample_is_seeded fits a DP method again when two seeds agree (its noise may leave a
+    model with nothing random in it); a sample that ignores the seed still fails."""
+    from locsynth.synth.ngram import NGRAM
+    from locsynth.testing import check_sample_is_seeded
+
+    class SeedBlind(NGRAM):
+        name = "seed-blind"
+
+        def sample(self, n=None, *, seed=None, **kw):
+            return super().sample(n, seed=0, **kw)
+
+    with pytest.raises(AssertionError, match="another seed gave the same set"):
+        check_sample_is_seeded(SeedBlind, train, {})
+
+
 def test_krr_and_planar_laplace_parameters(train):
     from locsynth.anonymize.obfuscate import KRR, PlanarLaplace
 
