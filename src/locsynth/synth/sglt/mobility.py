@@ -253,14 +253,13 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
     back = np.empty((slots, R))                 # columns P_u[., b], as rows
     a_slot = np.full(R, -1, np.int64)       # the slot of each row, -1 for none
     b_slot = np.full(R, -1, np.int64)
-    opening = np.empty(R)                   # the first instant's factor
+    opening = np.empty(R)                   # the first instant's factor, u's visit shares
     spare_a, spare_b = np.empty(R), np.empty(R)
     ones = np.ones(R)                       # the last instant has no second factor
     for q in range(offset, starts.size, step):
         lo, hi = starts[q], ends[q]
         state[0] = words[q]
         na = nb = 0
-        have_opening = False
         # the user's observed transitions and visits
         for d in range(lo, hi):
             for t in range(T):
@@ -273,6 +272,8 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
         vtot = 0.0
         for r in range(R):
             vtot += visits[r]
+        for r in range(R):
+            opening[r] = (visits[r] + prior / R) / (vtot + prior)
         for d in range(lo, hi):
             miss = np.empty(T, np.bool_)
             for t in range(T):
@@ -298,10 +299,6 @@ def _fill_some(locs, starts, ends, words, agg, agg_t, prior, sweeps, offset, ste
                         a = locs[d, t - 1]
                         ahead_row, na = _kept_row(ahead, a_slot, na, spare_a, c, agg, n, prior, a, True)
                     else:
-                        if not have_opening:
-                            have_opening = True
-                            for x in range(R):
-                                opening[x] = (visits[x] + prior / R) / (vtot + prior)
                         ahead_row = opening
                     if t + 1 < T:               # second factor: P_u[., x_{t+1}]
                         b = locs[d, t + 1]
