@@ -378,9 +378,9 @@ def test_analyses_of_the_osaka_files(osaka):
 
 
 def test_the_kits_event_share(osaka):
-    """--event-share (#25): 1 is the paper's full likelihood, as before; 0.1 scores about a tenth of
-    the events and at most 10 regions of a generalized event, as the organisers' kit does,
-    reproducibly by seed."""
+    """--event-share (#25) and --kit-regions (#35): 1 and no cap are the paper's full likelihood, as
+    before; 0.1 scores about a tenth of the events and the cap 10 at most 10 regions of a generalized
+    event, as the organisers' kit does, reproducibly by seed."""
     from locsynth.anonymize.generalize import MRLH
     from locsynth.contest.attacks import KIT_REGIONS, visit_loglik
 
@@ -388,14 +388,41 @@ def test_the_kits_event_share(osaka):
     anon = MRLH(mu_x=2, mu_y=2, lam=0.0).transform(org, seed=0)
     full = visit_loglik(ref, anon)
     rng = lambda: np.random.default_rng(5)  # noqa: E731
-    kit, again = visit_loglik(ref, anon, rng=rng(), event_share=0.1), visit_loglik(ref, anon, rng=rng(), event_share=0.1)
-    np.testing.assert_array_equal(kit, again)
+    kit = visit_loglik(ref, anon, rng=rng(), event_share=0.1, region_cap=KIT_REGIONS)
+    np.testing.assert_array_equal(kit, visit_loglik(ref, anon, rng=rng(), event_share=0.1, region_cap=KIT_REGIONS))
     # a log-likelihood of about a tenth of the events: its scale is about a tenth of the full one's
     assert 0.07 < kit.sum() / full.sum() < 0.13
-    assert not np.allclose(kit, visit_loglik(ref, anon, rng=np.random.default_rng(6), event_share=0.1))
+    assert not np.allclose(kit, visit_loglik(ref, anon, rng=np.random.default_rng(6), event_share=0.1,
+                                             region_cap=KIT_REGIONS))
     assert KIT_REGIONS == 10 and (anon.locsets.sizes > KIT_REGIONS).any()      # MRLH(2, 2) blocks have 16 cells
+    # the cap alone scores every event, each generalized one by 10 of its 16 regions
+    capped = visit_loglik(ref, anon, rng=rng(), region_cap=KIT_REGIONS)
+    assert not np.allclose(capped, full) and 0.9 < capped.sum() / full.sum() < 1.1
+    np.testing.assert_allclose(visit_loglik(ref, anon, rng=rng(), region_cap=16), full)
     # the full likelihood is the one evaluated before the option existed: mean over the whole block
     exact = visit_loglik(ref, MRLH(mu_x=0, mu_y=0, lam=0.0).transform(org, seed=0))
     np.testing.assert_allclose(exact, visit_loglik(ref, org))
     with pytest.raises(InputError, match="event_share must be in"):
         visit_loglik(ref, anon, event_share=0)
+    with pytest.raises(InputError, match="region_cap must be"):
+        visit_loglik(ref, anon, region_cap=0)
+
+
+def test_the_event_share_samples_visitprob_only_as_the_kit_does(osaka):
+    """The organisers' kit samples events in I2-VisitProb.py (P = 0.1) and nowhere in HomeProb
+    (I3-HomeProb.py, T3-HomeProb.py): at share 0.1 HomeProb's scores equal those at share 1, and
+    VisitProb's differ; the region cap reaches both."""
+    d, grid, times, org, ref = osaka
+    specs = run.parse_anonymizers("none;mrlh:2,2,0.5")
+    share1 = run.results(run.run(org, ref, specs, seed=0)).set_index("anonymizer")
+    kit = run.results(run.run(org, ref, specs, seed=0, event_share=0.1)).set_index("anonymizer")
+    homeprob = ["reid_homeprob", "trace_homeprob"]
+    pd.testing.assert_frame_equal(kit[homeprob], share1[homeprob])
+    assert not np.allclose(kit["reid_visitprob"], share1["reid_visitprob"])
+    capped = run.results(run.run(org, ref, specs, seed=0, region_cap=10)).set_index("anonymizer")
+    assert capped.loc["none", homeprob].tolist() == share1.loc["none", homeprob].tolist()   # nothing generalized
+    assert run.attack_options("homeprob", 0.1, 10) == {"region_cap": 10}
+    assert run.attack_options("visitprob", 0.1, None) == {"event_share": 0.1}
+    assert run.attack_options("fuzzy", 0.1, 10) == {}
+    with pytest.raises(InputError, match="applies to VisitProb only"):
+        attacks.attack("homeprob", ref, org, event_share=0.1)

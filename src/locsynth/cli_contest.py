@@ -16,8 +16,12 @@ contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exc
 REGIONS = typer.Option(..., "--regions", help="info_region.csv (the grid and its hospitals).")
 TIMES = typer.Option(None, "--times", help="info_time.csv (default: the Osaka table, 20 instants a day from 8:00).")
 SEED = typer.Option(0, help="Seed of every non-DP random choice (DP noise is never seeded).")
-EVENT_SHARE = typer.Option(1.0, "--event-share", help="Share of events VisitProb and HomeProb score (1: the paper's "
-                           "full likelihood; 0.1, with at most 10 regions of a generalized event: the organisers' kit).")
+EVENT_SHARE = typer.Option(1.0, "--event-share", help="Share of events VisitProb scores (1: the paper's full likelihood; "
+                           "0.1: the organisers' kit, I2-VisitProb.py). HomeProb always scores every event of 8:00-8:59, "
+                           "as the kit does.")
+KIT_REGIONS_OPTION = typer.Option(None, "--kit-regions", help="Regions of a generalized event VisitProb and HomeProb "
+                                  "score at most, drawn at random (default: all, the paper's likelihood; 10: the "
+                                  "organisers' kit). The kit is --event-share 0.1 --kit-regions 10.")
 OVERWRITE = typer.Option(False, help="Replace outputs that exist.")
 
 
@@ -106,13 +110,13 @@ def run(
     out: Path = typer.Option(..., "--out", "-o", help="Directory to write: results.csv, report.html, files/."),
     times: Optional[Path] = TIMES,
     event_share: float = EVENT_SHARE,
+    kit_regions: Optional[int] = KIT_REGIONS_OPTION,
     overwrite: bool = OVERWRITE,
 ):
     """Run every anonymizer, pseudonymize, run every attack, score: DIR/results.csv, the §5.5 analyses
     (DIR/analyses.csv: POI accuracy, TP-TV-Top50, TM-EMD) and a report."""
     from .contest import run as contest
     from .contest.analyses import analyses
-    from .contest.attacks import KIT_REGIONS
     from .contest.files import read_traces
 
     grid, table = _frame(regions, times)
@@ -125,16 +129,13 @@ def run(
                 status.update(label)
 
         entries = contest.run(original, reference, specs, seed=seed, event_share=event_share,
-                              progress=lambda label: progress(f"anonymizer {label}"))
+                              region_cap=kit_regions, progress=lambda label: progress(f"anonymizer {label}"))
         progress("the §5.5 analyses")
         analysis = analyses(original, [(e.label, e.anonymized) for e in entries], reference=reference, seed=seed)
-    kit = (f"VisitProb and HomeProb score {event_share:g} of the events and at most {KIT_REGIONS} regions "
-           f"of a generalized event (the organisers' kit)" if event_share < 1 else
-           "VisitProb and HomeProb score every event (the paper's full likelihood)")
     lead = (f"{original.n_traces} users, original {org.name} ({original.n_events} events), reference {ref.name} "
-            f"({reference.n_events} events), seed {seed}. {kit}.")
+            f"({reference.n_events} events), seed {seed}. {contest.kit_phrase(event_share, kit_regions)}.")
     settings = {"seed": seed, "anonymizers": [label for label, _ in specs], "event_share": event_share,
-                "kit_regions": KIT_REGIONS if event_share < 1 else None}
+                "kit_regions": kit_regions}
     result = contest.write_run(entries, out, times=table, overwrite=overwrite, lead=lead, analysis=analysis,
                                settings=settings)
     minimum = contest.minimum_scores(result)
@@ -208,6 +209,7 @@ def attack(
     seed: int = SEED,
     times: Optional[Path] = TIMES,
     event_share: float = EVENT_SHARE,
+    kit_regions: Optional[int] = KIT_REGIONS_OPTION,
     overwrite: bool = OVERWRITE,
 ):
     """An attacker's step: re-identification and trace inference against published traces."""
@@ -216,10 +218,10 @@ def attack(
 
     grid, tt = _frame(regions, times)
     _refuse_existing(table_out, traces_out, overwrite=overwrite)
-    from .contest.run import _share
+    from .contest.run import attack_options
 
     result = run_attack(name, read_traces(ref, grid, tt), read_traces(pub, grid, tt), seed=seed,
-                        **_share(name, event_share))
+                        **attack_options(name, event_share, kit_regions))
     write_id_table(result.table, table_out, overwrite=overwrite)
     write_traces(result.traces, traces_out, tt, overwrite=overwrite)
     say(f"wrote {table_out} and {traces_out}")
@@ -298,6 +300,7 @@ def leaderboard(
     out: Path = typer.Option(..., "--out", "-o", help="Directory to write: leaderboard.csv and pairs.csv."),
     times: Optional[Path] = TIMES,
     event_share: float = EVENT_SHARE,
+    kit_regions: Optional[int] = KIT_REGIONS_OPTION,
     overwrite: bool = OVERWRITE,
 ):
     """Every team's anonymized data against every other team's attack; standings by trace-inference privacy."""
@@ -332,15 +335,13 @@ def leaderboard(
         anonymizer = load(row.anonymizer) if row.anonymizer.endswith(".csv") else parse_anonymizer(row.anonymizer)
         roster.append(Team(row.team, load(row.org), load(row.ref), anonymizer, row.attack.strip()))
     with spinner("leaderboard") as status:
-        pairs, standings = board(roster, seed=seed, event_share=event_share,
+        pairs, standings = board(roster, seed=seed, event_share=event_share, region_cap=kit_regions,
                                  progress=lambda name: status.update(f"team {name}") if hasattr(status, "update") else None)
     import json
 
-    from .contest.attacks import KIT_REGIONS
-
     with atomic_output(out, overwrite, directory=True) as tmp:
-        (tmp / "settings.json").write_text(json.dumps({"seed": seed, "event_share": event_share, "kit_regions":
-                                                       KIT_REGIONS if event_share < 1 else None}, indent=2))
+        (tmp / "settings.json").write_text(json.dumps({"seed": seed, "event_share": event_share,
+                                                       "kit_regions": kit_regions}, indent=2))
         standings.to_csv(tmp / "leaderboard.csv", index=False, float_format="%.6f")
         pairs.to_csv(tmp / "pairs.csv", index=False, float_format="%.6f")
     for r in standings.itertuples():

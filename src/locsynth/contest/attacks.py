@@ -17,11 +17,13 @@
   like VisitProb-T and then puts the user's frequent reference region (the most visited at that
   time of day, on more than half of the reference days) in place of the released one.
 
-The organisers' scripts score only a random 10 % of the events and at most 10 regions of a
-generalized event, for speed; the paper describes the full likelihood, which is what this module
-computes by default. ``event_share`` < 1 reproduces the kit's sub-sampling: each event is scored
-with that probability and a generalized event by at most :data:`KIT_REGIONS` of its regions, drawn
-without replacement. All randomness comes from ``seed``.
+The organisers' scripts take two shortcuts, for speed; the paper describes the full likelihood,
+which is what this module computes by default. VisitProb scores only a random 10 % of the events
+(``SmplProg_IDDisclose/I2-VisitProb.py``: ``P = 0.1``); HomeProb scores every event of its hour
+(``I3-HomeProb.py`` and ``SmplProg_TraceInfer/T3-HomeProb.py`` sample nothing). Both score a
+generalized event by at most L = 10 of its regions. ``event_share`` < 1 reproduces the first
+shortcut (VisitProb only: :func:`attack` refuses it for HomeProb), ``region_cap`` = L the second
+(regions drawn without replacement). All randomness comes from ``seed``.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ from ..metrics.visits import trace_visit_counts
 
 DELTA = 1e-8
 ATTACKS = ("rand", "visitprob", "homeprob", "fuzzy")
-#: the organisers' kit: regions of a generalized event scored when events are sub-sampled
+#: the organisers' kit: regions of a generalized event VisitProb and HomeProb score (L), and the
+#: share of events VisitProb scores (P)
 KIT_REGIONS = 10
+KIT_EVENT_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,12 @@ def attack(name: str, reference: TraceSet, anonymized: TraceSet, *, seed: int = 
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(51, ATTACKS.index(name))))
     if name == "rand":
         return _random(reference, anonymized, rng)
+    if name == "homeprob" and options.get("event_share", 1.0) != 1.0:
+        raise InputError("HomeProb scores every event of 8:00-8:59, as the organisers' kit does: event_share "
+                         "applies to VisitProb only")
     if name == "fuzzy":
-        score = fuzzy_similarity(reference, anonymized, **{k: v for k, v in options.items() if k != "event_share"})
+        score = fuzzy_similarity(reference, anonymized,
+                                 **{k: v for k, v in options.items() if k not in ("event_share", "region_cap")})
     else:
         hours = (8, 9) if name == "homeprob" else None
         score = visit_loglik(reference, anonymized, hours=hours, rng=rng, **options)
@@ -105,30 +113,34 @@ def visit_probabilities(reference: TraceSet, keep: np.ndarray | None = None, del
 
 def visit_loglik(reference: TraceSet, anonymized: TraceSet, *, hours: tuple[int, int] | None = None,
                  rng: np.random.Generator | None = None, event_share: float = 1.0,
-                 delta: float = DELTA) -> np.ndarray:
+                 region_cap: int | None = None, delta: float = DELTA) -> np.ndarray:
     """Log-likelihood (pseudonyms x reference users) of VisitProb-R (or HomeProb-R with ``hours``);
-    ``event_share`` < 1: the kit's sub-sampling (module docstring)."""
+    ``event_share`` < 1 scores a random share of the events and ``region_cap`` at most that many
+    regions of a generalized event: the kit's shortcuts (module docstring)."""
     if not 0 < event_share <= 1:
         raise InputError(f"event_share must be in (0, 1], got {event_share!r}")
+    if region_cap is not None and (int(region_cap) != region_cap or region_cap < 1):
+        raise InputError(f"region_cap must be a whole number of regions >= 1, got {region_cap!r}")
     P = visit_probabilities(reference, in_hours(reference, hours), delta)
     keep = in_hours(anonymized, hours)
+    rng = rng or np.random.default_rng(0)
     if event_share < 1.0:
-        rng = rng or np.random.default_rng(0)
         chosen = rng.random(anonymized.n_events) < event_share
         keep = chosen if keep is None else keep & chosen
     C, G = trace_visit_counts(anonymized, keep)
     score = C @ np.log(P).T
-    if event_share < 1.0:
-        return np.asarray(score + _kit_generalized(anonymized, keep, P, rng, delta))
+    if region_cap is not None:
+        every = np.ones(anonymized.n_events, bool) if keep is None else keep
+        return np.asarray(score + _kit_generalized(anonymized, every, P, rng, delta, int(region_cap)))
     if G.nnz:
         score = score + G @ np.log(np.maximum(set_matrix(anonymized) @ P.T, delta))
     return np.asarray(score)
 
 
 def _kit_generalized(anonymized: TraceSet, keep: np.ndarray, P: np.ndarray, rng: np.random.Generator,
-                     delta: float) -> np.ndarray:
+                     delta: float, cap: int = KIT_REGIONS) -> np.ndarray:
     """Per pseudonym, the sum over its kept generalized events of log mean p_u over at most
-    KIT_REGIONS of the event's regions, drawn without replacement (the organisers' kit)."""
+    ``cap`` of the event's regions, drawn without replacement (the organisers' kit)."""
     loc = anonymized.loc.astype(np.int64)
     events = np.flatnonzero(keep & (loc < DELETED))
     if not events.size:
@@ -137,8 +149,8 @@ def _kit_generalized(anonymized: TraceSet, keep: np.ndarray, P: np.ndarray, rng:
     rows, cols, vals = [], [], []
     for e, k in enumerate(generalized_code(loc[events])):
         members = sets.members_of(int(k))
-        if members.size > KIT_REGIONS:
-            members = rng.choice(members, KIT_REGIONS, replace=False)
+        if members.size > cap:
+            members = rng.choice(members, cap, replace=False)
         rows.append(np.full(members.size, e))
         cols.append(members)
         vals.append(np.full(members.size, 1.0 / members.size))

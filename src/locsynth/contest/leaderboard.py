@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..traces import TraceSet
 from . import scores
 from .attacks import ATTACKS, attack
-from .run import _seed, _share, check_pair, score_entry
+from .run import _seed, attack_options, check_pair, score_entry
 
 
 @dataclass
@@ -29,8 +29,8 @@ class Team:
     attack: str
 
 
-def leaderboard(teams: list[Team], *, seed: int = 0, progress=None, event_share: float = 1.0
-                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def leaderboard(teams: list[Team], *, seed: int = 0, progress=None, event_share: float = 1.0,
+                region_cap: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(pairs: team, attacker, attack, reid, trace; standings: team, utility, valid, reid_min,
     trace_min, rank by trace_min as the best-anonymization award)."""
     names = [t.name for t in teams]
@@ -59,7 +59,7 @@ def leaderboard(teams: list[Team], *, seed: int = 0, progress=None, event_share:
                 continue
             if other.attack not in done:
                 inference = attack(other.attack, team.reference, entry.published, seed=_seed(seed, k),
-                                   **_share(other.attack, event_share))
+                                   **attack_options(other.attack, event_share, region_cap))
                 done[other.attack] = (scores.reidentification(entry.table, inference.table),
                                       scores.trace_inference(team.original, inference.traces, distances=d))
             reid, trace = done[other.attack]

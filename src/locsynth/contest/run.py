@@ -80,29 +80,46 @@ class Entry:
 
 
 def score_entry(original: TraceSet, reference: TraceSet, label: str, anonymized: TraceSet, *, seed: int,
-                attacks=ATTACKS, distances: np.ndarray | None = None, event_share: float = 1.0) -> Entry:
+                attacks=ATTACKS, distances: np.ndarray | None = None, event_share: float = 1.0,
+                region_cap: int | None = None) -> Entry:
     """Utility, pseudonymization and every attack for one anonymized set."""
     d = scores.distance_matrix(original.space) if distances is None else distances
     published, table = pseudonymize(anonymized, seed=seed)
     entry = Entry(label, anonymized, published, table)
     entry.row = {"anonymizer": label, "utility": scores.utility(original, anonymized, distances=d)}
     for name in attacks:
-        inference = attack(name, reference, published, seed=seed, **_share(name, event_share))
+        inference = attack(name, reference, published, seed=seed, **attack_options(name, event_share, region_cap))
         entry.inferences[name] = inference
         entry.row[f"reid_{name}"] = scores.reidentification(table, inference.table)
         entry.row[f"trace_{name}"] = scores.trace_inference(original, inference.traces, distances=d)
     return entry
 
 
-def _share(name: str, event_share: float) -> dict:
-    """The sub-sampling option of the attacks that score events by likelihood (VisitProb, HomeProb)."""
-    return {"event_share": event_share} if name in ("visitprob", "homeprob") and event_share != 1 else {}
+def attack_options(name: str, event_share: float = 1.0, region_cap: int | None = None) -> dict:
+    """The kit's shortcuts (contest/attacks.py) that apply to the attack ``name``: the event share to
+    VisitProb only, the cap on a generalized event's regions to VisitProb and HomeProb."""
+    out = {}
+    if name == "visitprob" and event_share != 1:
+        out["event_share"] = event_share
+    if name in ("visitprob", "homeprob") and region_cap is not None:
+        out["region_cap"] = region_cap
+    return out
+
+
+def kit_phrase(event_share: float = 1.0, region_cap: int | None = None) -> str:
+    """What the attacks scored, in words, for the report and the command line."""
+    visit = "every event" if event_share == 1 else f"a random {event_share:g} of the events"
+    regions = ("every region of a generalized event" if region_cap is None else
+               f"at most {region_cap} regions of a generalized event")
+    kit = " (the organisers' kit)" if (event_share, region_cap) == (0.1, 10) else ""
+    return f"VisitProb scores {visit}, HomeProb every event of 8:00-8:59; both score {regions}{kit}"
 
 
 def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, progress=None,
-        event_share: float = 1.0) -> list[Entry]:
+        event_share: float = 1.0, region_cap: int | None = None) -> list[Entry]:
     """Every anonymizer (``[(label, Anonymizer)]``) through the contest; ``progress(label)`` before each;
-    ``event_share`` < 1: VisitProb and HomeProb as the organisers' kit scores them (contest/attacks.py)."""
+    ``event_share`` < 1 (VisitProb) and ``region_cap`` (VisitProb and HomeProb): the organisers' kit's
+    shortcuts (contest/attacks.py)."""
     check_pair(original, reference)
     d = scores.distance_matrix(original.space)
     entries = []
@@ -111,7 +128,7 @@ def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, 
             progress(label)
         anonymized = anonymizer.transform(original, seed=_seed(seed, k))
         entries.append(score_entry(original, reference, label, anonymized, seed=_seed(seed, k), distances=d,
-                                   event_share=event_share))
+                                   event_share=event_share, region_cap=region_cap))
     return entries
 
 
