@@ -19,6 +19,15 @@ the totals are stated for replace-one: an add/remove epsilon-DP step is (2 epsil
 delta)-DP under replacement (a replacement is a removal then an addition; group privacy, Dwork and
 Roth, Theorem 2.2), while a replace-one step says nothing under add/remove.
 
+Units are nested, and a person is what the headline protects. A user's history holds their
+traces, and a trace holds its events (``NESTING``). A spend on one user covers the person; a spend
+on one trace (NGRAM's, PrivTrace's, DPTrip's trip) covers a person with k traces k times over
+(group privacy, Dwork and Roth, Theorem 2.2: (k epsilon, k e^((k-1) epsilon) delta)), so the
+ledger keeps the public bound on the traces a user contributes (``traces_per_user``: 1 where
+``prepare`` makes one trace per user, or the bound a method's ``fit`` enforces by dropping a user's
+extra traces), and :meth:`Ledger.person` adds every spend that touches one person. A spend on one
+event (k-RR, planar Laplace) has no bound per person: a person with m events loses m epsilon.
+
 What no spend covers. An output can depend on the data outside every DP step: a location space
 of the most visited POIs, a grid over the data's own bounding box, a time axis that starts on the
 earliest record's date, or a method fitted without DP. Such facts are kept in ``uncovered`` and
@@ -38,6 +47,10 @@ from .validation import check_delta, check_epsilon, check_sensitivity
 
 #: the neighbour relations a spend can be stated for (module docstring)
 RELATIONS = ("add-remove", "replace")
+#: the units of privacy, widest first: a user's history holds their traces, a trace its events
+NESTING = ("user", "trace", "event")
+#: the key of the per-person headline among :meth:`Ledger.totals`
+PERSON = "person"
 
 
 def neighbours(unit: str, relation: str) -> str:
@@ -108,6 +121,8 @@ class Ledger:
 
     spends: list[Spend] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)
+    #: the public bound on the traces one user contributes (None: not bounded)
+    traces_per_user: int | None = None
 
     def record(self, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float | None = None,
                unit: str = "user", saw: str = "", assumptions: str = "", holds: bool = True,
@@ -129,7 +144,15 @@ class Ledger:
         return len(self.spends)
 
     def copy(self) -> "Ledger":
-        return Ledger(list(self.spends), list(self.uncovered))
+        return Ledger(list(self.spends), list(self.uncovered), self.traces_per_user)
+
+    def bound_traces(self, k: int) -> None:
+        """Record that every user contributes at most ``k`` traces (a public bound that whoever
+        records it enforces); two bounds give the smaller."""
+        k = int(k)
+        if k < 1:
+            raise InputError(f"a bound on the traces per user must be at least 1, got {k}")
+        self.traces_per_user = k if self.traces_per_user is None else min(self.traces_per_user, k)
 
     def merged(self, other: "Ledger | None") -> "Ledger":
         """This ledger's spends followed by ``other``'s (both protect the same people)."""
@@ -138,6 +161,8 @@ class Ledger:
             out.spends += list(other.spends)
             for fact in other.uncovered:
                 out.note_uncovered(fact)
+            if other.traces_per_user is not None:
+                out.bound_traces(other.traces_per_user)
         return out
 
     @property
@@ -152,29 +177,48 @@ class Ledger:
         return all(s.relation == "replace" for s in self.spends if s.holds)
 
     def totals(self) -> dict[str, dict]:
-        """Per unit of privacy: the neighbour relation, epsilon and delta of the spends that hold
-        by basic composition (mixed relations stated for replace-one, module docstring), and how
-        many spends are bounds only (``holds=False``)."""
+        """The headline per person (:meth:`person`, key ``"person"``) and then, per unit of privacy,
+        the neighbour relation, epsilon and delta of the spends that hold by basic composition
+        (mixed relations stated for replace-one, module docstring), and how many spends are bounds
+        only (``holds=False``)."""
         out: dict[str, dict] = {}
+        if any(s.holds for s in self.spends):
+            out[PERSON] = self.person()
         for unit in dict.fromkeys(s.unit for s in self.spends):
             held = [s for s in self.spends if s.unit == unit and s.holds]
-            relation = "replace" if any(s.relation == "replace" for s in held) else "add-remove"
-            eps = delta = 0.0
-            for s in held:
-                if relation == "replace" and s.relation == "add-remove":
-                    eps, delta = eps + 2 * s.epsilon, delta + (1 + math.exp(s.epsilon)) * s.delta
-                else:
-                    eps, delta = eps + s.epsilon, delta + s.delta
+            eps, delta, relation = _compose(held, 1)
             out[unit] = {"epsilon": eps, "delta": min(1.0, delta), "relation": relation,
                          "neighbours": neighbours(unit, relation), "spends": len(held),
                          "bounds_only": sum(1 for s in self.spends if s.unit == unit and not s.holds)}
         return out
 
+    def person(self) -> dict:
+        """What one person loses: every spend that holds, a spend on one trace counted
+        ``traces_per_user`` times (group privacy), one on an event or on another unit unbounded
+        (epsilon = inf). Fields as in :meth:`totals`, plus ``traces_per_user`` and ``unbounded``
+        (the units that leave the person without a bound)."""
+        held = [s for s in self.spends if s.holds]
+        k = self.traces_per_user
+        unbounded = sorted({s.unit for s in held if s.unit not in ("user", "trace")
+                            or (s.unit == "trace" and k is None)})
+        eps, delta, relation = _compose([s for s in held if s.unit == "user"], 1)
+        e2, d2, r2 = _compose([s for s in held if s.unit == "trace"], k or 1)
+        relation = "replace" if "replace" in (relation, r2) else "add-remove"
+        eps, delta = (math.inf, 1.0) if unbounded else (eps + e2, delta + d2)
+        words = ("one person's data (every trace of theirs) replaced, the number of people public"
+                 if relation == "replace" else "one person (every trace of theirs) added or removed (unbounded DP)")
+        return {"epsilon": eps, "delta": min(1.0, delta), "relation": relation, "neighbours": words,
+                "spends": len(held), "bounds_only": 0, "traces_per_user": k, "unbounded": unbounded}
+
     def describe(self) -> list[str]:
-        """One line per unit ('per user (one user added or removed (unbounded DP)): epsilon = 2,
-        delta = 0, basic composition of 3 spends'), then one per fact no spend covers."""
+        """The headline per person ('per person (neighbouring inputs: ...): epsilon = 3, delta = 0,
+        basic composition of 2 spends, each user contributing at most 1 trace'), one line per unit,
+        then one per fact no spend covers."""
         lines = []
         for unit, t in self.totals().items():
+            if unit == PERSON:
+                lines.append(_person_line(t))
+                continue
             if t["spends"]:
                 text = (f"per {unit} (neighbouring inputs: {t['neighbours']}): epsilon = {t['epsilon']:.4g}, "
                         f"delta = {t['delta']:.3g} (basic composition of {t['spends']} "
@@ -195,7 +239,7 @@ class Ledger:
     # -- persistence ---------------------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"composition": "basic", "spends": [asdict(s) for s in self.spends], "totals": self.totals(),
-                "uncovered": list(self.uncovered)}
+                "uncovered": list(self.uncovered), "traces_per_user": self.traces_per_user}
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Ledger":
@@ -212,4 +256,33 @@ class Ledger:
         uncovered = data.get("uncovered") or []
         if not isinstance(uncovered, list) or not all(isinstance(x, str) for x in uncovered):
             raise InputError("the privacy ledger is damaged: 'uncovered' must be a list of texts")
-        return cls(spends, list(uncovered))
+        bound = data.get("traces_per_user")
+        if bound is not None and (not isinstance(bound, int) or bound < 1):
+            raise InputError("the privacy ledger is damaged: 'traces_per_user' must be a whole number >= 1")
+        return cls(spends, list(uncovered), bound)
+
+
+def _compose(spends: list[Spend], k: int) -> tuple[float, float, str]:
+    """(epsilon, delta, relation) of ``spends`` by basic composition, each counted for a group of
+    ``k`` units (Dwork and Roth, Theorem 2.2: (k epsilon, k e^((k-1) epsilon) delta)); mixed
+    relations stated for replace-one (module docstring)."""
+    relation = "replace" if any(s.relation == "replace" for s in spends) else "add-remove"
+    eps = delta = 0.0
+    for s in spends:
+        e, d = k * s.epsilon, k * math.exp((k - 1) * s.epsilon) * s.delta
+        if relation == "replace" and s.relation == "add-remove":
+            e, d = 2 * e, (1 + math.exp(e)) * d
+        eps, delta = eps + e, delta + d
+    return eps, delta, relation
+
+
+def _person_line(t: dict) -> str:
+    """The per-person headline in words."""
+    if t["unbounded"]:
+        return (f"per person: no bound: spends on one {' or one '.join(t['unbounded'])} add up over every {' or '.join(t['unbounded'])} of a person, "
+                f"whose number is not bounded")
+    k = t["traces_per_user"]
+    each = f", each user contributing at most {k} trace{'s' if k != 1 else ''}" if k is not None else ""
+    return (f"per person (neighbouring inputs: {t['neighbours']}): epsilon = {t['epsilon']:.4g}, "
+            f"delta = {t['delta']:.3g} (basic composition of {t['spends']} spend{'s' if t['spends'] > 1 else ''}"
+            f"{each})")

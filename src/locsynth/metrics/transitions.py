@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from ..space import Grid, Space
 from ..traces import TraceSet, split_keys
@@ -155,11 +156,19 @@ def rank_in_trace(user: np.ndarray) -> np.ndarray:
     return np.arange(user.size) - np.repeat(start, np.diff(np.r_[start, user.size]))
 
 
-def trimmed_transition_counts(traces: TraceSet, trim: int | None) -> np.ndarray:
-    """(L, L) counts of transitions, each trace's first ``trim`` in time order (all for None)."""
+def trimmed_transition_counts(traces: TraceSet, trim: int | None, *, per_user: bool = False) -> np.ndarray:
+    """(L, L) counts of transitions, each trace's first ``trim`` in time order (all for None);
+    ``per_user``: each user id's first ``trim`` over all of their traces, in time order, so that one
+    user adds at most ``trim`` whatever their number of traces (paper 000's TPM trims per user)."""
     L = traces.space.n_locations
     i = same_day_transitions(traces)
-    if trim is not None:
+    if trim is not None and per_user:
+        who = pd.factorize(traces.users["user_id"].to_numpy())[0][traces.user[i]]
+        order = np.lexsort((traces.t[i], who))
+        keep = np.zeros(i.size, bool)
+        keep[order[rank_in_trace(who[order]) < trim]] = True
+        i = i[keep]
+    elif trim is not None:
         i = i[rank_in_trace(traces.user[i]) < trim]
     counts = np.bincount(traces.loc[i].astype(np.int64) * L + traces.loc[i + 1], minlength=L * L)
     return counts.reshape(L, L).astype(np.float64)

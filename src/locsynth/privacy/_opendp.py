@@ -54,8 +54,8 @@ def randomized_response(k: int, prob: float):
 
 def noisy_top_k(k: int, scale: float):
     """OpenDP's noisy top-k on int64 score vectors whose entries all move in one direction by at
-    most 1 between neighbours (``linf_distance(monotonic=True)``): Gumbel noise, i.e. k rounds of
-    the exponential mechanism (Durfee and Rogers, NeurIPS 2019)."""
+    most 1 between neighbours (``linf_distance(monotonic=True)``), under pure DP: k rounds of
+    report-noisy-max with exponential noise, i.e. permute-and-flip (privacy/topk.py)."""
     dp = opendp()
     return dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T="i64")), dp.linf_distance(T="i64", monotonic=True),
                                  dp.max_divergence(), k=int(k), scale=float(scale))

@@ -2,13 +2,17 @@
 
 Scores here are counts in which one unit (a user) adds at most 1 to each candidate and never
 subtracts: two neighbouring inputs (one user added or removed) give score vectors that differ by
-at most 1 in every entry, all in the same direction (monotonic L-infinity sensitivity 1). Adding
-Gumbel noise of scale k / epsilon to every score and keeping the k largest is the one-shot form
-of k rounds of the exponential mechanism, each (epsilon / k)-DP for monotonic scores, so the
-whole selection is epsilon-DP (Durfee and Rogers, "Practical differentially private top-k
-selection with pay-what-you-get composition", NeurIPS 2019, Lemma 4.2 and Corollary 4.1; McSherry
-and Talwar, FOCS 2007). OpenDP's ``make_noisy_top_k`` draws the noise and states the map, which
-is recorded.
+at most 1 in every entry, all in the same direction (monotonic L-infinity sensitivity 1).
+OpenDP's ``make_noisy_top_k`` under pure DP (``max_divergence``) picks the k candidates one after
+the other by report-noisy-max with *exponential* noise of scale k / epsilon, which is the
+permute-and-flip mechanism (McKenna and Sheldon, NeurIPS 2020; Ding, Kifer, Saghaian, Steinke,
+Wang, Xiao and Zhang, "The permute-and-flip mechanism is identical to report-noisy-max with
+exponential noise", 2021), each round (epsilon / k)-DP for monotonic scores, so the whole
+selection is epsilon-DP by composition. (Gumbel noise, the one-shot form of k rounds of the
+exponential mechanism of Durfee and Rogers, NeurIPS 2019, is what OpenDP draws under zCDP
+instead; it is not used here. Measured: with scores 0 and 1 at scale 1, P(the higher one) is
+0.8146 over 20,000 draws, permute-and-flip's 0.816 and not Gumbel's 0.731.) OpenDP draws the
+noise and states the map, which is recorded.
 
 The candidates must not depend on the data: a candidate only one user brings would be selectable
 with that user and impossible without. Pass the public universe of candidates (scores 0 where

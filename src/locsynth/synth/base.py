@@ -9,7 +9,8 @@ TraceSet. Both carry :class:`Tags` that say what they can do, which the common t
 A fitted model saves as a directory: ``model.json`` (method, hyperparameters, fitted scalars,
 the training set's size, space and time axis, the privacy ledger), ``arrays.npz`` (no pickle)
 and the training users and locations as Parquet. Like a synthetic set from ``sample``, a model
-names training users: both are internal, never releases (see release.py).
+names training users: both are internal, never releases (see release.py). A DP model's user
+table is empty: it keeps nothing per training unit.
 """
 
 from __future__ import annotations
@@ -117,8 +118,9 @@ class _Params:
 class Synthesizer(_Params):
     """Base class of synthesizers: hyperparameters in ``__init__``, ``fit`` -> self, ``sample`` -> TraceSet.
 
-    Fitted attributes every synthesizer has: ``users_`` (the training user table), ``space_``,
-    ``time_``, ``training_`` (counts of the training set) and ``ledger_`` (its DP spends).
+    Fitted attributes every synthesizer has: ``users_`` (the training user table; empty for a DP
+    method, whose model keeps nothing per training unit), ``space_``, ``time_``, ``training_``
+    (counts of the training set; a DP count for a DP method) and ``ledger_`` (its DP spends).
     """
 
     #: options of ``fit`` and of ``sample`` beyond the common ones: name -> (default, a line of help[,
@@ -194,7 +196,8 @@ class Synthesizer(_Params):
         unmet = self.tags.unmet(train)
         if unmet:
             raise InputError(f"{self.name} {unmet}")
-        self.users_ = train.users[["user_id"]].copy()
+        # a DP model keeps nothing per training unit: not even their ids, whose number is the exact size
+        self.users_ = train.users[["user_id"]].iloc[:0].copy() if self.tags.dp else train.users[["user_id"]].copy()
         self.space_ = train.space
         self.time_ = train.time
         # a DP method keeps no exact size of what it protects: what it may state (a DP count of its
@@ -206,6 +209,19 @@ class Synthesizer(_Params):
         self.ledger_ = train.ledger.copy() if train.ledger else Ledger()
         if not self.tags.dp:
             self.ledger_.note_uncovered(f"{self.name} was fitted on the training data without differential privacy")
+
+    def _bounded_traces(self, train: TraceSet, k: int) -> TraceSet:
+        """``train`` with at most ``k`` traces of each user id (their first ``k`` rows), for a method
+        that spends on one trace: the bound, enforced here and recorded in the ledger, is what turns
+        its per-trace epsilon into a per-person one (ledger.py: k times). A bound the training set's
+        ledger already holds (``prepare``'s one trace per user) is enforced too."""
+        k = check_count("max_traces_per_user", k)
+        if self.ledger_.traces_per_user is not None:
+            k = min(k, self.ledger_.traces_per_user)
+        codes = pd.factorize(train.users["user_id"].to_numpy())[0]
+        rank = pd.Series(codes).groupby(codes).cumcount().to_numpy()
+        self.ledger_.bound_traces(k)
+        return train if (rank < k).all() else train.select_users(np.flatnonzero(rank < k))
 
     def _count_units(self, count: int, epsilon: float, share: float, unit: str) -> float:
         """Spend ``share`` of ``epsilon`` on a DP count of the ``count`` training ``unit``s (one
@@ -241,8 +257,9 @@ class Synthesizer(_Params):
 
     @property
     def n_users(self) -> int:
+        """The training users (a size a DP method's neighbour relation makes public, where it has one)."""
         self.check_is_fitted()
-        return len(self.users_)
+        return int(self.training_["users"]) if self.tags.dp and "users" in self.training_ else len(self.users_)
 
     def _rows(self, n: int | None, users=None) -> np.ndarray:
         """Training rows to generate from: ``users`` when given, else 0 .. n - 1 (all when None)."""

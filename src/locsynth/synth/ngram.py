@@ -490,6 +490,9 @@ class NGRAM(Synthesizer):
     size_share : float
         Share of epsilon spent on the DP count of training traces that sizes the synthetic set
         (0: none; sample then needs n).
+    max_traces_per_user : int
+        Traces one user id may contribute (the first ones are kept): the ledger's per-person
+        epsilon is this many times the per-trace one (ledger.py). 1, as ``prepare`` makes them.
     seed : int
         The seed of :meth:`sample` when it is given none. Fitting draws only DP noise, which is
         never seeded.
@@ -500,18 +503,20 @@ class NGRAM(Synthesizer):
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, n_max: int = 5, l_max: int = 20, threshold_leaves: bool = True,
-                 size_share: float = SIZE_SHARE, seed: int = 0):
+                 size_share: float = SIZE_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.n_max = n_max
         self.l_max = l_max
         self.threshold_leaves = threshold_leaves
         self.size_share = size_share
+        self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "NGRAM":
         eps = check_epsilon(self.epsilon)
         n_max, l_max = check_count("n_max", self.n_max), check_count("l_max", self.l_max)
         self._remember_frame(train)
+        train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         tree = explore(GramIndex.from_traces(train, l_max), eps, n_max, l_max,
                        threshold_leaves=bool(self.threshold_leaves))

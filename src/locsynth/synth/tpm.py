@@ -5,10 +5,11 @@ Bindschaedler, Shokri and Gunter, VLDB 2017; the TPM baseline of the PPMTF paper
    (PF) move instant by instant; check-ins rarely fall in adjacent hours (892 of 18,760 Gowalla
    events at the 100 most visited POIs), so, as paper 000 §5.1 pairs "temporally-continuous"
    events, a transition does not need adjacent instants.
-2. Trimming: each user's transitions are read in time order and only the first ``trim`` = c
-   count. A user's count matrix then has L1 norm at most c, and whether a transition is read
-   depends on that user's own trace alone, so removing a user changes no one else's counts: the
-   L1 sensitivity of the matrix is c.
+2. Trimming: each user's transitions, over all of their traces (rows of one user id), are read in
+   time order and only the first ``trim`` = c count. A user's count matrix then has L1 norm at
+   most c, and whether a transition is read depends on that user's own traces alone, so removing
+   a user changes no one else's counts: the L1 sensitivity of the matrix is c. (Trimming each
+   trace instead would let a user of 3 traces add 3c.)
 3. Laplace(c / epsilon) on every cell (privacy/laplace.py, OpenDP's sampler), epsilon-DP per user.
 4. Rows made probabilities (post-processing): negative cells set to 0 and each row divided by its
    sum; a row with nothing left is uniform. The paper leaves this step open.
@@ -104,10 +105,10 @@ class TPM(Synthesizer):
         eps = check_epsilon(self.epsilon)
         c = check_count("trim", self.trim)
         self._remember_frame(train)
-        eps = self._count_units(train.n_traces, eps, self.size_share, "user")
-        counts = trimmed_transition_counts(train, c)
+        eps = self._count_units(train.n_users, eps, self.size_share, "user")
+        counts = trimmed_transition_counts(train, c, per_user=True)
         noisy = laplace(counts, eps, c, ledger=self.ledger_, saw=f"transition counts, the first {c} transitions of "
-                        f"each user's trace")
+                        f"each user's traces")
         self.matrix_ = stochastic_rows(noisy)
         self.stationary_ = stationary(self.matrix_)
         return self

@@ -84,6 +84,9 @@ class CoLocation(Synthesizer):
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "CoLocation":
         self._check_params()
         self._remember_frame(train)
+        if train.n_users != train.n_traces:
+            raise InputError("colocation needs one trace per user (its friend graph and its trimming are per user); "
+                             "this set has users with several traces")
         n, c = train.n_traces, int(self.trim)
         self.training_ = {"users": n}          # public under node DP with n fixed (module docstring)
         n_edges = int(train.friends.shape[0])
@@ -95,6 +98,9 @@ class CoLocation(Synthesizer):
                                     saw=f"co-locations between friends among the first {c} events of each user")
         self.rows_ = row_distributions(self.counts_)
         self.days_ = max(int(train.summary().get("days", 1)), 1)
+        if self.theta == 0:
+            self.ledger_.note_uncovered("the number of days the training data spans, which turns the noisy "
+                                        "co-location counts into co-locations per user and day (theta)")
         self.category_error_ = self._category_error(train, colocation_counts(train, None))
         before = len(train.ledger.spends) if train.ledger else 0
         tpm = TPM(self.epsilon_tpm, c, size_share=0).fit(train)

@@ -89,6 +89,9 @@ class DPTrip(Synthesizer):
     size_share : float
         Share of epsilon spent on the DP count of trips that plans the sampling rate and steps,
         gives the default delta and sizes the synthetic set (module docstring).
+    max_traces_per_user : int
+        Trips one user id may contribute (the first ones are kept): the ledger's per-person epsilon
+        is this many times the per-trip one (ledger.py). 1, as ``prepare`` makes the trips.
     seed : int
         The seed of :meth:`sample` when it is given none. Training noise is never seeded.
     """
@@ -101,7 +104,8 @@ class DPTrip(Synthesizer):
                  initializer_clip: float = 1.0, nexthop_clip: float = 3.0, initializer_lr: float | None = None,
                  nexthop_lr: float | None = None, latent: int = 50, hidden: int = 100, embedding: int = 50,
                  nexthop_hidden: int = 200, radius: int = 5, decoding: str = "argmax", secure_noise: bool = True,
-                 threads: int = 1, delta: float | None = None, size_share: float = SIZE_SHARE, seed: int = 0):
+                 threads: int = 1, delta: float | None = None, size_share: float = SIZE_SHARE,
+                 max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.initializer_share = initializer_share
         self.epochs = epochs
@@ -120,6 +124,7 @@ class DPTrip(Synthesizer):
         self.threads = threads
         self.delta = delta
         self.size_share = size_share
+        self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
     # -- fitting -------------------------------------------------------------------------------
@@ -150,6 +155,7 @@ class DPTrip(Synthesizer):
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "DPTrip":
         self._check_params()
         self._remember_frame(train)
+        train = self._bounded_traces(train, self.max_traces_per_user)
         with torch_threads(self.threads):
             self._train(train, progress)
         return self

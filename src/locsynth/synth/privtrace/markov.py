@@ -24,9 +24,10 @@ def per_trace(offsets: np.ndarray) -> np.ndarray:
 
 
 def density(grid: TwoLevelGrid, x: np.ndarray, y: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Level-1 densities: per cell, the sum over trajectories of the share of their points in it."""
+    """Level-1 densities: per cell, the sum over trajectories of the share of their points in it
+    (an empty trajectory has no point and adds nothing)."""
     cell, _, _ = grid.level1(x, y)
-    weight = 1.0 / np.diff(offsets)[per_trace(offsets)]
+    weight = 1.0 / np.diff(offsets)[per_trace(offsets)]     # every point's trajectory has >= 1 point
     return np.bincount(cell, weights=weight, minlength=grid.k * grid.k)
 
 
@@ -65,7 +66,10 @@ def edge_position(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray, b: np.
 
 def first_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indices: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(moves per CSR edge, start counts, end counts), each trajectory weighted 1 / (l + 1)."""
+    """(moves per CSR edge, start counts, end counts), each trajectory of l >= 1 states weighted
+    1 / (l + 1); an empty trajectory has no start, end or move and adds nothing (were it given the
+    weight 1 / (0 + 1), its start and end would fall on its neighbours' states, moving the counts
+    by 2 in L1 against the sensitivity 1 the noise assumes)."""
     n = indptr.size - 1
     length = np.diff(offsets)
     weight = 1.0 / (length + 1.0)
@@ -74,8 +78,9 @@ def first_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indice
     pos = edge_position(indptr, indices, seq[:-1][same], seq[1:][same])
     ok = pos >= 0
     moves = np.bincount(pos[ok], weights=weight[trace[:-1][same]][ok], minlength=indices.size)
-    start = np.bincount(seq[offsets[:-1]], weights=weight, minlength=n)
-    end = np.bincount(seq[offsets[1:] - 1], weights=weight, minlength=n)
+    some = length > 0
+    start = np.bincount(seq[offsets[:-1][some]], weights=weight[some], minlength=n)
+    end = np.bincount(seq[offsets[1:][some] - 1], weights=weight[some], minlength=n)
     return moves, start, end
 
 

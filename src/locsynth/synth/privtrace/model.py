@@ -73,6 +73,9 @@ class PrivTrace(Synthesizer):
         the DP sum that sizes the grid.
     size_share : float
         Share of epsilon spent on the DP count of training trajectories (0: none; sample needs n).
+    max_traces_per_user : int
+        Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
+        epsilon is this many times the per-trajectory one (ledger.py). 1, as ``prepare`` makes them.
     """
 
     name = "privtrace"
@@ -80,11 +83,12 @@ class PrivTrace(Synthesizer):
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, max_length: int = 100,
-                 size_share: float = SIZE_SHARE, seed: int = 0):
+                 size_share: float = SIZE_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.split = tuple(split)
         self.max_length = max_length
         self.size_share = size_share
+        self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "PrivTrace":
@@ -93,8 +97,9 @@ class PrivTrace(Synthesizer):
         located = train.loc >= 0
         if not located.all():
             raise InputError("privtrace needs located events; the training set has generalized ones")
+        train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
-        n_hat = float(self.training_.get("dp_count", train.n_traces))
+        n_hat = self.training_.get("dp_count")
         xy = planar(self.space_)
         x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
         self.grid_ = self._grid(x, y, offsets, n_hat, split[0] * eps, cap)
@@ -126,8 +131,11 @@ class PrivTrace(Synthesizer):
     def _noise(self, values: np.ndarray, epsilon: float, saw: str) -> np.ndarray:
         return laplace(values, epsilon, 1.0, ledger=self.ledger_, unit="trace", saw=saw)
 
-    def _grid(self, x, y, offsets, n_hat: float, epsilon: float, cap: int) -> TwoLevelGrid:
-        """The two-level grid over the space's box (step 3)."""
+    def _grid(self, x, y, offsets, n_hat: float | None, epsilon: float, cap: int) -> TwoLevelGrid:
+        """The two-level grid over the space's box (step 3). ``n_hat``, the trajectories in the
+        split threshold, is the DP count; without one (``size_share`` = 0) the sum of the noisy
+        level-1 densities, to which every trajectory adds 1 (post-processing: the authors' code
+        reads the exact number, which no spend covers)."""
         xs, ys = planar(self.space_)
         # a box at least a tenth as high as wide and vice versa (a line of locations has no area)
         side = max(float(xs.max() - xs.min()), float(ys.max() - ys.min()), 1.0)
@@ -140,7 +148,7 @@ class PrivTrace(Synthesizer):
         coarse = TwoLevelGrid(box, k, np.ones(k * k, np.int64))
         dens = self._noise(markov.density(coarse, x, y, offsets), 3 * epsilon / 4,
                            "level-1 densities, each trajectory's points sharing 1")
-        return TwoLevelGrid(box, k, level2_sizes(dens, n_hat))
+        return TwoLevelGrid(box, k, level2_sizes(dens, max(float(dens.sum()), 0.0) if n_hat is None else n_hat))
 
     def _locations_of_states(self, xy) -> None:
         """Per state, the locations inside its cell (CSR), or the nearest one to its centre."""
