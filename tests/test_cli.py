@@ -60,6 +60,8 @@ GOOD = ["u1,2024-01-01T10:00:00Z,35.0,139.0", "u1,2024-01-01T11:00:00Z,35.1,139.
     (GOOD, ["--split", "test=2"], "--split 'test=2'"),
     (GOOD, ["--instant", "7min"], "does not divide"),
     (GOOD, ["--duplicates", "most"], "unknown duplicate policy 'most'"),
+    (GOOD, ["--time-shift", "8h"], "--time-shift must be a number of hours in [-24, 24] (e.g. 8 or -3.5), got '8h'"),
+    (GOOD, ["--time-shift", "480"], "--time-shift must be a number of hours in [-24, 24]"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, rows, extra, message):
     path = write_points(tmp_path / "points.csv", rows)
@@ -71,6 +73,16 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, rows, extra, message
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in res.output
     assert message.format(path=path) in " ".join(res.output.split())
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["points.csv"]
+
+
+def test_prepare_prints_the_hours_and_the_clock(tmp_path):
+    """The summary shows the hour-of-day profile, so that a clock read hours off shows at a glance."""
+    path = write_points(tmp_path / "points.csv", GOOD)
+    res = run("prepare", path, "--format", "csv", "--out", tmp_path / "o", "--grid", "2x2", "--time-shift", "-3.5")
+    assert res.exit_code == 0, res.output
+    assert "  hour of day (UTC): |      ▅█                | 0-23 h, peak 07 h (66.7%), trough 00 h (0.0%)" \
+        in res.output.replace("▁", " ")
+    assert "clock: times moved -3.5 h (--time-shift)" in res.output
 
 
 def test_missing_columns_and_unknown_format(tmp_path):

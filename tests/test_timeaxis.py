@@ -60,3 +60,41 @@ def test_bad_axis_arguments(kwargs, match):
 def test_unknown_timezone():
     with pytest.raises(InputError, match="unknown timezone"):
         TimeAxis.build(date(2024, 1, 1), "Mars/Olympus", "1h")
+
+
+# -- the hour-of-day profile ------------------------------------------------------------------------
+
+def test_hour_profile_of_times_on_a_zones_clock():
+    from locsynth.timeaxis import hour_profile
+
+    times = pd.Series(pd.to_datetime(["2024-01-15T14:00:00Z", "2024-01-15T14:59:59Z",        # 09:xx in New York (EST)
+                                      "2024-07-15T13:30:00Z", "2024-07-15T03:00:00Z"]))      # 09:30 (EDT), 23:00
+    shares = hour_profile(times, "America/New_York")
+    assert shares.shape == (24,) and shares[9] == 0.75 and shares[23] == 0.25 and shares.sum() == 1.0
+    assert hour_profile(times)[14] == 0.5                                                  # UTC by default
+    assert (hour_profile(times.iloc[:0]) == 0).all()
+    with pytest.raises(InputError, match="unknown timezone"):
+        hour_profile(times, "Mars/Olympus")
+
+
+def test_axis_hour_profile_spreads_long_instants_and_leaves_the_window_out():
+    two = TimeAxis.build(date(2024, 1, 1), "UTC", "2h")
+    shares = two.hour_profile(np.array([0, 1, 1, 13]))          # 00-02, 02-04 twice (once on day 1)
+    assert shares[:4].tolist() == [0.125, 0.125, 0.375, 0.375] and shares[4:].sum() == 0
+    pf = pf_axis().hour_profile(np.arange(60))                  # two days of PF's 20-minute instants
+    assert np.isnan(pf[:9]).all() and np.isnan(pf[19:]).all()
+    assert np.allclose(pf[9:19], 0.1)
+    assert pf_axis().hour_profile(np.array([0, 1, 2]))[9] == 1.0                # 09:00-10:00
+
+
+def test_describe_hours_is_one_line_with_peak_and_trough():
+    from locsynth.timeaxis import describe_hours
+
+    shares = np.full(24, 1.0)
+    shares[19], shares[4] = 8.0, 0.0
+    line = describe_hours(shares / shares.sum())
+    assert line.startswith("|▂▂▂▂▁▂▂▂▂▂▂▂▂▂▂▂▂▂▂█▂▂▂▂| 0-23 h")
+    assert line.endswith("peak 19 h (26.7%), trough 04 h (0.0%)")
+    line = describe_hours(pf_axis().hour_profile(np.arange(30)))
+    assert line.startswith("|         ██████████     |")
+    assert describe_hours(np.zeros(24)) == "no events"

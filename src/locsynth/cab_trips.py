@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .points import shift_times
 from .space import EARTH_RADIUS_M, Grid, haversine_m
 from .timeaxis import TimeAxis, check_timezone
 from .traces import TraceSet
@@ -221,12 +222,12 @@ def merge_self_loops(visits: Visits) -> Visits:
 
 # -- the whole path ----------------------------------------------------------------------------
 
-def read_trips(path: str | Path, cell_m: float = 250.0, **options) -> TraceSet:
+def read_trips(path: str | Path, cell_m: float = 250.0, time_shift: float = 0.0, **options) -> TraceSet:
     """The passenger trips of a folder of Cabspotting files (``new_<cab>.txt``) on a grid of
-    ``cell_m`` metres; ``options`` as :func:`make_trips`."""
+    ``cell_m`` metres, times moved ``time_shift`` hours; ``options`` as :func:`make_trips`."""
     from .io.cabs import read_cabs
 
-    points = read_cabs(path, trips=True)
+    points = shift_times(read_cabs(path, trips=True), time_shift)
     return make_trips(points, cell_m, info={"source": "cabs", "input": Path(path).name}, **options)
 
 
@@ -234,7 +235,7 @@ def read_trips(path: str | Path, cell_m: float = 250.0, **options) -> TraceSet:
 BEIJING_BBOX = (39.7, 40.2, 116.1, 116.7)
 
 
-def read_geolife_trips(path: str | Path, cell_m: float = 250.0, **options) -> TraceSet:
+def read_geolife_trips(path: str | Path, cell_m: float = 250.0, time_shift: float = 0.0, **options) -> TraceSet:
     """GeoLife's trajectories as trips, the unit PrivTrace and AdaTrace protect: one trace per PLT
     file, through :func:`make_trips`'s steps on square cells of ``cell_m`` metres over Beijing's box
     (``bbox``), in Beijing time (``timezone``). Choices: every day is kept (GeoLife users are not
@@ -244,7 +245,7 @@ def read_geolife_trips(path: str | Path, cell_m: float = 250.0, **options) -> Tr
     drop half of them."""
     from .io.geolife import read_geolife
 
-    points = read_geolife(path, trajectories=True)
+    points = shift_times(read_geolife(path, trajectories=True), time_shift)
     options = {"bbox": BEIJING_BBOX, "timezone": "Asia/Shanghai", "max_speed_kmh": math.inf, **options}
     return make_trips(points, cell_m, weekdays_only=False, info={"source": "geolife", "input": Path(path).name},
                       **options)

@@ -172,6 +172,10 @@ def prepare(
     window: Optional[str] = typer.Option(None, help="Daily window START-END, e.g. 08:00-18:00."),
     timezone: Optional[str] = typer.Option(None, help="Timezone of naive timestamps and of days (default UTC); "
                                             "auto: each point's own zone from its coordinates (local slots)."),
+    time_shift: Optional[str] = typer.Option(None, "--time-shift", help="Hours to add to every time as read, "
+                                             "before time zones (e.g. 8 or -3.5). Default: the format's correction, "
+                                             "+8 for foursquare-global and gowalla (their files are 8 h early), 0 "
+                                             "otherwise; 0 reads the times as stated."),
     split: Optional[str] = typer.Option(None, help="Hold out users: test=FRACTION."),
     like: Optional[Path] = typer.Option(None, help="Use this TraceSet's space and time axis."),
     duplicates: str = typer.Option("first", help="Several events of a user in one instant: first, last, keep, error."),
@@ -190,6 +194,7 @@ def prepare(
 ):
     """Read raw points, validate and discretize them into a TraceSet."""
     from . import prepare as prep
+    from .timeaxis import describe_hours
 
     reader_options = {k: v for k, v in {
         "pois_file": pois_file, "user_col": user_col, "time_col": time_col, "lat_col": lat_col,
@@ -201,12 +206,14 @@ def prepare(
             window=prep.parse_window(window) if window else None, timezone=timezone,
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
             seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
-            fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start)
+            fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start, time_shift=time_shift)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out
         say(f"wrote {where}: {s['users']} users, {s['traces']} traces, {s['events']} events, "
             f"{s['locations']} locations, {s['instants']} instants/day, {s['slots']} slots")
+        clock = "each point's local time" if ts.info.get("timezones") else ts.time.timezone
+        say(f"  hour of day ({clock}): {describe_hours(ts.time.hour_profile(ts.t))}")
         if "trips" in ts.info:
             from .cab_trips import trip_statistics
 

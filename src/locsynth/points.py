@@ -13,6 +13,7 @@ import pandas as pd
 
 from .errors import InputError
 from .timeaxis import check_timezone
+from .validation import check_time_shift
 
 REQUIRED = ("user", "time", "lat", "lon")
 OPTIONAL = ("venue", "category", "split")
@@ -114,3 +115,12 @@ def unix_seconds_utc(values: pd.Series | np.ndarray) -> pd.Series:
     """Unix seconds (int or float) as aware UTC timestamps; non-numbers become NaT."""
     secs = pd.to_numeric(pd.Series(values), errors="coerce")
     return pd.to_datetime(secs, unit="s", utc=True, errors="coerce")
+
+
+def shift_times(points: pd.DataFrame, hours: float) -> pd.DataFrame:
+    """``points`` with ``hours`` added to every time (a clock correction, e.g. the VLDB'17 files'
+    +8 h: :data:`locsynth.io.TIME_SHIFTS`); ``hours`` as :func:`locsynth.validation.check_time_shift`."""
+    hours = check_time_shift(hours)
+    if hours == 0:
+        return points
+    return points.assign(time=points["time"] + pd.to_timedelta(hours, unit="h"))

@@ -12,6 +12,7 @@ from . import io
 from .discretize import discretize, make_space, make_time_axis, read_pf_synthetic
 from .errors import InputError
 from .ledger import Ledger
+from .points import shift_times
 from .space import POISpace
 from .timeaxis import AUTO, local_clock
 from .traces import TraceSet, atomic_output
@@ -84,7 +85,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             duplicates: str = "first", seed: int = 0, overwrite: bool = False,
             reader_options: dict | None = None, friends: str | Path | None = None,
             fold_days: bool | None = None, cell_m: float | None = None, dp_epsilon: float | None = None,
-            start: str | None = None) -> dict[str, TraceSet]:
+            start: str | None = None, time_shift: float | None = None) -> dict[str, TraceSet]:
     """Read, validate, discretize and save; returns the sets written, by name.
 
     With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
@@ -103,13 +104,19 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     ``start`` (a date) fixes the time axis's first day instead of the data's. ``timezone="auto"``
     puts every point on the local clock of the time zone at its coordinates (for absolute times:
     unix times or timestamps with offsets), so that multi-city data share local slots; the zones
-    are counted in the sets' ``info['timezones']``.
+    are counted in the sets' ``info['timezones']``. ``time_shift`` (hours, e.g. 8 or -3.5) is added
+    to every time right after reading, before time zones and the time axis; None takes the format's
+    correction (:data:`locsynth.io.TIME_SHIFTS`: +8 h for the VLDB'17 files), recorded in the sets'
+    ``info['time_shift']``.
     """
     out = Path(out)
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass --overwrite to replace it")
     if format not in formats():
         raise InputError(f"unknown format {format!r}; expected one of {', '.join(formats())}")
+    if format in TRACE_FORMATS and time_shift is not None:
+        raise InputError(f"--time-shift does not apply to --format {format}: its traces take the time axis of --like")
+    shift = io.time_shift(format, time_shift)
     if format in TRIP_FORMATS and timezone == AUTO:
         raise InputError(f"--timezone auto does not apply to --format {format}: its trips keep one zone "
                          f"(the cabs' America/Los_Angeles by default); give --timezone NAME")
@@ -119,7 +126,8 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
                                    "--dp-epsilon": dp_epsilon, "--start": start,
                                    "--duplicates": None if duplicates == "first" else duplicates,
                                    **{"--" + k.replace("_", "-"): v for k, v in (reader_options or {}).items()}})
-        sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed)
+        sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed,
+                             time_shift=time_shift)
     elif cell_m is not None:
         raise InputError(f"--cell-m applies to --format {', '.join(TRIP_FORMATS)} only; use --grid with {format}")
     elif dp_epsilon is not None and pois is None:
@@ -133,7 +141,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
         like_set = TraceSet.load(like) if like is not None else None
         sets = _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone,
                                   split, like_set, duplicates, seed, reader_options or {}, fold_days,
-                                  dp_epsilon, start)
+                                  dp_epsilon, start, shift=shift)
     if friends is not None:
         edges = io.read_friends(friends)
         sets = {name: attach_friends(ts, edges) for name, ts in sets.items()}
@@ -148,10 +156,11 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
 
 def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | None = None, *,
                   bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
-                  split: float | None = None, seed: int = 0) -> dict[str, TraceSet]:
+                  split: float | None = None, seed: int = 0, time_shift: float | None = None) -> dict[str, TraceSet]:
     """Passenger trips (paper 004 §8.2, :func:`locsynth.cab_trips.read_trips`) on square cells of
     ``cell_m`` metres (the paper's 250 or 500; 250 by default) over ``bbox`` (the paper's box by
-    default), hours and weekdays in ``timezone`` (the cabs' Pacific time by default).
+    default), hours and weekdays in ``timezone`` (the cabs' Pacific time by default), times moved
+    ``time_shift`` hours first (None: the format's correction, 0 for both trip formats).
 
     With ``split`` (the test fraction) the trips are split by trip, seeded: paper 004 protects one
     trip (a passenger), so a trip is the unit held out, and trips of one cab may fall on both sides.
@@ -163,15 +172,17 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")
     options = {"bbox": bbox, "timezone": timezone}
-    trips = TRIP_FORMATS[format](path, 250.0 if cell_m is None else cell_m,
+    shift = io.time_shift(format, time_shift)
+    trips = TRIP_FORMATS[format](path, 250.0 if cell_m is None else cell_m, shift["hours"],
                                     **{k: v for k, v in options.items() if v is not None})
     ledger = Ledger()
     ledger.note_uncovered(TIME_FROM_DATA)
-    trips = replace(trips, ledger=ledger, info={**trips.info, "frame": {
+    frame = _with_clock({
         "space": f"a grid of {trips.space.n_locations} cells over " + ("the given box" if bbox else
                                                                        "the format's public box")
                  + " (public)",
-        "time": "from the date of the earliest trip (from the data)"}})
+        "time": "from the date of the earliest trip (from the data)"}, format, shift)
+    trips = replace(trips, ledger=ledger, info={**trips.info, "frame": frame, "time_shift": shift})
     if split is None:
         return {"": trips}
     train, test = trips.split(split, seed=seed)
@@ -229,11 +240,12 @@ def dp_top_venues(points: pd.DataFrame, n: int, epsilon: float, ledger: Ledger,
 
 def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone, split,
                        like_set, duplicates, seed, reader_options, fold_days, dp_epsilon=None,
-                       start=None) -> dict[str, TraceSet]:
+                       start=None, *, shift: dict) -> dict[str, TraceSet]:
     preset = io.PRESETS.get(format, {})
     auto = timezone == AUTO
     points = io.read_points(format, input, timezone=None if auto else timezone, **reader_options)
-    info = {"source": format, "input": Path(input).name}
+    points = shift_times(points, shift["hours"])
+    info = {"source": format, "input": Path(input).name, "time_shift": shift}
     if auto:
         # every point on its own zone's wall clock, as if that clock were UTC (timeaxis.local_clock)
         clock, zones = local_clock(points["time"], points["lat"], points["lon"])
@@ -280,7 +292,7 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
         frame = {"space": frame_space,
                  "time": (f"from {start} (public)" if start else "from the date of the earliest record (from the data)")
                  + ("; each point on the local clock of its time zone (--timezone auto)" if auto else "")}
-    info["frame"] = frame
+    info["frame"] = _with_clock(frame, format, shift)
     fold = fold_days if fold_days is not None else preset.get("fold_days", DEFAULTS["fold_days"])
     if "split" in points:
         if split is not None:
@@ -292,3 +304,10 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
         return {"": ts}
     train, test = ts.split(split, seed=seed)
     return {"train": train, "test": test}
+
+
+def _with_clock(frame: dict, format: str, shift: dict) -> dict:
+    """``frame`` with its ``clock`` line saying which clock correction was applied (none: no line)."""
+    frame = {k: v for k, v in frame.items() if k != "clock"}
+    note = io.describe_time_shift(format, shift)
+    return {**frame, "clock": note} if note else frame

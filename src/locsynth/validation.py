@@ -55,3 +55,15 @@ def check_delta(delta: float) -> float:
 def check_sensitivity(sensitivity: float) -> float:
     """sensitivity as a float, or an InputError unless it is finite and positive."""
     return check_epsilon(sensitivity, "sensitivity")
+
+
+def check_time_shift(hours, name: str = "--time-shift") -> float:
+    """A clock correction in hours: a finite number in [-24, 24] (or its text), or an InputError
+    naming it. The bound catches minutes or seconds given for hours."""
+    try:
+        value = math.nan if isinstance(hours, bool) else float(hours)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and -24.0 <= value <= 24.0):
+        raise InputError(f"{name} must be a number of hours in [-24, 24] (e.g. 8 or -3.5), got {hours!r}")
+    return value

@@ -165,3 +165,22 @@ def test_registered():
     assert READERS["foursquare"] is read_foursquare
     assert READERS["foursquare-global"] is read_foursquare_global
     assert READERS["foursquare-mat"] is read_foursquare_mat
+
+
+def test_global_set_is_8_hours_early_against_tsmc_nyc(dataset):
+    """The TSMC NYC check-ins (true UTC) come again in the VLDB'17 file at the same second and place
+    8 h early, and at no other whole-hour offset (io.TIME_SHIFTS, docs/data.md)."""
+    tsmc = read_foursquare(dataset("foursquare-nyc-tsmc2014"))
+    vldb = read_foursquare_global(dataset("foursquare-global-us-vldb17"))
+    vldb = vldb.assign(time=vldb["time"].dt.round("s"))
+
+    def same_second_and_place(hours):
+        pairs = tsmc.merge(vldb.assign(time=vldb["time"] + pd.Timedelta(hours=hours)), on="time")
+        near = ((pairs["lat_x"] - pairs["lat_y"]).abs() < 0.002) & ((pairs["lon_x"] - pairs["lon_y"]).abs() < 0.002)
+        return int(near.sum())
+
+    assert same_second_and_place(8) == 3_186
+    assert max(same_second_and_place(h) for h in range(-12, 13) if h != 8) <= 1
+    first = vldb.iloc[0]    # the global set's first US check-in: Tue Apr 03 18:00:08 +0000 2012 at 40.748939,-73.99228
+    assert (first["lat"], first["lon"]) == (40.748939, -73.99228)
+    assert first["time"] + pd.Timedelta(hours=8) == pd.Timestamp("2012-04-03 18:00:08", tz="UTC")

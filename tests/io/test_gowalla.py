@@ -66,3 +66,24 @@ def test_bad_inputs(write, tmp_path):
 
 def test_registered():
     assert READERS["gowalla"] is read_gowalla
+
+
+#: user 0's first check-ins in SNAP's loc-gowalla_totalCheckins.txt (UTC ISO strings, newest first), as
+#: quoted in many public readmes: time, latitude, longitude
+SNAP_USER_0 = [("2010-10-19T23:55:27Z", 30.2359091167, -97.7951395833),
+               ("2010-10-18T22:17:43Z", 30.2691029532, -97.7493953705),
+               ("2010-10-17T23:42:03Z", 30.2557309927, -97.7633857727),
+               ("2010-10-17T19:26:05Z", 30.2634181234, -97.7575966669),
+               ("2010-10-16T18:50:42Z", 30.2742918584, -97.7405226231),
+               ("2010-10-12T23:58:03Z", 30.261599404, -97.7585805953)]
+
+
+def test_the_slice_is_8_hours_early_against_snap(dataset):
+    """Liu et al.'s user 0 is SNAP's user 0: the same places in the same order, each check-in
+    exactly 8 h early (io.TIME_SHIFTS, docs/data.md)."""
+    points = read_gowalla(dataset("gowalla-vldb17") / "Gowalla_3")
+    first = points.loc[points["user"] == 0].head(len(SNAP_USER_0))
+    snap = pd.DataFrame(SNAP_USER_0, columns=["time", "lat", "lon"])
+    assert first["lat"].tolist() == snap["lat"].tolist() and first["lon"].tolist() == snap["lon"].tolist()
+    late = pd.to_datetime(snap["time"], utc=True).to_numpy() - first["time"].to_numpy()
+    assert (late == pd.Timedelta(hours=8)).all()

@@ -1,7 +1,8 @@
 """Readers: one per source format, each returning a validated points table (see :mod:`locsynth.points`).
 
 ``read_points(format, path, ...)`` dispatches on the format name; ``FORMATS`` lists them.
-``PRESETS`` holds a format's own discretization (PF comes with its grid and time axis).
+``PRESETS`` holds a format's own discretization (PF comes with its grid and time axis),
+``TIME_SHIFTS`` a format's clock correction (the VLDB'17 files are 8 h early).
 Every reader returns a points table; formats read straight into TraceSets (trips, the PPMTF
 authors' synthetic files) are prepare's (:data:`locsynth.prepare.SET_FORMATS`).
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError
+from ..validation import check_time_shift
 from .cabs import read_cabs
 from .foursquare import read_foursquare, read_foursquare_global, read_foursquare_mat
 from .generic import read_csv_points, read_parquet_points
@@ -44,6 +46,36 @@ def formats() -> list[str]:
 
 #: formats whose input comes with a list of venues and their coordinates (the VLDB'17 POI files)
 VENUE_LISTS = ("foursquare-global", "gowalla")
+
+#: hours to add to a format's times as read (prepare's ``--time-shift`` default; 0 for a format not
+#: listed). The VLDB'17 files (Liu et al.) are 8 h early: their preprocessing turned the sources'
+#: UTC clock readings into unix times as if they were UTC+8 local times. Every check-in compared
+#: with its source is exactly 8 h early (SNAP Gowalla's published rows; 3,186 TSMC NYC check-ins at
+#: the same second and place in the Foursquare file, none at any other offset); docs/data.md.
+TIME_SHIFTS = {"foursquare-global": 8.0, "gowalla": 8.0}
+
+
+def time_shift(format: str, hours: float | None = None) -> dict:
+    """The clock correction to apply: ``{"hours": ..., "default": ...}``, ``default`` True when
+    ``hours`` is None and the format's own (:data:`TIME_SHIFTS`) is taken."""
+    if hours is None:
+        return {"hours": TIME_SHIFTS.get(format, 0.0), "default": True}
+    return {"hours": check_time_shift(hours), "default": False}
+
+
+def describe_time_shift(format: str, shift: dict) -> str | None:
+    """One line on the shift applied (``time_shift``'s dict), or None when the times are as read
+    and the format has no correction."""
+    hours, own = shift["hours"], TIME_SHIFTS.get(format, 0.0)
+    if hours == 0 and own == 0:
+        return None
+    if hours == 0:
+        return f"times as read (--time-shift 0); {format}'s default correction is {own:+g} h (docs/data.md)"
+    if shift["default"]:
+        return (f"times moved {hours:+g} h, {format}'s default correction: its files are {own:g} h early "
+                f"(docs/data.md; --time-shift 0 reads them as stated)")
+    return f"times moved {hours:+g} h (--time-shift)" + (f"; {format}'s default correction is {own:+g} h"
+                                                         if own else "")
 
 
 def read_venues(format: str, path: str | Path, pois_file: str | Path | None = None) -> pd.DataFrame | None:
@@ -77,6 +109,7 @@ def read_friends(path: str | Path) -> pd.DataFrame:
     return _read(path)
 
 
-__all__ = ["PRESETS", "READERS", "formats", "read_cabs", "read_csv_points",
+__all__ = ["PRESETS", "READERS", "TIME_SHIFTS", "describe_time_shift", "formats", "read_cabs", "read_csv_points",
            "read_foursquare", "read_foursquare_global", "read_foursquare_mat", "read_geolife", "read_gowalla",
-           "read_parquet_points", "read_friends", "read_pf", "read_pf_synthetic_table", "read_points"]
+           "read_parquet_points", "read_friends", "read_pf", "read_pf_synthetic_table", "read_points",
+           "time_shift"]

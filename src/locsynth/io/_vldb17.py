@@ -1,8 +1,13 @@
 """Check-ins + POI coordinates as preprocessed by Liu et al. (PVLDB 10(10), 2017).
 
 Used by the ``foursquare-global`` and ``gowalla`` formats. ``*_checkins.txt``: ``user_id
-poi_id unix_time`` (tab-separated, no header, UTC seconds, possibly written as floats);
+poi_id unix_time`` (tab-separated, no header, seconds, possibly written as floats);
 ``*_poi_coos.txt``: ``poi_id latitude longitude``.
+
+The unix times are said to be UTC but are 8 h early: every check-in compared with its source
+(SNAP Gowalla's rows, 3,186 TSMC NYC check-ins) comes 8 h earlier to the second, as if the
+sources' UTC clock readings had been converted as UTC+8 local times. The readers return the
+times as stated; ``prepare`` adds the 8 h by default (``io.TIME_SHIFTS``, docs/data.md).
 """
 
 from __future__ import annotations
