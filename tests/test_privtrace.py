@@ -98,3 +98,40 @@ def test_fit_and_sample_give_dp_sized_trips_without_time():
 def test_bad_split_is_refused():
     with pytest.raises(InputError, match="three positive shares"):
         PrivTrace(split=(0.5, 0.5)).fit(trips())
+
+
+def test_an_empty_trajectory_adds_nothing_to_any_count():
+    """Issue #35: an empty trajectory got the weight 1 / (0 + 1), its start and end landing on the
+    next trajectory's states (and IndexError when it was last); now every count is the one without it."""
+    g = grid()
+    x, y = np.array([0.2, 0.7, 1.5, 0.5]), np.array([0.2, 0.2, 0.5, 1.5])
+    for offsets_with, offsets_without in (([0, 2, 2, 4], [0, 2, 4]), ([0, 2, 4, 4], [0, 2, 4]), ([0, 0, 2, 4], [0, 2, 4])):
+        seq, off = markov.states(g, x, y, np.array(offsets_with))
+        seq0, off0 = markov.states(g, x, y, np.array(offsets_without))
+        indptr, indices = g.neighbours()
+        for a, b in zip(markov.first_order(seq, off, indptr, indices), markov.first_order(seq0, off0, indptr, indices)):
+            np.testing.assert_allclose(a, b)
+        np.testing.assert_allclose(markov.density(g, x, y, np.array(offsets_with)),
+                                   markov.density(g, x, y, np.array(offsets_without)))
+
+
+def test_without_a_dp_count_the_split_threshold_reads_no_exact_size(monkeypatch):
+    """Issue #35: with size_share = 0 the level-2 split threshold 0.05 n / k^2 took the exact number
+    of trajectories; it now takes the sum of the noisy level-1 densities (each trajectory adds 1)."""
+    from locsynth.synth.privtrace import model as model_module
+    from locsynth.testing import check_data
+
+    seen = []
+
+    def spy(density, trajectories, *args):
+        seen.append((float(np.sum(density)), float(trajectories)))
+        return level2_sizes(density, trajectories, *args)
+
+    monkeypatch.setattr(model_module, "level2_sizes", spy)
+    data = check_data()
+    PrivTrace(epsilon=1.0, size_share=0).fit(data)
+    [(total, n)] = seen
+    assert n == pytest.approx(max(total, 0.0)) and n != data.n_traces
+    seen.clear()
+    fitted = PrivTrace(epsilon=1.0).fit(data)
+    assert seen[0][1] == fitted.training_["dp_count"]

@@ -217,24 +217,51 @@ def test_a_dp_release_states_no_exact_training_size(tmp_path):
 
 
 def test_prepare_chooses_pois_under_dp_and_its_spend_reaches_every_model(data_dir, tmp_path):
-    """prepare --pois K --dp-epsilon E on Gowalla (its POI file is the public candidate list):
-    E per user in the prepared sets' ledger and in a model fitted on them; the exact top-K, a
-    data's own box and a data-chosen start date are recorded as not covered."""
+    """prepare --pois K --dp-epsilon E on Gowalla: E per user in the prepared sets' ledger and in a
+    model fitted on them. The POI file beside the check-ins is the data's own (issue #35: every
+    venue of it was visited by the slice's users), so the ledger names the candidates as not
+    covered; a list the user vouches for (--candidates) leaves nothing uncovered. Fitted with
+    PrivTrace at epsilon 1 (per trajectory, one a user), the card states 3 per person. The exact
+    top-K, a data's own box and a data-chosen start date are recorded as not covered."""
+    import pandas as pd
+
     from locsynth import TraceSet
     from locsynth.prepare import prepare
+    from locsynth.release import release
+    from locsynth.synth.privtrace import PrivTrace
     from locsynth.synth.tpm import TPM
 
     root = data_dir / "gowalla-vldb17" / "Gowalla_3"
     options = dict(instant="1h", fold_days=True, timezone="America/Chicago", split=0.2)
-    prepare(root, "gowalla", tmp_path / "dp", pois=50, dp_epsilon=2.0, start="2009-02-01", **options)
+    prepare(root, "gowalla", tmp_path / "beside", pois=50, dp_epsilon=2.0, start="2009-02-01", **options)
+    beside = TraceSet.load(tmp_path / "beside" / "train")
+    [fact] = beside.ledger.uncovered
+    assert "candidates for the DP choice" in fact and "POI list read beside the data" in fact
+    assert beside.ledger.describe()[-1].startswith("epsilon covers only the steps above") and fact in \
+        beside.ledger.describe()[-1]
+
+    # a list the user vouches for (here the same file, passed as if it were public: a stand-in)
+    coords = pd.read_csv(data_dir / "gowalla-vldb17" / "Gowalla_3" / "Gowalla_poi_coos.txt", sep="\t",
+                         names=["venue", "lat", "lon"], dtype={"venue": str})
+    coords.to_csv(tmp_path / "public.csv", index=False)
+    prepare(root, "gowalla", tmp_path / "dp", pois=50, dp_epsilon=2.0, start="2009-02-01",
+            candidates=tmp_path / "public.csv", **options)
     train = TraceSet.load(tmp_path / "dp" / "train")
     [spend] = train.ledger.spends
     assert (spend.mechanism, spend.unit) == ("noisy-top-k", "user") and spend.epsilon == pytest.approx(2.0)
-    assert train.ledger.uncovered == [] and train.space.n_locations == 50
+    assert train.ledger.uncovered == [] and train.space.n_locations == 50 and train.ledger.traces_per_user == 1
     model = TPM(epsilon=1.0).fit(train)
     assert [s.mechanism for s in model.ledger_.spends] == ["noisy-top-k", "discrete-laplace", "laplace"]
     assert model.ledger_.totals()["user"]["epsilon"] == pytest.approx(3.0)
     assert not model.ledger_.uncovered
+
+    privtrace = PrivTrace(epsilon=1.0).fit(train)
+    totals = privtrace.ledger_.totals()
+    assert totals["user"]["epsilon"] == pytest.approx(2.0) and totals["trace"]["epsilon"] == pytest.approx(1.0)
+    assert totals["person"]["epsilon"] == pytest.approx(3.0)
+    card = release(privtrace.sample(seed=1), tmp_path / "release")
+    assert card["ledger_summary"][0].startswith("per person") and "epsilon = 3," in card["ledger_summary"][0]
+    assert "epsilon = 3," in (tmp_path / "release" / "RELEASE.md").read_text()
 
     plain = prepare(root, "gowalla", tmp_path / "plain", pois=50, **options)["train"]
     assert not plain.ledger.spends
@@ -245,3 +272,226 @@ def test_prepare_chooses_pois_under_dp_and_its_spend_reaches_every_model(data_di
     assert any("epsilon covers only the steps above" in line for line in fitted.ledger_.describe())
     with pytest.raises(InputError, match="--dp-epsilon chooses the --pois under DP"):
         prepare(root, "gowalla", tmp_path / "x", grid=(4, 4), dp_epsilon=1.0)
+    with pytest.raises(InputError, match="give --dp-epsilon"):
+        prepare(root, "gowalla", tmp_path / "x", pois=5, candidates=tmp_path / "public.csv")
+
+
+def test_a_data_derived_candidate_list_is_caught_and_named_not_covered():
+    """Issue #35's audit, small: a venue only one user visited is a candidate of the DP top-k only
+    when that user is in the data. On D and D' = D without that user, 'the venue is chosen' happens
+    in about a third of the runs on D and never on D': the ratio test rejects epsilon 2. With the
+    candidate list held fixed (public) the same mechanism passes, and without a public list the
+    ledger says which candidates no epsilon covers."""
+    import pandas as pd
+
+    from locsynth.ledger import Ledger
+    from locsynth.prepare import dp_top_venues
+
+    visits = {"a": [0, 1, 2], "b": [3, 4], "c": [5, 6], "d": [7], "e": [8], "solo": [9]}
+    d1 = pd.DataFrame([(u, v) for v, us in visits.items() for u in us], columns=["user", "venue"]).assign(
+        lat=35.0, lon=139.0)
+    d2 = d1.loc[d1["user"] != 9]
+    listed = pd.DataFrame({"lat": 35.0, "lon": 139.0}, index=pd.Index(list(visits), name="venue"))
+
+    def chosen(points, venues, n):
+        return np.array([float("solo" in set(dp_top_venues(points, 3, 2.0, Ledger(), venues).name))
+                         for _ in range(n)])
+
+    derived = {"x1": chosen(d1, None, 400), "x2": chosen(d2, None, 400)}
+    assert derived["x2"].sum() == 0 and derived["x1"].sum() > 60
+    result = audit(lambda x, k: derived[x][:k], "x1", "x2", 2.0, samples=400, repeats=1, beta=BETA)
+    assert not result.passed and result.delta_hat.max() > 2.0, str(result)
+    fixed = {"x1": chosen(d1, listed, 400), "x2": chosen(d2, listed, 400)}
+    result = audit(lambda x, k: fixed[x][:k], "x1", "x2", 2.0, samples=400, repeats=1, beta=BETA)
+    assert result.passed, str(result)
+    ledger = Ledger()
+    dp_top_venues(d1, 3, 2.0, ledger)
+    assert ledger.uncovered and "venues in the data" in ledger.uncovered[0]
+    ledger = Ledger()
+    dp_top_venues(d1, 3, 2.0, ledger, listed, public=False, source="a list made from the check-ins")
+    assert "a list made from the check-ins" in ledger.uncovered[0]
+
+
+def test_a_grid_over_a_public_box_gives_public_candidates(data_dir, tmp_path):
+    """The clean default for check-ins without a public list: the K most visited cells of a grid
+    over a public box, chosen under DP; nothing but the spend in the ledger about the space."""
+    from locsynth.prepare import prepare
+
+    root = data_dir / "gowalla-vldb17" / "Gowalla_3"
+    sets = prepare(root, "gowalla", tmp_path / "cells", pois=30, grid=(40, 40), bbox=(29.5, 33.5, -99.5, -94.5),
+                   dp_epsilon=1.0, start="2009-02-01", instant="1h", fold_days=True, timezone="America/Chicago")
+    ts = sets[""]
+    assert ts.space.n_locations == 30 and ts.ledger.uncovered == [] and ts.ledger.traces_per_user == 1
+    assert all(str(name).startswith("cell-") for name in ts.space.name)
+    assert "cells of a 40 x 40 grid over a given box (public)" in ts.info["frame"]["space"]
+    with pytest.raises(InputError, match="give its box, --bbox"):
+        prepare(root, "gowalla", tmp_path / "x", pois=30, grid=(40, 40), dp_epsilon=1.0)
+    with pytest.raises(InputError, match="give --dp-epsilon"):
+        prepare(root, "gowalla", tmp_path / "x", pois=30, grid=(40, 40))
+
+
+# -- sensitivities on neighbouring inputs (issue #35: empty traces, users with several traces) ----
+
+def test_the_sensitivity_check_catches_an_empty_trajectory_weighted_as_one():
+    """PrivTrace before #35 gave an empty trajectory the weight 1 / (0 + 1), landing on its
+    neighbours' start and end: the first-order counts moved by 2 against the sensitivity 1."""
+    from locsynth.synth.privtrace import PrivTrace
+    from locsynth.synth.privtrace import markov
+    from locsynth.testing import check_data, check_dp_sensitivity
+
+    new_first_order = markov.first_order
+
+    def old_first_order(seq, offsets, indptr, indices):
+        moves, _, _ = new_first_order(seq, offsets, indptr, indices)
+        weight = 1.0 / (np.diff(offsets) + 1.0)
+        n = indptr.size - 1
+        first = np.minimum(offsets[:-1], seq.size - 1)
+        return (moves, np.bincount(seq[first], weights=weight, minlength=n),
+                np.bincount(seq[np.maximum(offsets[1:] - 1, 0)], weights=weight, minlength=n))
+
+    class OldPrivTrace(PrivTrace):
+        name = "privtrace-before-35"
+
+        def _fit(self, train, **kw):
+            real, markov.first_order = markov.first_order, old_first_order
+            try:
+                return super()._fit(train, **kw)
+            finally:
+                markov.first_order = real
+
+    data = check_data()
+    check_dp_sensitivity(PrivTrace, data, {})
+    with pytest.raises(AssertionError, match="empty trace added: .*moved by 2 in L1 against the sensitivity 1"):
+        check_dp_sensitivity(OldPrivTrace, data, {})
+
+
+def test_the_sensitivity_check_catches_tpm_trimming_per_trace():
+    """TPM before #35 trimmed each trace and counted traces: a user of 3 traces added 15
+    transitions against the recorded sensitivity 5, and 3 to the count of 'users'."""
+    from locsynth.metrics.transitions import trimmed_transition_counts
+    from locsynth.synth import tpm as tpm_module
+    from locsynth.synth.tpm import TPM
+    from locsynth.testing import check_data, check_dp_sensitivity
+
+    class PerTraceTPM(TPM):
+        name = "tpm-before-35"
+
+        def _fit(self, train, **kw):
+            self._remember_frame(train)
+            eps = self._count_units(train.n_traces, self.epsilon, self.size_share, "user")
+            counts = trimmed_transition_counts(train, self.trim)
+            noisy = tpm_module.laplace(counts, eps, self.trim, ledger=self.ledger_)
+            self.matrix_ = tpm_module.stochastic_rows(noisy)
+            self.stationary_ = tpm_module.stationary(self.matrix_)
+            return self
+
+    data = check_data()
+    check_dp_sensitivity(TPM, data, {})
+    with pytest.raises(AssertionError, match="three traces added: vector 0 .*moved by 3 in L1"):
+        check_dp_sensitivity(PerTraceTPM, data, {})
+
+
+@pytest.mark.parametrize("name", ["ngram", "privtrace"])
+def test_a_per_trace_method_that_claims_a_bound_it_does_not_enforce_is_caught(name):
+    """NGRAM and PrivTrace spend per trace; the ledger's per-person epsilon is that times the bound
+    on a user's traces, which fit enforces. One that records the bound but keeps every trace moves
+    its DP count by 3 for a person of 3 traces."""
+    from locsynth import registry
+    from locsynth.testing import check_data, check_dp_sensitivity
+
+    base = registry.get(name)
+
+    class Unbounded(base):
+        def _bounded_traces(self, train, k):
+            self.ledger_.bound_traces(k)
+            return train
+
+    data = check_data()
+    with pytest.raises(AssertionError, match="three traces added: vector 0 .*moved by 3 in L1"):
+        check_dp_sensitivity(Unbounded, data, {})
+    model = base(max_traces_per_user=3).fit(data)
+    assert model.ledger_.traces_per_user == 3
+    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(3 * model.ledger_.totals()["trace"]["epsilon"])
+    check_dp_sensitivity(base, data, {"max_traces_per_user": 3})
+
+
+# -- what a DP release's files may say (issue #35) ---------------------------------------------------
+
+def _numbers(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![\w])", text)
+
+
+def _forbidden(train, test) -> tuple[set[int], list[float]]:
+    """The exact sizes a DP release must not state, and their ratios (a / b and a / (a + b))."""
+    counts = {train.n_users, train.n_traces, train.n_events, test.n_users, test.n_events}
+    ratios = [a / b for a in counts for b in counts if a != b] + [a / (a + b) for a in counts for b in counts]
+    return counts, ratios
+
+
+def _leaks(folder, counts: set[int], ratios: list[float]) -> list[str]:
+    """Every number in every file of a release folder that equals an exact size or a ratio of two
+    (to 4 significant digits). Not scanned: the pseudonym column (1 .. the released size, which is
+    the DP count) and the datetimes (instants of the public time axis)."""
+    import pandas as pd
+
+    found = []
+    for path in sorted(folder.iterdir()):
+        if path.suffix == ".parquet":
+            text = pd.read_parquet(path).drop(columns=["pseudonym", "datetime"]).to_csv(index=False)
+        elif path.name == "traces.csv":
+            text = pd.read_csv(path, dtype=str).drop(columns=["pseudonym", "datetime"]).to_csv(index=False)
+        else:
+            text = path.read_text()
+        for token in _numbers(text):
+            value = float(token)
+            if value == int(value) and "." not in token and "e" not in token and int(value) in counts:
+                found.append(f"{path.name}: {token}")
+            elif "." in token and len(token.replace("-", "").replace(".", "").lstrip("0")) >= 4 and \
+                    any(abs(value - r) <= 1e-4 * abs(r) for r in ratios if r):
+                found.append(f"{path.name}: {token}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def sized():
+    """A simulated city on a 5 x 5 grid whose exact sizes (train 71 users, test 26, events in the
+    hundreds) collide with no public number of its frame."""
+    from locsynth.simulate import simulate
+    from locsynth.space import Grid
+    from locsynth.simulate import TOKYO_BBOX
+
+    train, test = simulate(97, space=Grid(5, 5, TOKYO_BBOX), checkin_rate=0.4, seed=11).split(0.27, seed=0)
+    counts, _ = _forbidden(train, test)
+    assert min(counts) > 25 and not counts & {24, 60, 100, 1000, 2024}, counts
+    return train, test
+
+
+@pytest.mark.parametrize("name", ["tpm", "ngram", "privtrace", "dptrip"])
+def test_no_file_of_a_dp_release_states_an_exact_training_size(name, sized, tmp_path):
+    """Every DP method of add/remove neighbours (colocation's and the per-event anonymizers'
+    neighbours keep the sizes public): fit, sample, evaluate against the test set, release with the
+    evaluation, and scan every file for the exact numbers of training users, traces and events (and
+    of the test set's), and their ratios, e.g. the membership attack's always-'member' accuracy
+    n_train / (n_train + n_test)."""
+    from locsynth import registry
+    from locsynth.evaluate import evaluate
+    from locsynth.release import release
+
+    cls = registry.get(name)
+    if name == "dptrip":
+        pytest.importorskip("opacus")
+    train, test = sized
+    model = cls(**({"epochs": 1} if name == "dptrip" else {})).fit(train)
+    synthetic = model.sample(seed=1)
+    report = evaluate(train, test, synthetic, sglt=False)
+    card = release(synthetic, tmp_path / "r", evaluation=report)
+    assert card["attacks"]["withheld"] and "reid_rate" not in card["attacks"]
+    counts, ratios = _forbidden(train, test)
+    assert _leaks(tmp_path / "r", counts, ratios) == []
+    # the scan finds what an honest card of a method without DP states, and what #35 found
+    plain = release(registry.get("uniform")().fit(train).sample(seed=1), tmp_path / "u", evaluation=report)
+    assert "mia_accuracy" in plain["attacks"] and _leaks(tmp_path / "u", counts, ratios)
+    (tmp_path / "r" / "note.txt").write_text(f"mia_accuracy {train.n_users / (train.n_users + test.n_users)!r}")
+    assert _leaks(tmp_path / "r", counts, ratios) == [f"note.txt: {train.n_users / (train.n_users + test.n_users)!r}"]

@@ -164,7 +164,12 @@ def prepare(
     bbox: Optional[str] = typer.Option(None, help="Bounding box LAT_MIN,LAT_MAX,LON_MIN,LON_MAX."),
     pois: Optional[int] = typer.Option(None, help="Keep the N most visited POIs (paper 001 keeps 1000)."),
     dp_epsilon: Optional[float] = typer.Option(None, "--dp-epsilon", help="Choose the --pois under DP (a noisy "
-                                               "top-k of visitors, this epsilon per user, recorded in the ledger)."),
+                                               "top-k of visitors, this epsilon per user, recorded in the ledger), "
+                                               "among --candidates, or among the cells of --grid over --bbox; "
+                                               "otherwise among candidates from the data, which the ledger notes "
+                                               "as not covered."),
+    candidates: Optional[Path] = typer.Option(None, help="--dp-epsilon: a public list of candidate venues you vouch "
+                                              "for (CSV venue,lat,lon), that depends on no training user."),
     start: Optional[str] = typer.Option(None, help="First day of the time axis, YYYY-MM-DD (public; default: "
                                                    "the earliest record's date, taken from the data)."),
     instant: Optional[str] = typer.Option(None, help="Instant length, rounding down: 1h, 30min, 20min (default 1h)."),
@@ -206,7 +211,8 @@ def prepare(
             window=prep.parse_window(window) if window else None, timezone=timezone,
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
             seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
-            fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start, time_shift=time_shift)
+            fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start, time_shift=time_shift,
+            candidates=candidates)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out

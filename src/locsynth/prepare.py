@@ -13,7 +13,7 @@ from .discretize import discretize, make_space, make_time_axis, read_pf_syntheti
 from .errors import InputError
 from .ledger import Ledger
 from .points import shift_times
-from .space import POISpace
+from .space import Grid, POISpace
 from .timeaxis import AUTO, local_clock
 from .traces import TraceSet, atomic_output
 from .cab_trips import read_geolife_trips, read_trips
@@ -85,7 +85,8 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             duplicates: str = "first", seed: int = 0, overwrite: bool = False,
             reader_options: dict | None = None, friends: str | Path | None = None,
             fold_days: bool | None = None, cell_m: float | None = None, dp_epsilon: float | None = None,
-            start: str | None = None, time_shift: float | None = None) -> dict[str, TraceSet]:
+            start: str | None = None, time_shift: float | None = None,
+            candidates: str | Path | None = None) -> dict[str, TraceSet]:
     """Read, validate, discretize and save; returns the sets written, by name.
 
     With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
@@ -100,7 +101,10 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     records what was chosen from the data and is covered by no epsilon (the most visited POIs, a
     grid over the data's own box, a time axis from the earliest record), and ``dp_epsilon`` with
     ``pois`` chooses the POIs under DP instead (:func:`dp_top_venues`),
-    spending ``dp_epsilon`` per user in that ledger, which every model fitted on the sets carries.
+    spending ``dp_epsilon`` per user in that ledger, which every model fitted on the sets carries;
+    its candidates are public only when nothing in them depends on the training users:
+    ``candidates`` (a file the user vouches for) or the cells of ``grid`` over a public ``bbox``;
+    a list read beside the data is the data's own, and the ledger notes it as not covered.
     ``start`` (a date) fixes the time axis's first day instead of the data's. ``timezone="auto"``
     puts every point on the local clock of the time zone at its coordinates (for absolute times:
     unix times or timestamps with offsets), so that multi-city data share local slots; the zones
@@ -123,7 +127,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     if format in TRIP_FORMATS:
         _refuse_for_trips(format, {"--grid": grid, "--pois": pois, "--instant": instant, "--slot": slot,
                                    "--window": window, "--like": like, "--friends": friends, "--fold-days": fold_days,
-                                   "--dp-epsilon": dp_epsilon, "--start": start,
+                                   "--dp-epsilon": dp_epsilon, "--start": start, "--candidates": candidates,
                                    "--duplicates": None if duplicates == "first" else duplicates,
                                    **{"--" + k.replace("_", "-"): v for k, v in (reader_options or {}).items()}})
         sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed,
@@ -132,6 +136,8 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
         raise InputError(f"--cell-m applies to --format {', '.join(TRIP_FORMATS)} only; use --grid with {format}")
     elif dp_epsilon is not None and pois is None:
         raise InputError("--dp-epsilon chooses the --pois under DP: give --pois N with it")
+    elif candidates is not None and dp_epsilon is None:
+        raise InputError("--candidates lists the venues a DP choice of --pois picks from: give --dp-epsilon")
     elif format in TRACE_FORMATS:
         like_set = TraceSet.load(like) if like is not None else None
         if like_set is None:
@@ -141,7 +147,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
         like_set = TraceSet.load(like) if like is not None else None
         sets = _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone,
                                   split, like_set, duplicates, seed, reader_options or {}, fold_days,
-                                  dp_epsilon, start, shift=shift)
+                                  dp_epsilon, start, shift=shift, candidates=candidates)
     if friends is not None:
         edges = io.read_friends(friends)
         sets = {name: attach_friends(ts, edges) for name, ts in sets.items()}
@@ -175,7 +181,7 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     shift = io.time_shift(format, time_shift)
     trips = TRIP_FORMATS[format](path, 250.0 if cell_m is None else cell_m, shift["hours"],
                                     **{k: v for k, v in options.items() if v is not None})
-    ledger = Ledger()
+    ledger = Ledger(traces_per_user=1)          # each trip its own user id
     ledger.note_uncovered(TIME_FROM_DATA)
     frame = _with_clock({
         "space": f"a grid of {trips.space.n_locations} cells over " + ("the given box" if bbox else
@@ -209,12 +215,14 @@ def attach_friends(ts: TraceSet, edges: pd.DataFrame) -> TraceSet:
 
 
 def dp_top_venues(points: pd.DataFrame, n: int, epsilon: float, ledger: Ledger,
-                  venues: pd.DataFrame | None = None) -> POISpace:
+                  venues: pd.DataFrame | None = None, *, public: bool = True, source: str = "") -> POISpace:
     """The ``n`` venues most users visited, chosen under DP (privacy/topk.py): each user counts a
     venue at most once, so one user added or removed moves every count by at most 1, all the same
-    way. ``venues`` (venue id -> lat, lon) is the public list of candidates with their
-    coordinates; without it the candidates are the venues in the data, which the ledger records
-    as not covered."""
+    way. ``venues`` (venue id -> lat, lon) are the candidates with their coordinates, ``public``
+    when nothing in the list depends on the training users (a list the user vouches for, a
+    public grid's cells). A data-derived list (``public=False``, ``source`` naming it) or none
+    (the venues in the data) leaves the candidates outside the guarantee: a venue one person alone
+    visited is a candidate only with that person (issue #35), and the ledger says so."""
     from .privacy.topk import noisy_top_k
 
     if "venue" not in points:
@@ -223,24 +231,75 @@ def dp_top_venues(points: pd.DataFrame, n: int, epsilon: float, ledger: Ledger,
     visitors = visits["venue"].value_counts()
     if venues is not None:
         candidates = np.sort(venues.index.astype(str).to_numpy())
-        public = "the candidates are the venues of the public POI list, with its coordinates"
     else:
         candidates = np.sort(visitors.index.to_numpy().astype(str))
-        public = "the candidates are the venues in the data"
-        ledger.note_uncovered("which venues were candidates for the DP choice of locations (those in the data: no "
-                              "public POI list was given) and their coordinates")
+    if venues is not None and public:
+        said = f"the candidates are {source or 'a public list'}, with its coordinates"
+    else:
+        said = f"the candidates are {source or 'the venues in the data'}: not public"
+        ledger.note_uncovered(
+            f"which venues were candidates for the DP choice of locations: {source or 'the venues in the data'}, "
+            f"which depends on the training users (a venue one person alone visited is a candidate only with that "
+            f"person); give a public list (--candidates FILE) or choose cells of a public grid (--grid, --bbox)")
     if n > candidates.size:
         raise InputError(f"--pois {n} is more than the {candidates.size} candidate venues")
     scores = visitors.reindex(candidates, fill_value=0).to_numpy(np.int64)
     chosen = noisy_top_k(scores, n, epsilon, ledger=ledger, unit="user",
                          saw=f"how many users visited each venue, to choose the {n} locations",
-                         assumptions=f"each user counts a venue at most once (monotonic, sensitivity 1); {public}")
+                         assumptions=f"each user counts a venue at most once (monotonic, sensitivity 1); {said}")
     return POISpace.of_venues(points, candidates[chosen], known=venues)
+
+
+def grid_candidates(points: pd.DataFrame, grid: tuple[int, int], bbox) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The cells of the public ``grid`` over ``bbox`` as candidate venues for :func:`dp_top_venues`:
+    (the points with ``venue`` = their cell's code and no category, the cells' codes -> centres).
+    Points outside the box are dropped (each on its own: no other point decides)."""
+    space = Grid(grid[0], grid[1], bbox)
+    cell = space.locate(points["lat"].to_numpy(), points["lon"].to_numpy())
+    codes = np.array([f"cell-{c}" for c in range(space.n_locations)], dtype=object)
+    inside = points.loc[cell >= 0].drop(columns=["venue", "category"], errors="ignore")
+    inside = inside.assign(venue=codes[cell[cell >= 0]])
+    return inside, pd.DataFrame({"lat": space.lat, "lon": space.lon}, index=pd.Index(codes, name="venue"))
+
+
+def _dp_space(points, format, input, pois, grid, bbox, epsilon, ledger, candidates, pois_file):
+    """The DP choice of ``pois`` locations (:func:`dp_top_venues`) and how the frame says it was made:
+    (points, space, frame). Candidates, in order: ``candidates`` (a file the user vouches for), the
+    cells of ``grid`` over the public ``bbox``, else the format's venue list (io.VENUE_LISTS: the
+    VLDB'17 lists are the data's own) or the venues in the data, which the ledger notes as not covered."""
+    what = f"{pois} POIs chosen by a DP top-k of visitors (epsilon {epsilon:g} per user)"
+    if bbox is not None and grid is None:
+        lat_min, lat_max, lon_min, lon_max = bbox
+        points = points.loc[points["lat"].between(lat_min, lat_max) & points["lon"].between(lon_min, lon_max)]
+    if candidates is not None:
+        if grid is not None:
+            raise InputError("--candidates and --grid are two lists of candidates: give one")
+        venues = io.read_candidates(candidates)
+        if bbox is not None:
+            venues = venues.loc[venues["lat"].between(bbox[0], bbox[1]) & venues["lon"].between(bbox[2], bbox[3])]
+        points = points.loc[points["venue"].astype(str).isin(venues.index)] if "venue" in points else points
+        space = dp_top_venues(points.drop(columns="category", errors="ignore"), pois, epsilon, ledger, venues,
+                              source=f"the list {Path(candidates).name} (given as public)")
+        return points, space, f"{what} among the venues of {Path(candidates).name} (public, as given)"
+    if grid is not None:
+        if bbox is None:
+            raise InputError("--grid with --pois and --dp-epsilon chooses cells of a public grid: give its box, "
+                             "--bbox LAT_MIN,LAT_MAX,LON_MIN,LON_MAX")
+        points, cells = grid_candidates(points, grid, bbox)
+        space = dp_top_venues(points, pois, epsilon, ledger, cells,
+                              source=f"the cells of a {grid[0]} x {grid[1]} grid over the given box")
+        return points, space, (f"{pois} cells of a {grid[0]} x {grid[1]} grid over a given box (public), chosen "
+                                f"by a DP top-k of visitors (epsilon {epsilon:g} per user)")
+    venues = io.read_venues(format, input, pois_file)
+    source = (f"the POI list read beside the data ({io.VENUE_LISTS[format]}: its preprocessing kept the venues "
+              f"the data's users visited)" if venues is not None else "")
+    space = dp_top_venues(points, pois, epsilon, ledger, venues, public=False, source=source)
+    return points, space, what + " among candidates from the data (not covered)"
 
 
 def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone, split,
                        like_set, duplicates, seed, reader_options, fold_days, dp_epsilon=None,
-                       start=None, *, shift: dict) -> dict[str, TraceSet]:
+                       start=None, *, shift: dict, candidates=None) -> dict[str, TraceSet]:
     preset = io.PRESETS.get(format, {})
     auto = timezone == AUTO
     points = io.read_points(format, input, timezone=None if auto else timezone, **reader_options)
@@ -266,14 +325,16 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
                     grid = DEFAULTS["grid"]
         if bbox is None and grid is not None:
             bbox = preset.get("bbox")
-        ledger = Ledger()
+        ledger = Ledger(traces_per_user=1)      # discretize makes one trace per user
         if pois is not None and dp_epsilon is not None:
-            if bbox is not None:
-                raise InputError("--bbox with --dp-epsilon: filter the points before a DP choice of POIs")
-            venues = io.read_venues(format, input, reader_options.get("pois_file"))
-            space = dp_top_venues(points, pois, dp_epsilon, ledger, venues)
-            frame_space = f"{pois} POIs chosen by a DP top-k of visitors (epsilon {dp_epsilon:g} per user)"
+            points, space, frame_space = _dp_space(points, format, input, pois, grid, bbox, dp_epsilon, ledger,
+                                                   candidates, reader_options.get("pois_file"))
         else:
+            if candidates is not None:
+                raise InputError("--candidates lists the venues a DP choice of --pois picks from: give --dp-epsilon")
+            if grid is not None and pois is not None:
+                raise InputError("--grid with --pois picks the most visited cells of the grid under DP: give "
+                                 "--dp-epsilon (or one of --grid and --pois)")
             space = make_space(points, grid=grid, bbox=bbox, pois=pois)
             if pois is not None:
                 ledger.note_uncovered(f"the location space (the {pois} most visited POIs) was chosen from the "

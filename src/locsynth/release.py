@@ -170,7 +170,9 @@ def card_markdown(card: dict) -> str:
         lines += [f"- Depends on the data without DP: {fact}." for fact in ledger.uncovered]
     attacks = card.get("attacks")
     lines += ["", "## What an attacker was measured to learn", ""]
-    if attacks:
+    if attacks and attacks.get("withheld"):
+        lines.append(f"- Measured ({attacks.get('evaluated', '')}), but not stated here: {attacks['withheld']}.")
+    elif attacks:
         scope = attacks.get("evaluated", "")
         for k in ATTACK_KEYS:
             if attacks.get(k) is not None:
@@ -211,7 +213,7 @@ def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
         "time": released.time.meta(), "time_description": released.time.describe(),
         "pd_test": pd_card, "ledger": ledger.to_dict(), "ledger_summary": ledger.describe(),
         "neighbours": {unit: t["neighbours"] for unit, t in ledger.totals().items() if t["spends"]},
-        "attacks": _attacks(evaluation, synthetic) if evaluation is not None else None,
+        "attacks": _attacks(evaluation, synthetic, ledger) if evaluation is not None else None,
     }
     return card
 
@@ -240,9 +242,21 @@ def _training_phrase(training: dict) -> str:
     return "trained on data whose size this card does not state (differential privacy protects it)"
 
 
-def _attacks(evaluation, synthetic: TraceSet) -> dict:
+#: what a DP release's card says instead of its evaluation's scores
+WITHHELD = ("the attacks' scores are computed from the training data outside every DP step (a membership "
+            "attack's best accuracy alone can be the exact ratio of training to test users): they stay in the "
+            "evaluation's own folder, which is internal, and are not part of a DP release")
+
+
+def _attacks(evaluation, synthetic: TraceSet, ledger: Ledger) -> dict:
+    """What the card says of the evaluation: its attack scores for a release without DP, and for a
+    DP release only that they exist and where (issue #35: a card that copied ``mia_accuracy``
+    stated 455 / 569, the exact sizes of the split the DP count protects)."""
     from .evaluate import Report
 
+    if ledger.claims_dp:
+        where = "the report given" if isinstance(evaluation, Report) else str(evaluation)
+        return {"withheld": WITHHELD, "evaluated": where}
     report = evaluation if isinstance(evaluation, Report) else Report.load(evaluation)
     out = {k: (report.metrics.get(k) or {}).get("synthetic") for k in ATTACK_KEYS}
     same = report.meta.get("synthetic_fingerprint") == synthetic.fingerprint()

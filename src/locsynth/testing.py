@@ -194,7 +194,7 @@ def check_save_load(cls, data, params) -> None:
 
 def check_ledger_travels(cls, data, params) -> None:
     """The model's ledger goes with every set it samples; a DP method's spends hold and it keeps no
-    exact size of its training data."""
+    exact size of its training data, nor anything per training unit (not even their ids)."""
     model = _fitted(cls, data, params)
     a = model.sample(seed=2)
     assert a.ledger is not None and a.ledger.spends == model.ledger_.spends
@@ -202,6 +202,13 @@ def check_ledger_travels(cls, data, params) -> None:
         assert any(s.holds for s in a.ledger.spends), "a DP method's spends must hold"
         assert set(model.training_) <= {"dp_count", "unit", "dp_count_epsilon", "users"}, \
             "a DP method keeps exact training sizes"
+        assert len(model.users_) == 0, "a DP model keeps its training ids (their number is the exact size)"
+        with tempfile.TemporaryDirectory() as tmp:
+            import pyarrow.parquet as pq
+
+            model.save(Path(tmp) / "m")
+            assert pq.read_metadata(Path(tmp) / "m" / "users.parquet").num_rows == 0, \
+                "a saved DP model lists its training ids"
 
 
 def check_bad_input(cls, data, params) -> None:
@@ -217,10 +224,95 @@ def check_bad_input(cls, data, params) -> None:
         _raises(lambda: cls(**params).fit(replace(data, friends=None)), "friend graph", "no friend graph")
 
 
+def check_dp_sensitivity(cls, data, params) -> None:
+    """Every vector a DP method hands to OpenDP moves, between neighbouring inputs, by at most the
+    sensitivity its noise assumes (privacy/audit.CoupledNoise: both fits see the same noisy
+    values, step by step), for random neighbours of the method's relation. Add/remove one person:
+    a person removed (twice, at random), a person with an empty trace added, a person with three
+    traces added. Replace one person (a method with a replace-one spend): a person's trace
+    replaced by another's, or emptied; an add/remove spend then may move by twice its sensitivity.
+    A method that spends per trace may move k times as far for a person of k traces, the bound its
+    ledger holds (ledger.py); a method that refuses an empty trace with an InputError passes."""
+    from .privacy.audit import CoupledNoise
+
+    if not cls.tags.dp:
+        return
+    model = _fitted(cls, data, params)
+    replace_one = any(s.relation == "replace" for s in model.ledger_.spends)
+    # a person of k traces may move a per-trace vector by k times its sensitivity, as the ledger counts
+    group = (model.ledger_.traces_per_user or 1) if any(s.unit == "trace" for s in model.ledger_.spends) else 1
+    for name, (d1, d2) in _neighbours(data, replace_one, np.random.default_rng(7)):
+        with CoupledNoise() as noise:
+            try:
+                cls(**params).fit(d1)
+                noise.replay()
+                cls(**params).fit(d2)
+            except InputError:
+                if "empt" in name:          # refusing empty traces with a clear error is an answer too
+                    continue
+                raise
+        problems = noise.violations((2.0 if replace_one else 1.0) * group)
+        assert noise.first, "a DP method noised nothing through OpenDP"
+        assert not problems, f"{name}: " + "; ".join(problems)
+
+
+def _neighbours(data, replace_one: bool, rng) -> list[tuple[str, tuple]]:
+    """(what differs, (input, neighbour)) pairs around ``data`` (check_dp_sensitivity)."""
+    n = data.n_traces
+    p, q = (int(v) for v in rng.choice(n, 2, replace=False))
+    events = lambda i: list(zip(*data.events_of(i)))  # noqa: E731
+    if replace_one:
+        return [(f"person {p}'s trace replaced by person {q}'s", (data, _replaced(data, p, events(q)))),
+                (f"person {p}'s trace emptied", (data, _replaced(data, p, [])))]
+    out = [(f"person {r} removed", (data, _without(data, r))) for r in (p, q)]
+    out.append(("a person with an empty trace added", (_with_person(data, [[]], n // 2), data)))
+    three = [events(int(i)) for i in rng.choice(n, 3, replace=False)]
+    out.append(("a person with three traces added", (_with_person(data, three, n // 3), data)))
+    return out
+
+
+def _without(data, row: int):
+    """``data`` without every trace of the user id at ``row``."""
+    ids = data.users["user_id"].to_numpy()
+    return data.select_users(np.flatnonzero(ids != ids[row]))
+
+
+def _rebuilt(data, rows: list[list], ids: list, friends=None):
+    """A set on ``data``'s frame from per-row event lists [(t, loc), ...] and user ids."""
+    from .traces import TraceSet
+
+    import pandas as pd
+
+    user = np.repeat(np.arange(len(rows)), [len(r) for r in rows])
+    flat = [e for r in rows for e in r]
+    t = np.array([e[0] for e in flat], np.int64)
+    loc = np.array([e[1] for e in flat], np.int32)
+    return TraceSet.from_events(user, t, loc, pd.DataFrame({"user_id": np.asarray(ids, dtype=object)}),
+                                data.space, data.time, dict(data.info), friends, data.ledger)
+
+
+def _with_person(data, traces: list[list], at: int):
+    """``data`` with a new person of ``len(traces)`` traces (rows ``at`` ...), friends renumbered."""
+    rows = [list(zip(*data.events_of(i))) for i in range(data.n_traces)]
+    ids = list(data.users["user_id"].to_numpy())
+    k = len(traces)
+    friends = None
+    if data.friends is not None:
+        friends = np.where(data.friends >= at, data.friends + k, data.friends)
+    return _rebuilt(data, rows[:at] + list(traces) + rows[at:], ids[:at] + ["new-person"] * k + ids[at:], friends)
+
+
+def _replaced(data, row: int, trace: list):
+    """``data`` with the trace at ``row`` replaced by ``trace`` (same user id and friends)."""
+    rows = [list(zip(*data.events_of(i))) for i in range(data.n_traces)]
+    rows[row] = list(trace)
+    return _rebuilt(data, rows, list(data.users["user_id"].to_numpy()), data.friends)
+
+
 SYNTHESIZER_CHECKS: tuple[Check, ...] = (
     check_fit_returns_self_and_keeps_parameters, check_not_fitted, check_sample_is_seeded,
     check_fit_twice_gives_the_same_model, check_sample_shape, check_days, check_users, check_options,
-    check_save_load, check_ledger_travels, check_bad_input)
+    check_save_load, check_ledger_travels, check_bad_input, check_dp_sensitivity)
 
 
 # -- anonymizers ---------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -44,8 +45,14 @@ def formats() -> list[str]:
     return sorted(READERS)
 
 
-#: formats whose input comes with a list of venues and their coordinates (the VLDB'17 POI files)
-VENUE_LISTS = ("foursquare-global", "gowalla")
+#: formats whose input comes with a list of venues and their coordinates (the VLDB'17 POI files),
+#: and where that list comes from. Both are the data's own: Liu et al.'s preprocessing kept the POIs
+#: with at least 10 visitors among the data's users, and in the slices here the list is exactly the
+#: venues the slice's users visited (Gowalla_3: every one of its venues, 7,101 of them visited by one
+#: user alone). A venue one person alone visited is then a candidate only when that person is in the
+#: data, so a DP choice among them is not covered by its epsilon (issue #35's audit: a lower bound of
+#: 3.49 against a claimed 2); a list the user vouches for comes with ``prepare --candidates FILE``.
+VENUE_LISTS = {"foursquare-global": "data-derived", "gowalla": "data-derived"}
 
 #: hours to add to a format's times as read (prepare's ``--time-shift`` default; 0 for a format not
 #: listed). The VLDB'17 files (Liu et al.) are 8 h early: their preprocessing turned the sources'
@@ -79,12 +86,48 @@ def describe_time_shift(format: str, shift: dict) -> str | None:
 
 
 def read_venues(format: str, path: str | Path, pois_file: str | Path | None = None) -> pd.DataFrame | None:
-    """The venue list (venue id -> lat, lon) that comes with ``format``'s input, or None."""
+    """The venue list (venue id -> lat, lon) that comes with ``format``'s input, or None; where it
+    comes from is :data:`VENUE_LISTS`'s."""
     if format not in VENUE_LISTS:
         return None
     from ._vldb17 import locate_files, read_poi_coordinates
 
     return read_poi_coordinates(locate_files(Path(path), pois_file)[1])
+
+
+#: the columns a candidate list may name its venue id by (the first found is used)
+CANDIDATE_ID_COLUMNS = ("venue", "venue_id", "poi", "poi_id", "id")
+
+
+def read_candidates(path: str | Path) -> pd.DataFrame:
+    """A list of candidate venues the user vouches for as public (``prepare --candidates``):
+    venue id (str) -> lat, lon. A CSV with a header naming the id (venue, venue_id, poi, poi_id or
+    id) and lat, lon (or latitude, longitude); a headerless ``poi lat lon`` file (the VLDB'17 POI
+    files' layout) is read as such."""
+    from ._common import check_coordinates, read_csv_checked
+
+    path = Path(path)
+    head = read_csv_checked(path, (), nrows=1, sep=None, engine="python")
+    columns = {str(c).strip().lower(): c for c in head.columns}
+    ident = next((columns[c] for c in CANDIDATE_ID_COLUMNS if c in columns), None)
+    lat = columns.get("lat", columns.get("latitude"))
+    lon = columns.get("lon", columns.get("longitude", columns.get("lng")))
+    if ident is None or lat is None or lon is None:
+        if len(head.columns) == 3 and not any(c in columns for c in (*CANDIDATE_ID_COLUMNS, "lat", "latitude")):
+            from ._vldb17 import read_poi_coordinates
+
+            return read_poi_coordinates(path)
+        raise InputError(f"{path}: a candidate list needs a venue id column ({', '.join(CANDIDATE_ID_COLUMNS)}) "
+                         f"and lat, lon; found: {', '.join(map(str, head.columns))}")
+    frame = read_csv_checked(path, (ident, lat, lon), sep=None, engine="python", dtype={ident: str})
+    y = pd.to_numeric(frame[lat], errors="coerce").to_numpy(np.float64)
+    x = pd.to_numeric(frame[lon], errors="coerce").to_numpy(np.float64)
+    check_coordinates(y, x, str(path))
+    out = pd.DataFrame({"lat": y, "lon": x},
+                       index=pd.Index(frame[ident].astype(str).str.strip(), name="venue"))
+    if out.index.duplicated().any():
+        raise InputError(f"{path}: venue {out.index[out.index.duplicated()][0]!r} is listed twice")
+    return out
 
 
 def read_points(format: str, path: str | Path, **options) -> pd.DataFrame:

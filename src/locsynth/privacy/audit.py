@@ -138,3 +138,111 @@ def _histograms(s1: np.ndarray, s2: np.ndarray, bins) -> tuple[np.ndarray, np.nd
                 np.bincount(index[s1.size:], minlength=values.size))
     edges = np.concatenate([[-np.inf], np.asarray(bins, np.float64), [np.inf]])
     return np.histogram(s1, edges)[0], np.histogram(s2, edges)[0]
+
+
+# -- sensitivities, checked on coupled runs ------------------------------------------------------
+
+@dataclass
+class Noised:
+    """One vector handed to OpenDP: which measurement (``kind``: "laplace" for the L1 ones,
+    "top-k" for the monotonic L-infinity one), the sensitivity its privacy map was asked for
+    (``d_in``), the true input ``x`` and the output returned."""
+
+    kind: str
+    x: np.ndarray | None = None
+    d_in: float | None = None
+    out: object = None
+
+
+class CoupledNoise:
+    """Stand in for OpenDP's door (privacy/_opendp.py) while a mechanism runs on two neighbouring
+    inputs, one after the other: the first run draws real noise and records every vector it noised;
+    the second gets the first run's outputs back, call by call, and records its own inputs. Both
+    runs then see the same noisy values, so whatever a method computes from them (a grid, a tree,
+    which states get second-order tables) is the same, and each pair of recorded inputs must lie
+    within the sensitivity its noise assumed: that is what the composition proof needs, step by step.
+
+    ::
+
+        with CoupledNoise() as noise:
+            fit(d1)
+            noise.replay()
+            fit(d2)
+        problems = noise.violations()
+    """
+
+    def __init__(self):
+        self.first: list[Noised] = []
+        self.second: list[Noised] = []
+        self._replaying = False
+
+    def __enter__(self) -> "CoupledNoise":
+        from . import _opendp
+
+        self._saved = {name: getattr(_opendp, name) for name in ("float_laplace", "integer_laplace", "noisy_top_k")}
+        for name, kind in (("float_laplace", "laplace"), ("integer_laplace", "laplace"), ("noisy_top_k", "top-k")):
+            setattr(_opendp, name, self._factory(self._saved[name], kind))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from . import _opendp
+
+        for name, fn in self._saved.items():
+            setattr(_opendp, name, fn)
+
+    def replay(self) -> None:
+        """From now on, hand back the first run's outputs (the second run)."""
+        self._replaying = True
+
+    def _factory(self, real, kind: str):
+        def make(*args, **kwargs):
+            return _Measurement(self, real(*args, **kwargs), kind)
+        return make
+
+    def violations(self, factor: float = 1.0) -> list[str]:
+        """What the second run's inputs broke: a different number of noised vectors, a vector of
+        another size, an L1 change (Laplace) or an L-infinity or non-monotonic change (top-k)
+        beyond ``factor`` x the sensitivity (``factor`` 2 for replace-one neighbours of add/remove
+        spends). Empty when every step held."""
+        out = []
+        if len(self.first) != len(self.second):
+            out.append(f"{len(self.first)} noised vectors on one input and {len(self.second)} on its neighbour")
+        for i, (a, b) in enumerate(zip(self.first, self.second)):
+            if a.x is None or b.x is None or a.d_in is None:
+                out.append(f"vector {i} ({a.kind}) was noised without a stated sensitivity")
+                continue
+            if a.x.shape != b.x.shape:
+                out.append(f"vector {i} ({a.kind}) has {a.x.size} entries on one input and {b.x.size} on its neighbour")
+                continue
+            diff, bound = b.x - a.x, factor * float(a.d_in) * (1 + 1e-9) + 1e-9
+            if a.kind == "laplace" and np.abs(diff).sum() > bound:
+                out.append(f"vector {i} (laplace) moved by {np.abs(diff).sum():.6g} in L1 against the sensitivity "
+                           f"{a.d_in:g} its noise assumed")
+            if a.kind == "top-k" and (np.abs(diff).max(initial=0) > bound or ((diff > 0).any() and (diff < 0).any())):
+                out.append(f"vector {i} (top-k scores) moved by {np.abs(diff).max(initial=0):g} in L-infinity or in "
+                           f"both directions, against the monotonic sensitivity {a.d_in:g}")
+        return out
+
+
+class _Measurement:
+    """A measurement of OpenDP's door, seen through :class:`CoupledNoise`."""
+
+    def __init__(self, coupling: CoupledNoise, real, kind: str):
+        self.coupling, self.real = coupling, real
+        runs = coupling.second if coupling._replaying else coupling.first
+        self.entry = Noised(kind)
+        self.index = len(runs)
+        runs.append(self.entry)
+
+    def map(self, d_in):
+        self.entry.d_in = float(d_in)
+        return self.real.map(d_in)
+
+    def __call__(self, x):
+        self.entry.x = np.asarray(x, np.float64)
+        first = self.coupling.first
+        if self.coupling._replaying and self.index < len(first) and first[self.index].x.shape == self.entry.x.shape:
+            self.entry.out = first[self.index].out
+        else:
+            self.entry.out = self.real(x)
+        return self.entry.out
