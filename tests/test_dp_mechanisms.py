@@ -188,3 +188,18 @@ def test_noisy_top_k_of_monotone_counts():
     assert not mutant.passed, str(mutant)
     with pytest.raises(InputError, match="selects 1 to 3 candidates"):
         noisy_top_k(np.array([1, 2, 3]), 4, EPS)
+
+
+def test_noisy_top_k_draws_exponential_noise_permute_and_flip_not_gumbel():
+    """Issue #35: OpenDP's pure-DP top-k adds exponential noise (report-noisy-max with exponential
+    noise is permute-and-flip), not Gumbel noise as the docstrings said. Scores 0 and 1 at scale 1:
+    the higher one wins with probability 1 - e^-1 / 2 = 0.816 (permute-and-flip), 1 / (1 + e^-1) =
+    0.731 with Gumbel noise."""
+    from locsynth.privacy.empirical import clopper_pearson
+    from locsynth.privacy.topk import noisy_top_k
+
+    n = 4000
+    wins = sum(int(noisy_top_k(np.array([0, 1]), 1, 1.0)[0]) for _ in range(n))
+    low, high = clopper_pearson(np.array([wins]), np.array([n]), 0.999)
+    assert low[0] < 1 - np.exp(-1) / 2 < high[0]
+    assert 1 / (1 + np.exp(-1)) < low[0]
