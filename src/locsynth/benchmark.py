@@ -273,8 +273,13 @@ def collect(out: Path, runs: list[Run]) -> pd.DataFrame:
 
 
 def _claimed(totals: dict) -> float | None:
-    """The epsilon a method without a swept epsilon claims (its ledger's largest total), or None."""
-    held = [t["epsilon"] for t in totals.values() if t.get("spends") and not t.get("bounds_only")]
+    """The epsilon a method without a swept epsilon claims: its ledger's per-person headline where it
+    is finite, else its largest finite total per unit; None without one."""
+    person = totals.get("person", {}).get("epsilon")
+    if person is not None:
+        return float(person)
+    held = [t["epsilon"] for t in totals.values() if t.get("spends") and not t.get("bounds_only")
+            and t["epsilon"] is not None]
     return float(max(held)) if held else None
 
 

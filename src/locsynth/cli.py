@@ -790,7 +790,8 @@ def _comparison_table(table, show_all: bool) -> None:
 
 def _epsilon(totals: dict) -> str:
     held = [(unit, t["epsilon"]) for unit, t in totals.items() if t["spends"]]
-    return ", ".join(f"{eps:.3g}/{unit.split()[0]}" for unit, eps in held) if held else "none"
+    return ", ".join(("no bound" if eps is None else f"{eps:.3g}") + f"/{unit.split()[0]}" for unit, eps in held) \
+        if held else "none"
 
 
 def _add_subcommands() -> None:

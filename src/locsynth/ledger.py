@@ -195,8 +195,8 @@ class Ledger:
     def person(self) -> dict:
         """What one person loses: every spend that holds, a spend on one trace counted
         ``traces_per_user`` times (group privacy), one on an event or on another unit unbounded
-        (epsilon = inf). Fields as in :meth:`totals`, plus ``traces_per_user`` and ``unbounded``
-        (the units that leave the person without a bound)."""
+        (epsilon and delta None). Fields as in :meth:`totals`, plus ``traces_per_user`` and
+        ``unbounded`` (the units that leave the person without a bound)."""
         held = [s for s in self.spends if s.holds]
         k = self.traces_per_user
         unbounded = sorted({s.unit for s in held if s.unit not in ("user", "trace")
@@ -204,10 +204,10 @@ class Ledger:
         eps, delta, relation = _compose([s for s in held if s.unit == "user"], 1)
         e2, d2, r2 = _compose([s for s in held if s.unit == "trace"], k or 1)
         relation = "replace" if "replace" in (relation, r2) else "add-remove"
-        eps, delta = (math.inf, 1.0) if unbounded else (eps + e2, delta + d2)
+        eps, delta = (None, None) if unbounded else (eps + e2, min(1.0, delta + d2))
         words = ("one person's data (every trace of theirs) replaced, the number of people public"
                  if relation == "replace" else "one person (every trace of theirs) added or removed (unbounded DP)")
-        return {"epsilon": eps, "delta": min(1.0, delta), "relation": relation, "neighbours": words,
+        return {"epsilon": eps, "delta": delta, "relation": relation, "neighbours": words,
                 "spends": len(held), "bounds_only": 0, "traces_per_user": k, "unbounded": unbounded}
 
     def describe(self) -> list[str]:

@@ -159,7 +159,8 @@ def _notes(runs: dict, skipped: dict) -> list[str]:
 
     notes = []
     for name, run in sorted(runs.items(), key=lambda item: KINDS.index(method_kind(item[0]))):
-        held = [f"epsilon = {t['epsilon']:.3g} per {unit}" for unit, t in run["totals"].items() if t["spends"]]
+        held = [(f"epsilon = {t['epsilon']:.3g} per {unit}" if t["epsilon"] is not None else f"no bound per {unit}")
+                for unit, t in run["totals"].items() if t["spends"]]
         bounds = any(t["bounds_only"] for t in run["totals"].values())
         guarantee = "; ".join(held) if held else "no differential-privacy guarantee" + (
             " (its paper's bound needs assumptions not met here; see its report)" if bounds else "")
