@@ -745,7 +745,8 @@ def demo(
            ["method", *(label for _, label in SUMMARY), "PD pass", "DP eps"], rows, compact=True,
            groups=[headings[method_kind(name)] for name in names])
     say("Lower is better in every column but PD pass (the share of traces a release may keep, k = "
-        f"{summary['k']}); DP eps is the epsilon that holds, per event or per user. The baselines release real "
+        f"{summary['k']}); DP eps is the epsilon that holds per person (every spend on their data), or per "
+        "event where a person's events are not bounded. The baselines release real "
         "(or random) traces: they show what no protection looks like.")
     for name, reason in summary["skipped"].items():
         say(f"skipped {name}: {reason}")
@@ -789,9 +790,11 @@ def _comparison_table(table, show_all: bool) -> None:
 
 
 def _epsilon(totals: dict) -> str:
-    held = [(unit, t["epsilon"]) for unit, t in totals.items() if t["spends"]]
-    return ", ".join(("no bound" if eps is None else f"{eps:.3g}") + f"/{unit.split()[0]}" for unit, eps in held) \
-        if held else "none"
+    person = totals.get("person", {}).get("epsilon")
+    if person is not None:
+        return f"{person:.3g}/person"
+    held = [(unit, t["epsilon"]) for unit, t in totals.items() if t["spends"] and unit != "person"]
+    return ", ".join(f"{eps:.3g}/{unit.split()[0]}" for unit, eps in held) if held else "none"
 
 
 def _add_subcommands() -> None:
