@@ -2,7 +2,7 @@
 ways of the standard suite's flavours (metrics/standard.py).
 
 A k x k grid is laid over a box (x0, y0, x1, y1). Cells are numbered ``i * k + j`` with ``i`` the
-column (x) and ``j`` the row (y), the order of AdaTrace's ``Grid.getCells`` (Grid.java:61-68) and
+column (x) and ``j`` the row (y), the order of AdaTrace's ``Grid.getCells`` (Grid.java:59-67) and
 LDPTrace's ``grid_index_map_func`` (map_func.py:6-12). A :class:`Paths` holds, per trace, its
 sequence of cells (``cells``, a slice per trace given by ``offsets``).
 
@@ -12,7 +12,7 @@ sequence of cells (``cells``, a slice per trace given by ``offsets``).
   cells' doubles both hold it; a point in no cell is tried again at (x - 0.001, y - 0.001), then
   goes to cell [0][0]; repeats are merged; a one-cell trace becomes [c, c]; cells that do not
   touch are joined by the diagonal-first route (Grid.java:149-196).
-- ``ldptrace``: LDPTrace's Python (grid.py, trajectory.py:9-43): the box widened by 1e-6 on every
+- ``ldptrace``: LDPTrace's Python (grid.py, trajectory.py:9-55): the box widened by 1e-6 on every
   side, the same closed first-match cells, points in no cell left out (a trace left without
   points is dropped, where their code fails), repeats merged, the same route, no [c, c].
 - ``corrected``: locsynth's reading. A point's grid coordinate ``t = (x - x0) / (x1 - x0) * k``
@@ -95,7 +95,7 @@ def adatrace_cells(x: np.ndarray, y: np.ndarray, box, k: int) -> np.ndarray:
 
 @njit(cache=True)
 def _routes(cell, offsets, k, double_single, out):
-    """GridTrajectory.java:44-94 on every trace's point cells in one pass: repeats merged, a
+    """GridTrajectory.java:45-94 on every trace's point cells in one pass: repeats merged, a
     one-cell path doubled when ``double_single`` (:63-65), cells that do not touch joined by
     Grid.java:149-196's route (a step along both axes while both differ; the start cell, never the
     end; LDPTrace's grid.py find_shortest_path is the same). Writes into ``out`` when it is not
@@ -152,7 +152,7 @@ def ldptrace_box(box) -> tuple[float, float, float, float]:
 
 
 def ldptrace_cells(x: np.ndarray, y: np.ndarray, box, k: int) -> np.ndarray:
-    """The cell of every point as trajectory.py:18-29 finds it on the (already widened) box: the
+    """The cell of every point as trajectory.py:20-31 finds it on the (already widened) box: the
     first closed cell that holds it, -1 where none does (the point is left out)."""
     x0, y0, x1, y1 = box
     i, found_x = _closed_first_cell(x, x0, x1, k)
@@ -161,7 +161,7 @@ def ldptrace_cells(x: np.ndarray, y: np.ndarray, box, k: int) -> np.ndarray:
 
 
 def ldptrace_paths(x: np.ndarray, y: np.ndarray, offsets: np.ndarray, box, k: int) -> Paths:
-    """``trajectory_point2grid(t, grid_map, interp=True)`` for every trace (trajectory.py:9-43):
+    """``trajectory_point2grid(t, grid_map, interp=True)`` for every trace (trajectory.py:9-55):
     points in no cell left out, repeats merged, the diagonal-first routes; a trace with no point
     in the grid is dropped (their code stops with an IndexError)."""
     cell = ldptrace_cells(x, y, box, k)

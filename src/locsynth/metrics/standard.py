@@ -7,16 +7,19 @@ trajectory-synthesis metrics"; docs/benchmark.md lists every difference):
   evaluation (git-disl/AdaTrace ``Evaluation.java`` with ``Experiments.java``'s defaults) computes
   on the same points, its slips included. It reads the points as their Java does: the raw
   coordinates, x = longitude and y = latitude in degrees (Point.java:4-5), Euclidean distances in
-  degrees; their grid cells, interpolation, Kendall tau, buckets and query test. Checked against
-  their Java to 1e-6 (docs/benchmark.md). Density and hotspot errors are not in their code
-  (PrivTrace's and LDPTrace's): computed on the same grid with the ``corrected`` formulas.
+  degrees; their grid cells (grid_paths.py), interpolation, Kendall tau, buckets and query test.
+  Checked against their Java on the cabs and on random sets: equal to 2e-15, but where patterns
+  tie at the top-100 cutoff and their HashMap picks among them (docs/benchmark.md). Density and
+  hotspot errors are not in their code (PrivTrace's and LDPTrace's): computed on the same grid
+  with the ``corrected`` formulas.
 - ``corrected``: locsynth's reading of the same definitions with their code's slips fixed:
   planar metres (equirectangular around the mean latitude), points on a grid line in the lower
   cell whatever the rounding, points outside the box in the nearest edge cell, a trace's path the
   cells its segments cross, tau-b, buckets between the real minimum and maximum.
 - ``ldptrace``: what the LDPTrace authors' evaluation (zealscott/LDPTrace ``main.py``,
   ``experiment.py``, ``utils.py``) computes: one 6 x 6 grid for every metric, Jensen-Shannon with
-  1e-8 smoothing, square queries counting points, hotspot NDCG on the paths' cells.
+  1e-8 smoothing, square queries counting points, hotspot NDCG on the paths' cells. Checked
+  against their Python functions to 8e-16 (the query error in distribution).
 
 Every flavour reads the traces' coordinates (a location's representative point, Space.lat/lon);
 the grids are laid over the *real* (reference) set's bounding box; each trace of a set is one
@@ -45,8 +48,8 @@ Choices common to the flavours:
   identity at equal size, the papers' and ``locsynth benchmark``'s setting, where every flavour
   equals its authors' code); ``meta['standard']['scaled']`` says the factor.
 - Top-k ties (patterns, hotspots) are broken by the smaller cell code (their Java takes the tied
-  patterns in HashMap order, which is not reproducible; LDPTrace's Python by first occurrence,
-  which the ``ldptrace`` flavour follows).
+  patterns in HashMap order, which follows identity hash codes and is not reproducible;
+  LDPTrace's Python by first occurrence, which the ``ldptrace`` flavour follows).
 - Where their code divides 0 by 0 (AdaTrace's pattern F1 with no common pattern,
   Evaluation.java:535-537) or stops (LDPTrace's), the F1 is 0.
 - Their query centres come from an unseeded random generator; ours are seeded (``seed``), so the
@@ -209,7 +212,7 @@ def shares(counts: np.ndarray) -> np.ndarray:
 # -- query error -----------------------------------------------------------------------------------
 
 def queries(box, settings: Settings) -> tuple[np.ndarray, np.ndarray, float]:
-    """AdaTrace's circles (Query.java:18-44): centres uniform in the box (seeded here, unseeded
+    """AdaTrace's circles (Query.java:17-45): centres uniform in the box (seeded here, unseeded
     there), radius = the larger side of the box / ``radius_divisor``."""
     x0, y0, x1, y1 = box
     rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(23,)))
@@ -291,7 +294,7 @@ def _query_answers_adatrace(x, y, offsets, always, cx, cy, limit):
     """For each circle: the traces that answer it as Query.java:47-64 decides, given ``always`` (the
     traces with two identical consecutive points, :57) and ``limit`` = sqrt_threshold(radius).
     The order of their tests does not change the answer: a trace of two points or more answers
-    when one of its points or segments (distanceToSegment, :91-107) is within the radius."""
+    when one of its points or segments (distanceToSegment, :91-108) is within the radius."""
     out = np.zeros(cx.size, np.int64)
     x0, x1, y0, y1 = _trace_boxes(x, y, offsets)
     for q in prange(cx.size):
@@ -369,7 +372,7 @@ def _points_in_squares(x, y, left, right, bottom, top):
 
 
 def resampled_points(paths: Paths, box, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """LDPTrace's ``convert_grid_to_raw`` of the real paths (main.py, trajectory.py:46-49): a uniform
+    """LDPTrace's ``convert_grid_to_raw`` of the real paths (main.py, trajectory.py:58-61): a uniform
     point in every cell of every path, two in a one-cell path; what their real query answers count."""
     x_lo, x_hi, y_lo, y_hi = gp.ldptrace_cell_bounds(box, paths.k)
     lengths = np.diff(paths.offsets)
@@ -416,7 +419,7 @@ def _coverage(cells, offsets, n_cells):
 
 
 def coverage(paths: Paths) -> np.ndarray:
-    """Per cell, the number of paths through it (Evaluation.java:464-474, passesThrough)."""
+    """Per cell, the number of paths through it (Evaluation.java:458-474, passesThrough)."""
     return _coverage(paths.cells, paths.offsets, paths.k * paths.k)
 
 
@@ -759,11 +762,16 @@ class Flavour(NamedTuple):
     description: str
 
 
+def data_box(box):
+    """The grids' box: the real points' own (Evaluation.java, Main.getDataBoundaries)."""
+    return box
+
+
 FLAVOUR = {
-    "adatrace": Flavour(degrees, lambda box: box, features_adatrace, scores_adatrace,
+    "adatrace": Flavour(degrees, data_box, features_adatrace, scores_adatrace,
                         "degrees (x = longitude, y = latitude), as AdaTrace's Java reads them",
                         "AdaTrace's Evaluation.java reproduced, its slips included"),
-    "corrected": Flavour(planar, lambda box: box, features_corrected, scores_corrected, "metres",
+    "corrected": Flavour(planar, data_box, features_corrected, scores_corrected, "metres",
                          "AdaTrace's definitions with their code's slips fixed"),
     "ldptrace": Flavour(degrees, gp.ldptrace_box, features_ldptrace, scores_ldptrace,
                         "degrees (x = longitude, y = latitude), as LDPTrace's Python reads them",
