@@ -86,6 +86,14 @@ def test_benchmark_writes_results_of_the_reference_size_resumes_and_refuses_othe
                                                                       ("training", None, 2), ("uniform", None, 2)]
     with pytest.raises(InputError, match="other settings .*size"):
         bm.run_benchmark([city], out, methods=["tpm"], epsilons=[1.0], repeats=1, attacks=["mia"], size=5)
+    # one flavour of the standard suite per benchmark: recorded, named on the page, another refused
+    assert json.loads((out / "benchmark.json").read_text())["standard_flavour"] == "adatrace"
+    assert "the <b>adatrace</b> flavour" in (out / "leaderboard.html").read_text()
+    with pytest.raises(InputError, match="other settings .*standard_flavour: 'adatrace'"):
+        bm.run_benchmark([city], out, methods=["tpm"], epsilons=[1.0], repeats=1, attacks=["mia"],
+                         standard_flavour="corrected")
+    with pytest.raises(InputError, match="standard_flavour must be one of adatrace, corrected, ldptrace"):
+        bm.run_benchmark([city], tmp_path / "other", methods=["tpm"], standard_flavour="java")
 
 
 def test_the_leaderboard_marks_no_baseline_best_and_ranks_only_protecting_methods(city, tmp_path):
@@ -113,8 +121,11 @@ def test_runs_on_a_cluster_equal_the_serial_runs(city, tmp_path):
 def test_the_command_line_runs_and_prints_a_table(city, tmp_path):
     out = tmp_path / "cli"
     result = CliRunner().invoke(app, ["benchmark", "--data", str(city), "--methods", "tpm,uniform",
-                                      "--epsilon", "1", "--repeats", "1", "--attacks", "mia", "--out", str(out)])
+                                      "--epsilon", "1", "--repeats", "1", "--attacks", "mia", "--out", str(out),
+                                      "--standard-flavour", "corrected"])
     assert result.exit_code == 0, result.output
-    assert "tpm ε=1" in result.output and "results.csv" in result.output
+    assert "tpm ε=1" in result.output and "results.csv" in result.output and "corrected flavour" in result.output
+    metrics = json.loads(next((out / "runs").glob("**/metrics.json")).read_text())
+    assert metrics["_meta"]["standard"]["flavour"] == "corrected"
     bad = CliRunner().invoke(app, ["benchmark", "--data", str(city), "--epsilon", "one", "--out", str(out)])
     assert bad.exit_code == 2 and "--epsilon takes numbers" in bad.output

@@ -82,6 +82,13 @@ def test_page_parses_and_shows_every_metric(pf_report, pf_html):
     assert "Privacy: re-identification names the right training user for 1.6% of synthetic traces" in text
 
 
+def test_page_names_the_standard_suites_flavour(pf_report, pf_html):
+    assert pf_report.meta["standard"]["flavour"] == "adatrace"
+    text = " ".join(parse(pf_html).text)
+    assert "adatrace" in text and "AdaTrace's Evaluation.java reproduced, its slips included" in text
+    assert "coordinates in degrees (x = longitude, y = latitude)" in text
+
+
 def test_page_is_self_contained(pf_html):
     page = parse(pf_html)
     assert "http://" not in pf_html and "https://" not in pf_html and "//" not in re.sub(r"base64,[^\"]*", "", pf_html)

@@ -18,6 +18,10 @@ method then spends nothing on its size: the size is the benchmark's public choic
 re-use training users draw that many of them at random (seeded), and anonymizers' outputs (one
 trace per training user) are subsampled to it.
 
+Standard suite. Every run computes it in one flavour (``standard_flavour``, default ``adatrace``:
+AdaTrace's Evaluation.java reproduced; metrics/standard.py), which ``benchmark.json`` records and
+the leaderboard names.
+
 Seeds. Repeat r fits with ``seed + r`` and samples with ``seed + r + 1``; the evaluation uses
 ``seed`` in every run, so all runs answer the same range queries. DP noise comes from OpenDP and is
 not seeded.
@@ -35,11 +39,12 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .metrics.standard import check_flavour
 from .traces import TraceSet, atomic_output
 
 MARKER = "benchmark.json"
 #: the settings a rerun must share with the runs already in ``out``
-SHARED = ("size", "attacks", "seed", "params")
+SHARED = ("size", "attacks", "seed", "params", "standard_flavour")
 
 
 @dataclass(frozen=True)
@@ -127,9 +132,11 @@ def plan(data: list[Path], methods: list[str] | None, epsilons: list[float], rep
     return runs, skipped
 
 
-def run_one(run: Run, out: str, size: int | None, attacks: list[str], seed: int, params: dict) -> dict:
-    """Fit, sample (or transform), resize and evaluate one run; writes its directory under
-    ``out/runs`` atomically and returns its run.json."""
+def run_one(run: Run, out: str, size: int | None, attacks: list[str], seed: int, params: dict,
+            standard_flavour: str = "adatrace") -> dict:
+    """Fit, sample (or transform), resize and evaluate one run (the standard suite in
+    ``standard_flavour``); writes its directory under ``out/runs`` atomically and returns its
+    run.json."""
     from . import registry
     from .evaluate import evaluate
 
@@ -149,7 +156,7 @@ def run_one(run: Run, out: str, size: int | None, attacks: list[str], seed: int,
         synthetic = _sample(model, n, train, seed + run.repeat + 1)
     synthetic = _resized(synthetic, n, seed + run.repeat)
     sampled = time.perf_counter()
-    report = evaluate(train, test, synthetic, attacks=attacks, seed=seed)
+    report = evaluate(train, test, synthetic, attacks=attacks, seed=seed, standard_flavour=standard_flavour)
     ledger = synthetic.ledger
     record = {**asdict(run), "kind": kind, "params": given, "traces": int(synthetic.n_traces),
               "reference_traces": int(test.n_traces),
@@ -185,6 +192,10 @@ def done(out: Path, run: Run) -> bool:
     return (out / "runs" / run.key / "run.json").is_file()
 
 
+#: what a setting older benchmarks did not record shows as (the standard suite before its flavours)
+_UNRECORDED = "not recorded (an older benchmark)"
+
+
 def _check_settings(out: Path, settings: dict) -> None:
     """Write ``benchmark.json``, or check that an existing one has the same shared settings."""
     marker = out / MARKER
@@ -194,7 +205,7 @@ def _check_settings(out: Path, settings: dict) -> None:
         old = json.loads(marker.read_text())
         differ = [k for k in SHARED if old.get(k) != settings.get(k)]
         if differ:
-            raise InputError(f"{out} holds a benchmark with other settings ({', '.join(f'{k}: {old.get(k)!r}' for k in differ)}); "
+            raise InputError(f"{out} holds a benchmark with other settings ({', '.join(f'{k}: {old.get(k, _UNRECORDED)!r}' for k in differ)}); "
                              f"use another --out or the same settings to resume it")
     out.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(settings, indent=2))
@@ -202,9 +213,13 @@ def _check_settings(out: Path, settings: dict) -> None:
 
 def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | None = None,
                   epsilons=(0.5, 1.0, 2.0), repeats: int = 3, size: int | None = None, attacks=("reid", "mia"),
-                  seed: int = 0, params: dict | None = None, client=None, log=None, progress=None) -> pd.DataFrame:
+                  seed: int = 0, params: dict | None = None, client=None, standard_flavour: str = "adatrace",
+                  log=None, progress=None) -> pd.DataFrame:
     """Run what is not done yet (serially, or on ``client``'s Dask cluster, one run per task), then
     write results.csv and leaderboard.html; returns the results.
+
+    ``standard_flavour``: how every run computes the standard suite (metrics/standard.py); a
+    benchmark directory holds one flavour, so a rerun with another is refused.
 
     ``log(line)`` gets what a user should read (the pairs skipped and why, the runs already done,
     each run as it finishes); ``progress(done, total, running)`` counts the runs and names what
@@ -214,8 +229,10 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
     params = params or {}
     if size is not None and (not isinstance(size, int) or size < 1):
         raise InputError(f"size must be a positive integer, got {size!r}")
+    check_flavour(standard_flavour)
     runs, skipped = plan([Path(d) for d in data], methods, list(epsilons), repeats)
-    settings = {"size": size, "attacks": list(attacks), "seed": seed, "params": params}
+    settings = {"size": size, "attacks": list(attacks), "seed": seed, "params": params,
+                "standard_flavour": standard_flavour}
     _check_settings(out, settings)
     say, count = log or (lambda _: None), progress or (lambda done, total, running: None)
     for skip in skipped:
@@ -226,7 +243,7 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
     finished = len(runs) - len(todo)
     running = todo[0].label if client is None and todo else f"{len(todo)} runs on the cluster"
     count(finished, len(runs), running)
-    for record in _execute(todo, out, size, list(attacks), seed, params, client):
+    for record in _execute(todo, out, size, list(attacks), seed, params, standard_flavour, client):
         finished += 1
         seconds = sum(record["seconds"].values())
         say(f"[{finished}/{len(runs)}] {Run(**{k: record[k] for k in Run.__dataclass_fields__}).label}: "
@@ -235,19 +252,20 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
             running = todo[finished - len(runs) + len(todo)].label
         count(finished, len(runs), running)
     results = collect(out, runs)
-    write_outputs(out, results, runs, skipped)
+    write_outputs(out, results, runs, skipped, standard_flavour)
     return results
 
 
-def _execute(todo: list[Run], out: Path, size, attacks, seed, params, client):
+def _execute(todo: list[Run], out: Path, size, attacks, seed, params, standard_flavour, client):
     """Yield each run's record as it finishes: in order here, or as the cluster completes them."""
     if client is None:
         for run in todo:
-            yield run_one(run, str(out), size, attacks, seed, params)
+            yield run_one(run, str(out), size, attacks, seed, params, standard_flavour)
         return
     from distributed import as_completed
 
-    futures = [client.submit(run_one, run, str(out), size, attacks, seed, params, pure=False) for run in todo]
+    futures = [client.submit(run_one, run, str(out), size, attacks, seed, params, standard_flavour, pure=False)
+               for run in todo]
     for future in as_completed(futures):
         yield future.result()
 
@@ -283,11 +301,12 @@ def _claimed(totals: dict) -> float | None:
     return float(max(held)) if held else None
 
 
-def write_outputs(out: Path, results: pd.DataFrame, runs: list[Run], skipped: list[dict]) -> None:
+def write_outputs(out: Path, results: pd.DataFrame, runs: list[Run], skipped: list[dict],
+                  standard_flavour: str = "adatrace") -> None:
     """results.csv and leaderboard.html, each written whole or not at all."""
     from .report.leaderboard import leaderboard_html
 
     with atomic_output(out / "results.csv", overwrite=True, directory=False) as tmp:
         results.to_csv(tmp, index=False)
     with atomic_output(out / "leaderboard.html", overwrite=True, directory=False) as tmp:
-        tmp.write_text(leaderboard_html(results, skipped=skipped))
+        tmp.write_text(leaderboard_html(results, skipped=skipped, standard_flavour=standard_flavour))

@@ -21,6 +21,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Synthesize privacy-preserving location traces and measure their utility and privacy.")
 WORKERS_HELP = "Run the per-user work on a local Dask cluster of N single-threaded worker processes."
 SCHEDULER_HELP = "Run the per-user work on the running Dask cluster at this scheduler address (tcp://HOST:PORT)."
+STANDARD_FLAVOUR_HELP = ("How the standard suite is computed: adatrace (AdaTrace's Evaluation.java reproduced, its "
+                         "slips included: tables beside the papers'), corrected (those slips fixed) or ldptrace "
+                         "(LDPTrace's evaluation); docs/benchmark.md lists the differences.")
 
 
 @app.callback()
@@ -512,6 +515,8 @@ def evaluate(
                                       "instead of the divergence."),
     standard_jsd_base: str = typer.Option("e", metavar="e|2", help="The standard suite's (AdaTrace/PrivTrace) "
                                           "Jensen-Shannon divergences: natural logarithm as AdaTrace's code, or bits."),
+    standard_flavour: str = typer.Option("adatrace", metavar="adatrace|corrected|ldptrace",
+                                         help=STANDARD_FLAVOUR_HELP),
     workers: Optional[int] = typer.Option(None, metavar="N", help="Attacks: " + WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="Attacks: " + SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
@@ -537,7 +542,8 @@ def evaluate(
     with executor(workers, scheduler) as client, spinner("evaluating") as status:
         report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, vf_bins=vf_bins,
                               mia_per_trace_number=mia_per_trace_number, seed=seed, jsd_distance=jsd_distance,
-                              standard_jsd_base=standard_jsd_base, client=client, progress=lambda step: status.update(f"evaluating: {step}"))
+                              standard_jsd_base=standard_jsd_base, standard_flavour=standard_flavour, client=client,
+                              progress=lambda step: status.update(f"evaluating: {step}"))
         report.save(out, overwrite=overwrite)
     cols = ("synthetic", "training", "uniform")
     _table(f"{synthetic} against {test}", ["metric", *cols],
@@ -673,6 +679,8 @@ def benchmark(
     workers: Optional[int] = typer.Option(None, metavar="N", help="Run the runs on a local Dask cluster of N "
                                           "single-threaded worker processes."),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
+    standard_flavour: str = typer.Option("adatrace", metavar="adatrace|corrected|ldptrace",
+                                         help=STANDARD_FLAVOUR_HELP),
 ):
     """The field's benchmark: every applicable method on every dataset, at every epsilon, repeated,
     scored by every metric that applies (the standard suite, the papers' own, the attacks) into
@@ -691,14 +699,15 @@ def benchmark(
         task = bar.add_task("benchmark", total=None)
         results = run_benchmark(dirs, out, methods=chosen, epsilons=epsilons, repeats=repeats, size=size,
                                 attacks=run_attacks, seed=seed, params=parse_params(param), client=client,
-                                log=say, progress=lambda done, total, running: bar.update(
+                                standard_flavour=standard_flavour, log=say, progress=lambda done, total, running: bar.update(
                                     task, completed=done, total=total, description=running))
-    _benchmark_table(results)
+    _benchmark_table(results, standard_flavour)
     say(f"wrote {out}/results.csv ({len(results)} rows) and {out}/leaderboard.html")
 
 
-def _benchmark_table(results) -> None:
-    """Per dataset, the mean rank and three standard metrics of every method and epsilon."""
+def _benchmark_table(results, standard_flavour: str) -> None:
+    """Per dataset, the mean rank and three standard metrics (in ``standard_flavour``) of every method
+    and epsilon."""
     from .report.leaderboard import dataset_table, ranks, summarise
     from .report.labels import SHORT, format_metric
 
@@ -710,7 +719,7 @@ def _benchmark_table(results) -> None:
         order = sorted(means.index, key=lambda r: (kinds[r] == "baseline", rank[r] if rank[r] == rank[r] else 1e9, r))
         rows = [[r, "-" if rank[r] != rank[r] else f"{rank[r]:.1f}", *(format_metric(k, means.at[r, k]) for k in shown)]
                 for r in order]
-        _table(f"{name}: means over the repeats (lower is better)", ["method", "rank", *(SHORT[k] for k in shown)],
+        _table(f"{name}: means over the repeats (lower is better; standard suite: {standard_flavour} flavour)", ["method", "rank", *(SHORT[k] for k in shown)],
                rows, compact=True, groups=[("baselines" if kinds[r] == "baseline" else "methods") for r in order])
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import InputError
 from .metrics.groups import Context, groups
-from .metrics.standard import jsd_base
+from .metrics.standard import check_flavour, jsd_base
 from .traces import TraceSet, atomic_output, check_same_frame
 
 ATTACKS = ("reid", "mia")
@@ -101,7 +101,8 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
              mia_per_trace_number: bool = False, reid_max_traces: int | None = 20_000,
              mia_max_candidates: int | None = 10_000, sglt: bool = True, user_factors=None,
              trip_max_trips: int = 2000, jsd_distance: bool = False, standard: bool = True,
-             standard_jsd_base: str = "e", progress=None, client=None) -> Report:
+             standard_jsd_base: str = "e", standard_flavour: str = "adatrace", progress=None,
+             client=None) -> Report:
     """Utility of ``synthetic`` against ``test`` and attacks against ``train`` (members) / ``test``:
     every metric group that applies (metrics/groups.py), in order, into one Report.
 
@@ -126,20 +127,26 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
         §8.4), and whether the length divergence is reported as the Jensen-Shannon divergence
         (default, what §8.4 names, in bits) or as its square root, the JS distance that scipy's
         ``jensenshannon(base=2)`` returns and the authors' code reports.
-    standard, standard_jsd_base : whether to compute the field's standard suite (AdaTrace's and
-        PrivTrace's metrics, metrics/standard.py) and the logarithm of its Jensen-Shannon
-        divergences: 'e' (AdaTrace's code) or '2' (bits).
+    standard, standard_jsd_base : whether to compute the field's standard suite (AdaTrace's,
+        PrivTrace's and LDPTrace's metrics, metrics/standard.py) and the logarithm of its
+        Jensen-Shannon divergences: 'e' (the authors' codes) or '2' (bits).
+    standard_flavour : {'adatrace', 'corrected', 'ldptrace'}
+        How the suite is computed: as AdaTrace's Evaluation.java does, its slips included (the
+        default, for tables beside the papers'), with those slips fixed, or as LDPTrace's
+        evaluation does (metrics/standard.py, docs/benchmark.md).
     progress : callable(step: str) called before each group.
     client : a Dask client (see parallel.py) on whose cluster the attacks score their chunks of
         traces and candidates; the results equal the serial ones.
     """
     attacks = _check_inputs(train, test, synthetic, attacks)
     jsd_base(standard_jsd_base)
+    check_flavour(standard_flavour)
     options = {"attacks": list(attacks), "seed": seed, "top": top, "vf_bins": vf_bins, "emd_bins": emd_bins,
                "swd_projections": swd_projections, "mia_per_trace_number": mia_per_trace_number,
                "reid_max_traces": reid_max_traces, "mia_max_candidates": mia_max_candidates, "sglt": sglt,
                "user_factors": user_factors, "trip_max_trips": trip_max_trips, "jsd_distance": jsd_distance,
-               "standard": standard, "standard_jsd_base": str(standard_jsd_base)}
+               "standard": standard, "standard_jsd_base": str(standard_jsd_base),
+               "standard_flavour": standard_flavour}
     ctx = Context(train, test, synthetic, options, client)
     step = progress or (lambda _: None)
     metrics, details, timings, skipped = {}, {}, {}, []

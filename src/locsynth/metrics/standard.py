@@ -1,19 +1,34 @@
 """The field's standard utility suite for trajectory synthesis: the metrics AdaTrace (Gursoy et al.,
 CCS 2018, §6) introduced and PrivTrace (Wang et al., USENIX Security 2023, §6.1) and LDPTrace
-(Du et al., VLDB 2023, §6) report, with the defaults of the authors' evaluation code
-(REFERENCE.md, "The standard trajectory-synthesis metrics").
+(Du et al., VLDB 2023, §6) report, in three *flavours* (REFERENCE.md, "The standard
+trajectory-synthesis metrics"; docs/benchmark.md lists every difference):
 
-Every metric reads the traces' coordinates: a location's representative point (Space.lat/lon),
-projected to metres on a local equirectangular plane around the space's mean latitude (the
-papers work on planar x/y). The grids are laid over the *real* (reference) set's bounding box;
-points of another set outside it fall into the nearest edge cell. A trace on a grid is its
-sequence of cells with consecutive repeats merged. Each trace of a set is one trajectory;
-generalized events (anonymizers' location sets) have no point and are left out.
+- ``adatrace`` (the default, for tables beside the papers'): what the AdaTrace authors' own
+  evaluation (git-disl/AdaTrace ``Evaluation.java`` with ``Experiments.java``'s defaults) computes
+  on the same points, its slips included. It reads the points as their Java does: the raw
+  coordinates, x = longitude and y = latitude in degrees (Point.java:4-5), Euclidean distances in
+  degrees; their grid cells (grid_paths.py), interpolation, Kendall tau, buckets and query test.
+  Checked against their Java on the cabs and on random sets: equal to 2e-15, but where patterns
+  tie at the top-100 cutoff and their HashMap picks among them (docs/benchmark.md). Density and
+  hotspot errors are not in their code (PrivTrace's and LDPTrace's): computed on the same grid
+  with the ``corrected`` formulas.
+- ``corrected``: locsynth's reading of the same definitions with their code's slips fixed:
+  planar metres (equirectangular around the mean latitude), points on a grid line in the lower
+  cell whatever the rounding, points outside the box in the nearest edge cell, a trace's path the
+  cells its segments cross, tau-b, buckets between the real minimum and maximum.
+- ``ldptrace``: what the LDPTrace authors' evaluation (zealscott/LDPTrace ``main.py``,
+  ``experiment.py``, ``utils.py``) computes: one 6 x 6 grid for every metric, Jensen-Shannon with
+  1e-8 smoothing, square queries counting points, hotspot NDCG on the paths' cells. Checked
+  against their Python functions to 8e-16 (the query error in distribution).
+
+Every flavour reads the traces' coordinates (a location's representative point, Space.lat/lon);
+the grids are laid over the *real* (reference) set's bounding box; each trace of a set is one
+trajectory; generalized events (anonymizers' location sets) have no point and are left out.
 
 =====================  ===========================================================  ==============
 key                    what the papers call it                                      best
 =====================  ===========================================================  ==============
-query_error            Query AvRE: 200 circular range-count queries                0
+query_error            Query AvRE: 200 range-count queries                          0
 density_error          Density error: JSD of points over the 6 x 6 grid             0
 trip_error             Trip error: JSD of (start cell, end cell), 6 x 6 grid         0
 length_error           Length error: JSD of travelled distance, 20 buckets          0
@@ -24,32 +39,35 @@ kendall_tau            Location coverage Kendall tau, 15 x 15 grid              
 hotspot_error          1 - NDCG of the real top-5 hotspot cells (LDPTrace)         0
 =====================  ===========================================================  ==============
 
-Choices where the papers leave one:
+Choices common to the flavours:
 
-- JSD = (KL(P||M) + KL(Q||M)) / 2 with the natural logarithm, as AdaTrace's code (maximum
+- JSD = (KL(P||M) + KL(Q||M)) / 2 with the natural logarithm, as both authors' codes (maximum
   ln 2 = 0.693); ``jsd_base=2`` gives bits (maximum 1).
 - Query answers and pattern supports are counts. A synthetic set of another size than the real
-  one has its counts scaled by n_real / n_synthetic before the errors (identity at equal size,
-  which ``locsynth benchmark`` uses); ``meta['standard']['scaled']`` says the factor.
-- Length and diameter buckets: 20 of equal width between the real minimum and maximum (the
-  definition; AdaTrace's code forgets the minimum, REFERENCE.md); synthetic values outside fall
-  into the edge buckets rather than out of the histogram, so that too long traces cost.
-- A trace passes through a cell when one of its points lies in it (no interpolation between
-  points). Kendall tau is tau-b, which counts the pairs of cells tied in either set and is 1 for
-  equal counts; AdaTrace divides by all n (n - 1) / 2 pairs (tau-a, ``kendall="a"``), which
-  stays below 1 for a set against itself whenever two cells have the same count.
-- Top-k ties (patterns, hotspots) are broken by the smaller code, so results are reproducible.
+  one has its counts scaled by n_real / n_synthetic before the errors (``scale_counts``; the
+  identity at equal size, the papers' and ``locsynth benchmark``'s setting, where every flavour
+  equals its authors' code); ``meta['standard']['scaled']`` says the factor.
+- Top-k ties (patterns, hotspots) are broken by the smaller cell code (their Java takes the tied
+  patterns in HashMap order, which follows identity hash codes and is not reproducible;
+  LDPTrace's Python by first occurrence, which the ``ldptrace`` flavour follows).
+- Where their code divides 0 by 0 (AdaTrace's pattern F1 with no common pattern,
+  Evaluation.java:535-537) or stops (LDPTrace's), the F1 is 0.
+- Their query centres come from an unseeded random generator; ours are seeded (``seed``), so the
+  query error equals theirs in distribution, and for the same centres exactly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from ..errors import InputError
 from ..traces import TraceSet
+from . import grid_paths as gp
+from .grid_paths import Paths
 from .groups import GroupResult, MetricGroup, row
 from .trips import jensen_shannon
 
@@ -59,14 +77,36 @@ KEYS = ("query_error", "density_error", "trip_error", "length_error", "diameter_
         "pattern_support_error", "kendall_tau", "hotspot_error")
 #: the keys for which larger is better
 HIGHER_IS_BETTER = ("pattern_f1", "kendall_tau")
+#: the flavours, the default first
+FLAVOURS = ("adatrace", "corrected", "ldptrace")
+#: Java's Double.MIN_VALUE, AdaTrace's start for the largest length (Evaluation.java:43, 95)
+JAVA_MIN_VALUE = 5e-324
+#: LDPTrace's smoothing of the Jensen-Shannon divergence (utils.py, kl_divergence)
+LDPTRACE_SMOOTHING = 1e-8
+
+
+def check_flavour(name) -> str:
+    """``name`` if it is a flavour, else one clear InputError naming the valid ones."""
+    if name not in FLAVOURS:
+        raise InputError(f"standard_flavour must be one of {', '.join(FLAVOURS)}, got {name!r}")
+    return name
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The suite's parameters, with AdaTrace's and LDPTrace's defaults (REFERENCE.md)."""
+    """The suite's parameters, with the authors' defaults (Experiments.java, LDPTrace's parse.py).
 
+    ``flavour`` picks how the values are computed (module docstring). ``coverage_grid`` is the
+    Kendall tau's grid; the ldptrace flavour, as LDPTrace, uses ``grid`` for every metric.
+    ``radius_divisor``: circle radius = the larger side of the box / it (AdaTrace's Query.java:
+    3 for taxis and unnamed data); ``square_factor``: LDPTrace's square side = sqrt(box area /
+    it).
+    """
+
+    flavour: str = "adatrace"
     queries: int = 200
-    radius_share: float = 1 / 3
+    radius_divisor: float = 3.0
+    square_factor: float = 9.0
     sanity: float = 0.01
     grid: int = 6
     coverage_grid: int = 15
@@ -75,13 +115,16 @@ class Settings:
     top_patterns: int = 100
     hotspots: int = 5
     jsd_base: float = np.e
-    kendall: str = "b"
+    scale_counts: bool = True
     seed: int = 0
+
+    def __post_init__(self):
+        check_flavour(self.flavour)
 
 
 @dataclass(frozen=True)
 class Points:
-    """A set's trajectories as planar points: ``x``, ``y`` (metres) and ``offsets`` (n_traces + 1)."""
+    """A set's trajectories as planar points: ``x``, ``y`` and ``offsets`` (n_traces + 1)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -103,6 +146,12 @@ def planar(space) -> tuple[np.ndarray, np.ndarray]:
     return EARTH_RADIUS_M * lon * np.cos(lat.mean() if lat.size else 0.0), EARTH_RADIUS_M * lat
 
 
+def degrees(space) -> tuple[np.ndarray, np.ndarray]:
+    """The locations' raw coordinates as both authors' codes read them: x = longitude, y = latitude
+    (AdaTrace's Point.java:4-5), in degrees."""
+    return np.asarray(space.lon, np.float64), np.asarray(space.lat, np.float64)
+
+
 def points(ts: TraceSet, xy: tuple[np.ndarray, np.ndarray] | None = None) -> Points:
     """The trajectories of ``ts`` (one per trace, events in time order), generalized events left out,
     empty traces dropped."""
@@ -115,48 +164,95 @@ def points(ts: TraceSet, xy: tuple[np.ndarray, np.ndarray] | None = None) -> Poi
 
 
 def bounding_box(p: Points) -> tuple[float, float, float, float]:
-    """(x0, y0, x1, y1) of the points."""
+    """(x0, y0, x1, y1) of the points (Main.java, getDataBoundaries)."""
     if p.x.size == 0:
         raise InputError("the reference set has no point to lay the grids over")
     return float(p.x.min()), float(p.y.min()), float(p.x.max()), float(p.y.max())
 
 
-def cells(p: Points, box, k: int) -> np.ndarray:
-    """The cell (row * k + col) of every point on the k x k grid over ``box``; outside: the edge."""
-    x0, y0, x1, y1 = box
-    col = np.floor((p.x - x0) / max(x1 - x0, 1e-9) * k).astype(np.int64)
-    row = np.floor((p.y - y0) / max(y1 - y0, 1e-9) * k).astype(np.int64)
-    return np.clip(row, 0, k - 1) * k + np.clip(col, 0, k - 1)
-
-
-def merged(cell: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cell sequences with consecutive repeats within a trace merged: (cells, offsets)."""
-    first = np.zeros(cell.size, bool)
-    first[offsets[:-1]] = True
-    keep = first.copy()
-    keep[1:] |= cell[1:] != cell[:-1]
-    trace = np.cumsum(first) - 1
-    counts = np.bincount(trace[keep], minlength=offsets.size - 1)
-    return cell[keep], np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-
+# -- Jensen-Shannon ----------------------------------------------------------------------------------
 
 def jsd(p: np.ndarray, q: np.ndarray, base: float = np.e) -> float:
-    """Jensen-Shannon divergence (KL(P||M) + KL(Q||M)) / 2, M = (P + Q) / 2, in log ``base``."""
+    """Jensen-Shannon divergence (KL(P||M) + KL(Q||M)) / 2, M = (P + Q) / 2, in log ``base``, of
+    two count or probability vectors (each normalised)."""
     return jensen_shannon(p, q, base=base)
 
 
+def java_jsd(p: np.ndarray, q: np.ndarray, base: float = np.e) -> float:
+    """AdaTrace's calcJSD (Evaluation.java:502-522) of the shares as given, not renormalised: a
+    share vector that sums to less than 1 (values out of the buckets) stays so."""
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    m = (p + q) / 2.0
+
+    def kl(a):
+        nz = a != 0.0
+        return float((np.log(a[nz] / m[nz]) * a[nz]).sum())
+
+    return (0.5 * kl(p) + 0.5 * kl(q)) / np.log(base)
+
+
+def smoothed_jsd(p: np.ndarray, q: np.ndarray, base: float = np.e) -> float:
+    """LDPTrace's ``jensen_shannon_distance`` (utils.py): KL terms log((a + 1e-8) / (m + 1e-8)) a,
+    of the probability vectors as given."""
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    m = (p + q) / 2
+
+    def kl(a):
+        return float((np.log((a + LDPTRACE_SMOOTHING) / (m + LDPTRACE_SMOOTHING)) * a).sum())
+
+    return (0.5 * kl(p) + 0.5 * kl(q)) / np.log(base)
+
+
+def shares(counts: np.ndarray) -> np.ndarray:
+    """Counts divided by their sum (AdaTrace's TripDistribution, LDPTrace's main.py)."""
+    counts = np.asarray(counts, np.float64)
+    return counts / counts.sum()
+
+
 # -- query error -----------------------------------------------------------------------------------
+
+def queries(box, settings: Settings) -> tuple[np.ndarray, np.ndarray, float]:
+    """AdaTrace's circles (Query.java:17-45): centres uniform in the box (seeded here, unseeded
+    there), radius = the larger side of the box / ``radius_divisor``."""
+    x0, y0, x1, y1 = box
+    rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(23,)))
+    u = rng.random((settings.queries, 2))
+    return u[:, 0] * (x1 - x0) + x0, u[:, 1] * (y1 - y0) + y0, max(x1 - x0, y1 - y0) / settings.radius_divisor
+
+
+@njit(cache=True)
+def _trace_boxes(x, y, offsets):
+    """The bounding box (x0, x1, y0, y1) of every trace."""
+    n = offsets.size - 1
+    x0, x1, y0, y1 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    for k in range(n):
+        a, b = offsets[k], offsets[k + 1]
+        x0[k], x1[k], y0[k], y1[k] = x[a:b].min(), x[a:b].max(), y[a:b].min(), y[a:b].max()
+    return x0, x1, y0, y1
+
+
+@njit(cache=True)
+def _box_beyond(x0, x1, y0, y1, cx, cy, limit):
+    """Whether a box is farther than sqrt(limit) from (cx, cy) by a margin that rounding cannot
+    bridge: then no point or segment inside it answers."""
+    dx = max(x0 - cx, 0.0, cx - x1)
+    dy = max(y0 - cy, 0.0, cy - y1)
+    return dx * dx + dy * dy > limit * (1 + 1e-6)
+
 
 @njit(parallel=True, cache=True)
 def _query_answers(x, y, offsets, cx, cy, r):
     """For each circle (cx, cy, r): the traces with a point or a segment within r of the centre."""
     n = offsets.size - 1
     out = np.zeros(cx.size, np.int64)
+    x0, x1, y0, y1 = _trace_boxes(x, y, offsets)
     for q in prange(cx.size):
         r2 = r * r
         count = 0
         for k in range(n):
             a, b = offsets[k], offsets[k + 1]
+            if _box_beyond(x0[k], x1[k], y0[k], y1[k], cx[q], cy[q], r2):
+                continue
             for i in range(a, b):
                 dx, dy = x[i] - cx[q], y[i] - cy[q]
                 if i > a:   # the segment from the previous point: its closest point to the centre
@@ -173,59 +269,189 @@ def _query_answers(x, y, offsets, cx, cy, r):
     return out
 
 
-def queries(box, settings: Settings) -> tuple[np.ndarray, np.ndarray, float]:
-    """AdaTrace's range queries: centres uniform in the box (seeded), radius = larger side x share."""
-    x0, y0, x1, y1 = box
-    rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(23,)))
-    u = rng.random((settings.queries, 2))
-    return x0 + u[:, 0] * (x1 - x0), y0 + u[:, 1] * (y1 - y0), max(x1 - x0, y1 - y0) * settings.radius_share
+def sqrt_threshold(r: float) -> float:
+    """The largest double d with sqrt(d) <= r: ``d <= threshold`` decides ``Math.sqrt(d) <= r``
+    exactly as the Java does (sqrt is correctly rounded and monotone), without a square root."""
+    d = np.float64(r) * np.float64(r)
+    while np.sqrt(d) > r:
+        d = np.nextafter(d, -np.inf)
+    while np.sqrt(np.nextafter(d, np.inf)) <= r:
+        d = np.nextafter(d, np.inf)
+    return float(d)
+
+
+def repeats_a_point(p: Points) -> np.ndarray:
+    """Per trace: whether two consecutive points are the same (then Query.java:57 answers every
+    query for it)."""
+    same = np.zeros(p.x.size, bool)
+    same[1:] = (p.x[1:] == p.x[:-1]) & (p.y[1:] == p.y[:-1])
+    same[p.offsets[:-1]] = False
+    return np.add.reduceat(same, p.offsets[:-1]) > 0 if p.n_traces else np.zeros(0, bool)
+
+
+@njit(parallel=True, cache=True)
+def _query_answers_adatrace(x, y, offsets, always, cx, cy, limit):
+    """For each circle: the traces that answer it as Query.java:47-64 decides, given ``always`` (the
+    traces with two identical consecutive points, :57) and ``limit`` = sqrt_threshold(radius).
+    The order of their tests does not change the answer: a trace of two points or more answers
+    when one of its points or segments (distanceToSegment, :91-108) is within the radius."""
+    out = np.zeros(cx.size, np.int64)
+    x0, x1, y0, y1 = _trace_boxes(x, y, offsets)
+    for q in prange(cx.size):
+        count = 0
+        for k in range(offsets.size - 1):
+            a, b = offsets[k], offsets[k + 1]
+            if b - a < 2:               # :48, a trace of one point never answers
+                continue
+            if always[k]:
+                count += 1
+                continue
+            if _box_beyond(x0[k], x1[k], y0[k], y1[k], cx[q], cy[q], limit):
+                continue
+            for i in range(a, b):
+                if (cx[q] - x[i]) * (cx[q] - x[i]) + (cy[q] - y[i]) * (cy[q] - y[i]) <= limit:
+                    count += 1
+                    break
+                if i + 1 < b:
+                    dx, dy = x[i + 1] - x[i], y[i + 1] - y[i]
+                    u = ((cx[q] - x[i]) * dx + (cy[q] - y[i]) * dy) / (dx * dx + dy * dy)
+                    if 0 <= u <= 1:
+                        qx, qy = x[i] + u * dx, y[i] + u * dy
+                        if (qx - cx[q]) * (qx - cx[q]) + (qy - cy[q]) * (qy - cy[q]) <= limit:
+                            count += 1
+                            break
+        out[q] = count
+    return out
+
+
+def query_answers(p: Points, cx: np.ndarray, cy: np.ndarray, r: float, flavour: str) -> np.ndarray:
+    """The number of traces answering each circle: AdaTrace's Query.java (adatrace) or every trace
+    with a point or a segment within r (corrected)."""
+    if flavour == "adatrace":
+        return _query_answers_adatrace(p.x, p.y, p.offsets, repeats_a_point(p), cx, cy, sqrt_threshold(r))
+    return _query_answers(p.x, p.y, p.offsets, cx, cy, r)
+
+
+def relative_error(real: np.ndarray, synthetic: np.ndarray, floor: float) -> float:
+    """Mean over the queries of |syn - real| / max(real, floor) (Evaluation.java:157-184)."""
+    return float((np.abs(synthetic - real) / np.maximum(real, floor)).mean())
 
 
 def query_error(real: Points, synthetic: Points, box, settings: Settings = Settings()) -> float:
-    """Query AvRE (AdaTrace §6.2): mean over the queries of |syn - real| / max(real, sanity x n_real),
-    synthetic answers scaled by n_real / n_syn."""
+    """Query AvRE (AdaTrace §6.2) with the circles of :func:`queries`: mean over the queries of
+    |syn - real| / max(real, sanity x n_real), synthetic answers scaled by n_real / n_syn. A trace
+    answers as AdaTrace's Query.java decides (adatrace flavour) or when a point or a segment comes
+    within the radius (corrected)."""
     cx, cy, r = queries(box, settings)
-    a = _query_answers(real.x, real.y, real.offsets, cx, cy, r).astype(np.float64)
-    b = _query_answers(synthetic.x, synthetic.y, synthetic.offsets, cx, cy, r) * (real.n_traces / synthetic.n_traces)
-    return float((np.abs(b - a) / np.maximum(a, settings.sanity * real.n_traces)).mean())
+    a = query_answers(real, cx, cy, r, settings.flavour).astype(np.float64)
+    b = query_answers(synthetic, cx, cy, r, settings.flavour) * _scale(real, synthetic, settings)
+    return relative_error(a, b, settings.sanity * real.n_traces)
+
+
+def squares(box, settings: Settings) -> tuple[np.ndarray, ...]:
+    """LDPTrace's square queries (experiment.py, SquareQuery): centres uniform in the (widened)
+    box, side sqrt(box area / square_factor); (left, right, bottom, top) of each."""
+    x0, y0, x1, y1 = box
+    rng = np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=(26,)))
+    u = rng.random((settings.queries, 2))
+    cx, cy = u[:, 0] * (x1 - x0) + x0, u[:, 1] * (y1 - y0) + y0
+    half = np.sqrt((x1 - x0) * (y1 - y0) / settings.square_factor) / 2
+    return cx - half, cx + half, cy - half, cy + half
+
+
+@njit(parallel=True, cache=True)
+def _points_in_squares(x, y, left, right, bottom, top):
+    """For each closed square: the points inside (experiment.py, SquareQuery.point_query)."""
+    out = np.zeros(left.size, np.int64)
+    for q in prange(left.size):
+        count = 0
+        for i in range(x.size):
+            count += left[q] <= x[i] <= right[q] and bottom[q] <= y[i] <= top[q]
+        out[q] = count
+    return out
+
+
+def resampled_points(paths: Paths, box, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """LDPTrace's ``convert_grid_to_raw`` of the real paths (main.py, trajectory.py:58-61): a uniform
+    point in every cell of every path, two in a one-cell path; what their real query answers count."""
+    x_lo, x_hi, y_lo, y_hi = gp.ldptrace_cell_bounds(box, paths.k)
+    lengths = np.diff(paths.offsets)
+    cells = np.repeat(paths.cells, np.repeat(np.where(lengths == 1, 2, 1), lengths))
+    u = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(27,))).random((cells.size, 2))
+    return x_lo[cells] + u[:, 0] * (x_hi[cells] - x_lo[cells]), y_lo[cells] + u[:, 1] * (y_hi[cells] - y_lo[cells])
+
+
+def ldptrace_query_error(real_paths: Paths, synthetic: Points, box, settings: Settings, scale: float) -> float:
+    """LDPTrace's point query AvRE (experiment.py, calculate_point_query): points in squares; the
+    real answers count points resampled in the real paths' cells (main.py: orig_sampled), the
+    synthetic ones its own points; sanity bound 1 % of the resampled real points."""
+    x, y = resampled_points(real_paths, box, settings.seed)
+    sq = squares(box, settings)
+    a = _points_in_squares(x, y, *sq).astype(np.float64)
+    b = _points_in_squares(synthetic.x, synthetic.y, *sq) * scale
+    return relative_error(a, b, settings.sanity * x.size)
 
 
 # -- distributions over a grid -----------------------------------------------------------------------
 
 def density(cell: np.ndarray, k: int) -> np.ndarray:
-    """Points per cell of the k x k grid."""
+    """Points (or path cells) per cell of the k x k grid."""
     return np.bincount(cell, minlength=k * k).astype(np.float64)
 
 
-def trip_distribution(cell: np.ndarray, offsets: np.ndarray, k: int) -> np.ndarray:
-    """(start cell, end cell) counts, flattened (k^2 x k^2)."""
-    return np.bincount(cell[offsets[:-1]] * k * k + cell[offsets[1:] - 1], minlength=k ** 4).astype(np.float64)
+def trip_distribution(paths: Paths) -> np.ndarray:
+    """(start cell, end cell) counts of the paths, flattened (k^2 x k^2)."""
+    k2 = paths.k * paths.k
+    start, end = paths.cells[paths.offsets[:-1]], paths.cells[paths.offsets[1:] - 1]
+    return np.bincount(start * k2 + end, minlength=k2 * k2).astype(np.float64)
 
 
-def coverage(cell: np.ndarray, trace: np.ndarray, k: int) -> np.ndarray:
-    """Per cell, the number of traces with a point in it."""
-    pairs = np.unique(trace.astype(np.int64) * (k * k) + cell)
-    return np.bincount(pairs % (k * k), minlength=k * k).astype(np.float64)
+@njit(cache=True)
+def _coverage(cells, offsets, n_cells):
+    counts = np.zeros(n_cells)
+    seen = np.full(n_cells, -1)
+    for trace in range(offsets.size - 1):
+        for c in cells[offsets[trace]:offsets[trace + 1]]:
+            if seen[c] != trace:
+                seen[c] = trace
+                counts[c] += 1
+    return counts
+
+
+def coverage(paths: Paths) -> np.ndarray:
+    """Per cell, the number of paths through it (Evaluation.java:458-474, passesThrough)."""
+    return _coverage(paths.cells, paths.offsets, paths.k * paths.k)
 
 
 def kendall_tau(a: np.ndarray, b: np.ndarray, variant: str = "b") -> float:
-    """Kendall's tau between two count vectors: tau-b (ties corrected) or tau-a (AdaTrace's
-    (concordant - discordant) / (n (n - 1) / 2))."""
-    if variant not in ("a", "b"):
-        raise InputError(f"kendall must be 'a' or 'b', got {variant!r}")
+    """Kendall's tau between the real counts ``a`` and the synthetic ``b`` over all pairs i < j.
+
+    - ``"b"``: tau-b, ties in either set corrected for (1 for equal counts).
+    - ``"adatrace"``: Evaluation.java:477-498: pairs tied in ``a`` are skipped; a pair tied in
+      ``b`` counts as discordant when a_i > a_j and as concordant when a_i < a_j; the sum is divided
+      by all n (n - 1) / 2 pairs (a set against itself scores below 1 whenever two cells tie).
+    - ``"ldptrace"``: experiment.py, calculate_coverage_kendall_tau: pairs tied in ``a`` skipped, a
+      pair tied in ``b`` discordant, divided by n (n - 1) / 2.
+    """
+    if variant not in ("b", "adatrace", "ldptrace"):
+        raise InputError(f"kendall must be 'b', 'adatrace' or 'ldptrace', got {variant!r}")
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     sa, sb = np.sign(a[:, None] - a[None, :]), np.sign(b[:, None] - b[None, :])
     upper = np.triu_indices(a.size, 1)
-    s = float((sa * sb)[upper].sum())
-    if variant == "a":
-        return s / (a.size * (a.size - 1) / 2)
-    norm = np.sqrt(float(np.abs(sa[upper]).sum()) * float(np.abs(sb[upper]).sum()))
-    return s / norm if norm else 0.0
+    sa, sb = sa[upper], sb[upper]
+    pairs = a.size * (a.size - 1) / 2
+    if variant == "adatrace":
+        return float((sa * np.where(sb > 0, 1.0, -1.0)).sum() / pairs)
+    if variant == "ldptrace":
+        return float(np.where(sb == sa, 1.0, -1.0)[sa != 0].sum() / pairs)
+    norm = np.sqrt(float(np.abs(sa).sum()) * float(np.abs(sb).sum()))
+    return float((sa * sb).sum()) / norm if norm else 0.0
 
 
 def hotspot_ndcg(real: np.ndarray, synthetic: np.ndarray, k: int = 5) -> float:
     """LDPTrace §6.1's hotspot query: the synthetic top-k cells, each scored 1 / (its rank among the
     real top-k) when it is one of them, discounted by log2(position + 1); normalised by the ideal
-    (the real ranking itself)."""
+    (the real ranking itself). Only cells with a positive count are hotspots."""
     top_real = list(_top(real, k))
     gains = np.array([1.0 / (top_real.index(c) + 1) if c in top_real else 0.0 for c in _top(synthetic, k)])
     discount = 1.0 / np.log2(np.arange(2, k + 2))
@@ -242,32 +468,53 @@ def _top(counts: np.ndarray, k: int) -> np.ndarray:
     return order[:k][counts[order[:k]] > 0]
 
 
+def ldptrace_hotspot_ndcg(real: np.ndarray, synthetic: np.ndarray, k: int = 5) -> float:
+    """LDPTrace's calculate_hotspot_ndcg (experiment.py): as :func:`hotspot_ndcg`, but the top k
+    are any k cells (empty ones too), ties to the smaller index (a stable sort), and the ideal
+    always sums k terms."""
+    top_real = list(np.argsort(-np.asarray(real, np.float64), kind="stable")[:k])
+    top_syn = np.argsort(-np.asarray(synthetic, np.float64), kind="stable")[:k]
+    gains = np.array([1.0 / (top_real.index(c) + 1) if c in top_real else 0.0 for c in top_syn])
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    return float((gains * discount[:gains.size]).sum() / (discount / np.arange(1, k + 1)).sum())
+
+
 # -- travelled distance and diameter ---------------------------------------------------------------
 
+@njit(cache=True)
+def _travelled(x, y, offsets):
+    out = np.zeros(offsets.size - 1)
+    for k in range(offsets.size - 1):
+        total = 0.0
+        for i in range(offsets[k], offsets[k + 1] - 1):
+            total += np.sqrt((y[i] - y[i + 1]) * (y[i] - y[i + 1]) + (x[i] - x[i + 1]) * (x[i] - x[i + 1]))
+        out[k] = total
+    return out
+
+
 def travelled(p: Points) -> np.ndarray:
-    """The sum of segment lengths of every trace."""
-    step = np.hypot(np.diff(p.x, prepend=0.0), np.diff(p.y, prepend=0.0))
-    step[p.offsets[:-1]] = 0.0
-    return np.add.reduceat(step, p.offsets[:-1]) if p.n_traces else np.zeros(0)
+    """The sum of segment lengths of every trace, added in order (Trajectory.java:100-108)."""
+    return _travelled(p.x, p.y, p.offsets)
 
 
 @njit(parallel=True, cache=True)
 def diameters(x, y, offsets):
-    """The largest distance between two points of every trace."""
+    """The largest distance between two points of every trace (Trajectory.java:86-98)."""
     n = offsets.size - 1
     out = np.zeros(n)
     for k in prange(n):
         best = 0.0
         for i in range(offsets[k], offsets[k + 1]):
             for j in range(i + 1, offsets[k + 1]):
-                d = (x[i] - x[j]) ** 2 + (y[i] - y[j]) ** 2
+                d = (y[i] - y[j]) * (y[i] - y[j]) + (x[i] - x[j]) * (x[i] - x[j])
                 best = max(best, d)
         out[k] = np.sqrt(best)
     return out
 
 
 def bucket_jsd(real: np.ndarray, synthetic: np.ndarray, buckets: int, base: float) -> float:
-    """JSD of the two value distributions over ``buckets`` equal buckets between the real min and max."""
+    """JSD of the two value distributions over ``buckets`` equal buckets between the real min and
+    max; synthetic values outside fall into the edge buckets, so that too long traces cost."""
     lo, hi = float(real.min()), float(real.max())
     width = (hi - lo) / buckets if hi > lo else 1.0
 
@@ -277,103 +524,310 @@ def bucket_jsd(real: np.ndarray, synthetic: np.ndarray, buckets: int, base: floa
     return jsd(histogram(real), histogram(synthetic), base)
 
 
+def adatrace_bucket_shares(real: np.ndarray, synthetic: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """AdaTrace's buckets (Evaluation.java:41-87 diameters, 93-139 lengths): width = (real max -
+    real min) / buckets, bucket i = [i w, (i + 1) w) from 0, not from the minimum; values in no
+    bucket (every real value above max - min among them) are dropped, but the shares still divide
+    by all traces; the largest starts at Double.MIN_VALUE."""
+    lo, hi = float(real.min()), max(float(real.max()), JAVA_MIN_VALUE)
+    edges = np.arange(buckets + 1, dtype=np.float64) * ((hi - lo) / buckets)
+
+    def share(v):
+        i = np.searchsorted(edges, v, side="right") - 1     # edges[i] <= v < edges[i + 1]
+        return np.bincount(i[(i >= 0) & (i < buckets)], minlength=buckets) / float(v.size)
+
+    return share(real), share(synthetic)
+
+
+def ldptrace_bucket_shares(real: np.ndarray, synthetic: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """LDPTrace's buckets (experiment.py, calculate_diameter_error / calculate_length_error): width
+    = (real max - real min) / buckets, bucket i = [i w, i w + w] from 0 and closed, so a value on
+    an inner edge counts in both buckets; values in none are dropped; shares divide by the counted
+    total (NaN when nothing is counted)."""
+    width = (float(real.max()) - float(real.min())) / buckets
+    start = np.arange(buckets, dtype=np.float64) * width
+    end = start + width
+
+    def share(v):
+        counts = ((v[None, :] >= start[:, None]) & (v[None, :] <= end[:, None])).sum(axis=1).astype(np.float64)
+        return counts / counts.sum() if counts.sum() else np.full(buckets, np.nan)
+
+    return share(real), share(synthetic)
+
+
 # -- frequent patterns -------------------------------------------------------------------------------
 
-def pattern_counts(cell: np.ndarray, offsets: np.ndarray, k: int, lengths=(2, 8)) -> dict[int, int]:
-    """Occurrences of every run of ``lengths[0]`` .. ``lengths[1]`` consecutive cells of the merged
-    sequences, keyed by a code in base k^2 + 1 (digits cell + 1, so runs of different lengths differ)."""
+@dataclass(frozen=True)
+class Patterns:
+    """Every run of consecutive cells of a set's paths, with its number of occurrences.
+
+    codes : sorted int64 codes in base k^2 + 1 (digits cell + 1, so runs of different lengths differ).
+    counts : occurrences of each.
+    first : the rank of each one's first occurrence in LDPTrace's order of insertion (by length,
+        then trace, then position: experiment.py, mine_patterns).
+    """
+
+    codes: np.ndarray
+    counts: np.ndarray
+    first: np.ndarray
+
+    def support(self, codes: np.ndarray) -> np.ndarray:
+        """The occurrences of ``codes`` (0 for a pattern not found)."""
+        codes = np.asarray(codes, np.int64)
+        if not self.codes.size:
+            return np.zeros(codes.size, np.int64)
+        at = np.minimum(np.searchsorted(self.codes, codes), self.codes.size - 1)
+        return np.where(self.codes[at] == codes, self.counts[at], 0)
+
+    def top(self, k: int, ties: str = "code") -> np.ndarray:
+        """The k most frequent codes, ties to the smaller code or (``ties="first"``) the first seen."""
+        order = np.lexsort((self.codes if ties == "code" else self.first, -self.counts))
+        return self.codes[order[:k]]
+
+
+def pattern_table(paths: Paths, lengths=(2, 8)) -> Patterns:
+    """Occurrences of every run of ``lengths[0]`` .. ``lengths[1]`` consecutive cells of the paths
+    (Evaluation.java:186-204, minePatterns)."""
+    k, cell = paths.k, paths.cells.astype(np.int64)
     base = k * k + 1
     if base ** lengths[1] >= 2 ** 63:
         raise InputError(f"patterns of {lengths[1]} cells on a {k} x {k} grid do not fit 64-bit codes")
-    trace = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    trace = paths.trace
     codes = []
-    code = cell.astype(np.int64) + 1
+    code = cell + 1
     for n in range(2, lengths[1] + 1):
         code = code[:-1] * base + (cell[n - 1:] + 1)
-        same = trace[:-(n - 1)] == trace[n - 1:]
         if n >= lengths[0]:
-            codes.append(code[same])
-    values, counts = np.unique(np.concatenate(codes) if codes else np.zeros(0, np.int64), return_counts=True)
-    return dict(zip(values.tolist(), counts.tolist()))
+            codes.append(code[trace[:-(n - 1)] == trace[n - 1:]])
+    everything = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+    values, first, counts = np.unique(everything, return_index=True, return_counts=True)
+    return Patterns(values, counts, first)
 
 
-def top_patterns(counts: dict[int, int], k: int) -> list[int]:
-    """The k most frequent patterns, ties to the smaller code."""
-    return [c for c, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:k]]
+def pattern_code(*cells: int, k: int) -> int:
+    """The code of the pattern ``cells`` on a k x k grid (:class:`Patterns`)."""
+    code = 0
+    for c in cells:
+        code = code * (k * k + 1) + c + 1
+    return code
 
 
-def pattern_scores(real: dict, synthetic: dict, k: int, scale: float = 1.0) -> tuple[float, float]:
-    """(F1 of the two top-k sets, mean relative support error over the real top-k), synthetic
-    supports scaled by ``scale``."""
-    a, b = top_patterns(real, k), top_patterns(synthetic, k)
-    f1 = 2 * len(set(a) & set(b)) / (len(a) + len(b)) if a or b else 1.0
-    err = np.mean([abs(synthetic.get(p, 0) * scale - real[p]) / real[p] for p in a]) if a else 0.0
-    return float(f1), float(err)
+def common(a: np.ndarray, b: np.ndarray) -> int:
+    """The number of patterns of ``b`` that are in ``a``."""
+    return int(np.isin(b, a).sum())
+
+
+def f1(real_top: np.ndarray, synthetic_top: np.ndarray) -> float:
+    """F1 of two top-k sets: 2 |A & B| / (|A| + |B|)."""
+    total = real_top.size + synthetic_top.size
+    return 2 * common(real_top, synthetic_top) / total if total else 1.0
+
+
+def adatrace_f1(real_top: np.ndarray, synthetic_top: np.ndarray) -> float:
+    """AdaTrace's calcF1 (Evaluation.java:524-538): precision c / |B|, recall c / |A|, 2 P R / (P + R);
+    0 where theirs divides 0 by 0 (no common pattern)."""
+    hits = float(common(real_top, synthetic_top))
+    if not hits:
+        return 0.0
+    precision, recall = hits / synthetic_top.size, hits / real_top.size
+    return (2 * precision * recall) / (precision + recall)
+
+
+def ldptrace_f1(real_top: np.ndarray, synthetic_top: np.ndarray, k: int) -> float:
+    """LDPTrace's calculate_pattern_f1_error (experiment.py): precision = recall = c / k with k fixed
+    (100) even when a set has fewer patterns; 0 where theirs divides by zero."""
+    hits = common(real_top, synthetic_top)
+    precision = recall = hits / k
+    return 2 * precision * recall / (precision + recall) if hits else 0.0
+
+
+def support_error(real: Patterns, synthetic: Patterns, real_top: np.ndarray, scale: float = 1.0,
+                  divisor: int | None = None) -> float:
+    """Sum over the real top patterns of |syn support x scale - real support| / real support,
+    divided by their number (Evaluation.java, patternMiningSupport) or by ``divisor`` (LDPTrace's
+    calculate_pattern_support divides by k = 100 whatever their number)."""
+    if not real_top.size:
+        return 0.0
+    a, b = real.support(real_top).astype(np.float64), synthetic.support(real_top) * scale
+    return float((np.abs(a - b) / a).sum() / (divisor or real_top.size))
+
+
+# -- the flavours ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Features:
+    """One set read by one flavour, computed once: its points, its paths on the pattern grid and on
+    the coverage grid, its density, trip distribution, coverage, lengths, diameters, patterns."""
+
+    points: Points
+    paths: Paths
+    density: np.ndarray
+    trips: np.ndarray
+    coverage: np.ndarray
+    lengths: np.ndarray
+    diameters: np.ndarray
+    patterns: Patterns
+
+
+def _features(p: Points, paths: Paths, coverage_paths: Paths, cell_density: np.ndarray, s: Settings) -> Features:
+    return Features(p, paths, cell_density, trip_distribution(paths), coverage(coverage_paths), travelled(p),
+                    diameters(p.x, p.y, p.offsets), pattern_table(paths, s.pattern_lengths))
+
+
+def features_adatrace(p: Points, box, s: Settings) -> Features:
+    """AdaTrace's reading (grid_paths.adatrace_paths); density over its cells of the points."""
+    return _features(p, gp.adatrace_paths(p.x, p.y, p.offsets, box, s.grid),
+                     gp.adatrace_paths(p.x, p.y, p.offsets, box, s.coverage_grid),
+                     density(gp.adatrace_cells(p.x, p.y, box, s.grid), s.grid), s)
+
+
+def features_corrected(p: Points, box, s: Settings) -> Features:
+    """locsynth's reading (grid_paths.corrected_paths); density over its cells of the points."""
+    return _features(p, gp.corrected_paths(p.x, p.y, p.offsets, box, s.grid),
+                     gp.corrected_paths(p.x, p.y, p.offsets, box, s.coverage_grid),
+                     density(gp.corrected_cells(p.x, p.y, box, s.grid), s.grid), s)
+
+
+def features_ldptrace(p: Points, box, s: Settings) -> Features:
+    """LDPTrace's reading (grid_paths.ldptrace_paths) on one grid; density over the paths' cells
+    (main.py, get_real_density)."""
+    paths = gp.ldptrace_paths(p.x, p.y, p.offsets, box, s.grid)
+    return _features(p, paths, paths, density(paths.cells, s.grid), s)
+
+
+def _scale(real: Points, synthetic: Points, s: Settings) -> float:
+    return real.n_traces / synthetic.n_traces if s.scale_counts else 1.0
+
+
+def scores_adatrace(r: Features, f: Features, box, s: Settings) -> dict[str, float]:
+    """The suite as AdaTrace's Evaluation.java computes it (module docstring)."""
+    real_top, syn_top = r.patterns.top(s.top_patterns), f.patterns.top(s.top_patterns)
+    base = s.jsd_base
+    return {
+        "query_error": query_error(r.points, f.points, box, s),
+        "density_error": jsd(r.density, f.density, base),
+        "trip_error": java_jsd(shares(r.trips), shares(f.trips), base),
+        "length_error": java_jsd(*adatrace_bucket_shares(r.lengths, f.lengths, s.buckets), base),
+        "diameter_error": java_jsd(*adatrace_bucket_shares(r.diameters, f.diameters, s.buckets), base),
+        "pattern_f1": adatrace_f1(real_top, syn_top),
+        "pattern_support_error": support_error(r.patterns, f.patterns, real_top, _scale(r.points, f.points, s)),
+        "kendall_tau": kendall_tau(r.coverage, f.coverage, "adatrace"),
+        "hotspot_error": 1.0 - hotspot_ndcg(r.density, f.density, s.hotspots),
+    }
+
+
+def scores_corrected(r: Features, f: Features, box, s: Settings) -> dict[str, float]:
+    """The suite as locsynth reads the definitions (module docstring)."""
+    real_top, syn_top = r.patterns.top(s.top_patterns), f.patterns.top(s.top_patterns)
+    base = s.jsd_base
+    return {
+        "query_error": query_error(r.points, f.points, box, s),
+        "density_error": jsd(r.density, f.density, base),
+        "trip_error": jsd(r.trips, f.trips, base),
+        "length_error": bucket_jsd(r.lengths, f.lengths, s.buckets, base),
+        "diameter_error": bucket_jsd(r.diameters, f.diameters, s.buckets, base),
+        "pattern_f1": f1(real_top, syn_top),
+        "pattern_support_error": support_error(r.patterns, f.patterns, real_top, _scale(r.points, f.points, s)),
+        "kendall_tau": kendall_tau(r.coverage, f.coverage, "b"),
+        "hotspot_error": 1.0 - hotspot_ndcg(r.density, f.density, s.hotspots),
+    }
+
+
+def scores_ldptrace(r: Features, f: Features, box, s: Settings) -> dict[str, float]:
+    """The suite as LDPTrace's main.py computes it (module docstring)."""
+    k = s.top_patterns
+    real_top, syn_top = r.patterns.top(k, ties="first"), f.patterns.top(k, ties="first")
+    base, scale = s.jsd_base, _scale(r.points, f.points, s)
+    return {
+        "query_error": ldptrace_query_error(r.paths, f.points, box, s, scale),
+        "density_error": smoothed_jsd(shares(r.density), shares(f.density), base),
+        "trip_error": smoothed_jsd(shares(r.trips), shares(f.trips), base),
+        "length_error": smoothed_jsd(*ldptrace_bucket_shares(r.lengths, f.lengths, s.buckets), base),
+        "diameter_error": smoothed_jsd(*ldptrace_bucket_shares(r.diameters, f.diameters, s.buckets), base),
+        "pattern_f1": ldptrace_f1(real_top, syn_top, k),
+        "pattern_support_error": support_error(r.patterns, f.patterns, real_top, scale, divisor=k),
+        "kendall_tau": kendall_tau(r.coverage, f.coverage, "ldptrace"),
+        "hotspot_error": 1.0 - ldptrace_hotspot_ndcg(r.density, f.density, s.hotspots),
+    }
+
+
+class Flavour(NamedTuple):
+    """How one flavour reads a set and scores a pair (module docstring)."""
+
+    coordinates: Callable        # space -> (x, y)
+    box: Callable                # the real points' box -> the grids' box
+    features: Callable           # (Points, box, Settings) -> Features
+    scores: Callable             # (Features, Features, box, Settings) -> dict
+    units: str
+    description: str
+
+
+def data_box(box):
+    """The grids' box: the real points' own (Evaluation.java, Main.getDataBoundaries)."""
+    return box
+
+
+FLAVOUR = {
+    "adatrace": Flavour(degrees, data_box, features_adatrace, scores_adatrace,
+                        "degrees (x = longitude, y = latitude), as AdaTrace's Java reads them",
+                        "AdaTrace's Evaluation.java reproduced, its slips included"),
+    "corrected": Flavour(planar, data_box, features_corrected, scores_corrected, "metres",
+                         "AdaTrace's definitions with their code's slips fixed"),
+    "ldptrace": Flavour(degrees, gp.ldptrace_box, features_ldptrace, scores_ldptrace,
+                        "degrees (x = longitude, y = latitude), as LDPTrace's Python reads them",
+                        "LDPTrace's experiment.py reproduced"),
+}
 
 
 # -- the suite ------------------------------------------------------------------------------------------
 
-class Prepared:
-    """One set ready for the suite: its points, grid cells and per-trace features (computed once)."""
-
-    def __init__(self, ts: TraceSet, box, xy, settings: Settings):
-        s = settings
-        self.points = p = points(ts, xy)
-        if p.n_traces == 0:
-            raise InputError("a set without a located event cannot be scored by the standard suite")
-        cell = cells(p, box, s.grid)
-        self.density = density(cell, s.grid)
-        seq, seq_offsets = merged(cell, p.offsets)
-        self.trips = trip_distribution(seq, seq_offsets, s.grid)
-        self.patterns = pattern_counts(seq, seq_offsets, s.grid, s.pattern_lengths)
-        self.coverage = coverage(cells(p, box, s.coverage_grid), p.trace, s.coverage_grid)
-        self.lengths = travelled(p)
-        self.diameters = diameters(p.x, p.y, p.offsets)
+def score_points(real: Points, synthetic: Points, settings: Settings = Settings()) -> dict[str, float]:
+    """The suite's nine values for two sets of points already in the flavour's units (the grids over
+    ``real``'s box): what :func:`standard_metrics` computes once the traces are points."""
+    flavour = FLAVOUR[settings.flavour]
+    box = flavour.box(bounding_box(real))
+    values = flavour.scores(flavour.features(real, box, settings), flavour.features(synthetic, box, settings),
+                            box, settings)
+    return {key: float(values[key]) for key in KEYS}
 
 
 def standard_metrics(real: TraceSet, synthetic: TraceSet, settings: Settings = Settings(), *,
                      prepared: dict | None = None) -> dict[str, float]:
-    """The suite's nine values for ``synthetic`` against ``real`` (module docstring).
+    """The suite's nine values for ``synthetic`` against ``real`` in ``settings.flavour`` (module
+    docstring).
 
-    ``prepared`` (optional) caches :class:`Prepared` sets by ``id`` across calls.
+    ``prepared`` (optional) caches each set's :class:`Features` by ``id`` across calls.
     """
-    xy = planar(real.space)
+    flavour = FLAVOUR[settings.flavour]
+    xy = flavour.coordinates(real.space)
     cache = prepared if prepared is not None else {}
-    box = bounding_box(points(real, xy))
+    box = flavour.box(bounding_box(points(real, xy)))
 
-    def prep(ts):
+    def features(ts):
         key = (id(ts), box, settings)
         if key not in cache:
-            cache[key] = Prepared(ts, box, xy, settings)
+            p = points(ts, xy)
+            if p.n_traces == 0:
+                raise InputError("a set without a located event cannot be scored by the standard suite")
+            cache[key] = flavour.features(p, box, settings)
         return cache[key]
 
-    r, s = prep(real), prep(synthetic)
-    base, scale = settings.jsd_base, r.points.n_traces / s.points.n_traces
-    f1, support = pattern_scores(r.patterns, s.patterns, settings.top_patterns, scale)
-    values = {
-        "query_error": query_error(r.points, s.points, box, settings),
-        "density_error": jsd(r.density, s.density, base),
-        "trip_error": jsd(r.trips, s.trips, base),
-        "length_error": bucket_jsd(r.lengths, s.lengths, settings.buckets, base),
-        "diameter_error": bucket_jsd(r.diameters, s.diameters, settings.buckets, base),
-        "pattern_f1": f1,
-        "pattern_support_error": support,
-        "kendall_tau": kendall_tau(r.coverage, s.coverage, settings.kendall),
-        "hotspot_error": 1.0 - hotspot_ndcg(r.density, s.density, settings.hotspots),
-    }
-    return {key: float(value) for key, value in values.items()}
+    values = flavour.scores(features(real), features(synthetic), box, settings)
+    return {key: float(values[key]) for key in KEYS}
 
 
 def jsd_base(name) -> float:
-    """'e' (AdaTrace's natural logarithm) or '2' (bits) -> the base."""
+    """'e' (the authors' natural logarithm) or '2' (bits) -> the base."""
     if str(name) not in ("e", "2"):
-        raise InputError(f"standard_jsd_base must be 'e' (AdaTrace's natural logarithm) or '2' (bits), got {name!r}")
+        raise InputError(f"standard_jsd_base must be 'e' (the authors' natural logarithm) or '2' (bits), got {name!r}")
     return np.e if str(name) == "e" else 2.0
 
 
 def settings_of(ctx) -> Settings:
-    """The suite's settings from ``evaluate``'s options (``standard_jsd_base``, ``seed``)."""
-    return Settings(jsd_base=jsd_base(ctx.option("standard_jsd_base", "e")), seed=ctx.option("seed", 0))
+    """The suite's settings from ``evaluate``'s options (``standard_flavour``, ``standard_jsd_base``,
+    ``seed``)."""
+    return Settings(flavour=check_flavour(ctx.option("standard_flavour", FLAVOURS[0])),
+                    jsd_base=jsd_base(ctx.option("standard_jsd_base", "e")), seed=ctx.option("seed", 0))
 
 
 def _standard_group(ctx) -> GroupResult:
@@ -384,12 +838,18 @@ def _standard_group(ctx) -> GroupResult:
     synthetic = standard_metrics(ctx.test, ctx.synthetic, settings, prepared=cache)
     training = standard_metrics(ctx.test, ctx.train, settings, prepared=cache)
     n_real = int((ctx.test.counts() > 0).sum())
+    flavour = FLAVOUR[settings.flavour]
     meta = {"standard": {
+        "flavour": settings.flavour,
+        "flavour_description": flavour.description,
+        "units": flavour.units,
         "scaled": {name: n_real / int((ts.counts() > 0).sum()) for name, ts in
                    (("synthetic", ctx.synthetic), ("training", ctx.train))},
         "jsd": "natural logarithm" if settings.jsd_base == np.e else "base 2",
-        "kendall": f"tau-{settings.kendall}"},
-        "options": {"standard_jsd_base": "e" if settings.jsd_base == np.e else "2"}}
+        "kendall": {"adatrace": "AdaTrace's (Evaluation.java:477-498)", "corrected": "tau-b",
+                    "ldptrace": "LDPTrace's (experiment.py)"}[settings.flavour]},
+        "options": {"standard_flavour": settings.flavour,
+                    "standard_jsd_base": "e" if settings.jsd_base == np.e else "2"}}
     return GroupResult({key: row(synthetic[key], training[key], None) for key in KEYS}, {}, meta)
 
 
@@ -401,4 +861,4 @@ def _skip(ctx) -> str | None:
     return None
 
 
-GROUP = MetricGroup("standard", KEYS, _standard_group, _skip, step="standard suite (AdaTrace/PrivTrace)")
+GROUP = MetricGroup("standard", KEYS, _standard_group, _skip, step="standard suite (AdaTrace/PrivTrace/LDPTrace)")

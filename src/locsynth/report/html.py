@@ -15,8 +15,8 @@ import jinja2
 from .. import __version__
 from . import plots
 from .page import page
-from .labels import (HIGHER_IS_BETTER, PRIVACY, STANDARD, TRIPS, UTILITY, format_metric, format_value, metric_description,
-                     metric_label)
+from .labels import (HIGHER_IS_BETTER, PRIVACY, STANDARD, TRIPS, UTILITY, flavour_description, format_metric,
+                     format_value, metric_description, metric_label)
 
 #: the report's rules on top of report.page.BASE_CSS: left-aligned tables with numbers in .num cells
 CSS = """h1 { margin-bottom: 0.2em; }
@@ -72,6 +72,9 @@ highlighted. The trip-length JSD is the Jensen-Shannon {{ trips.jsd_text }}.</p>
 The better of synthetic and training is highlighted.</p>
 {% endif %}
 {{ table(utility) }}
+{% if standard %}<p class="note">The field's standard suite (query to hotspot error) is in its <b>{{ standard.name }}</b>
+flavour: {{ standard.description }}. The other flavours, and how they differ, are in docs/benchmark.md
+(<code>evaluate --standard-flavour</code>).</p>{% endif %}
 {% if trips %}
 <h3>Frequent patterns (paper 004 Tables 2-3)</h3>
 <p class="note">The share of the real test trips' K most frequent route segments (runs of 1 to 7 consecutive cells,
@@ -201,9 +204,15 @@ def render_html(report, title: str | None = None) -> str:
         trips=_trip_tables(trips, meta.get("skipped")) if trips else None, skipped=_skipped(meta.get("skipped")),
         utility=utility, privacy=privacy, others=others, privacy_notes=_privacy_notes(metrics, meta),
         figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
-        method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")),
+        method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")), standard=_standard(meta),
         privacy_tests=_privacy_tests_text(meta.get("privacy_tests"), meta.get("params") or {}),
         colocations=_colocations_text(meta.get("colocations")))
+
+
+def _standard(meta: dict) -> dict | None:
+    """The standard suite's flavour and what it is, when the report has the suite and names one."""
+    flavour = (meta.get("standard") or {}).get("flavour")
+    return None if flavour is None else {"name": flavour, "description": flavour_description(flavour)}
 
 
 def _ledger(meta: dict) -> dict | None:

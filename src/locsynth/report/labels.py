@@ -93,9 +93,8 @@ TRIPS = {
 #: the field's standard suite (AdaTrace CCS 2018 §6, PrivTrace USENIX Security 2023 §6.1, LDPTrace VLDB 2023 §6;
 #: metrics/standard.py), named as the papers name them
 STANDARD = {
-    "query_error": MetricInfo("Query error", "average relative error of 200 range-count queries (traces "
-                                             "within a radius of a random centre), sanity bound 1% of the "
-                                             "real traces"),
+    "query_error": MetricInfo("Query error", "average relative error of 200 range-count queries ({query}), "
+                                             "sanity bound 1% of the real {counted}"),
     "density_error": MetricInfo("Density error", "Jensen-Shannon divergence of the points' distribution "
                                                  "over a 6 x 6 grid"),
     "trip_error": MetricInfo("Trip error", "Jensen-Shannon divergence of the (start cell, end cell) "
@@ -108,9 +107,9 @@ STANDARD = {
                                                     "grid; higher is better"),
     "pattern_support_error": MetricInfo("Pattern support error", "mean relative error of the supports of "
                                                                  "the real top-100 patterns"),
-    "kendall_tau": MetricInfo("Location coverage (Kendall tau)", "Kendall tau-b between the numbers of "
-                                                                 "traces through each cell of a 15 x 15 "
-                                                                 "grid; higher is better"),
+    "kendall_tau": MetricInfo("Location coverage (Kendall tau)", "Kendall tau ({kendall}) between the "
+                                                                 "numbers of traces through each cell of a "
+                                                                 "{coverage} grid; higher is better"),
     "hotspot_error": MetricInfo("Hotspot error", "1 - NDCG of the synthetic ranking of the real top-5 "
                                                  "cells (LDPTrace)"),
 }
@@ -167,7 +166,30 @@ def metric_description(key: str, options: dict | None = None, space_kind: str | 
                 if space_kind == "pois" else "grid cells or bins")
     jsd = ("distance (the square root of the divergence, base 2, as scipy's jensenshannon returns)"
            if str(options.get("jsd", "")).startswith("distance") else "divergence in bits (0 to 1)")
-    return info.description.format(top=options.get("top", 50), emd_unit=emd_unit, jsd=jsd)
+    return info.description.format(top=options.get("top", 50), emd_unit=emd_unit, jsd=jsd,
+                                   **_FLAVOURED.get(options.get("standard_flavour"), _FLAVOURED[None]))
+
+
+#: the standard suite's descriptions that depend on its flavour (metrics/standard.py); None: a report
+#: made before the flavours (locsynth's earlier reading, with tau-b)
+_FLAVOURED = {
+    None: {"query": "circles: traces within a radius of a random centre", "counted": "traces", "kendall": "tau-b",
+           "coverage": "15 x 15"},
+    "adatrace": {"query": "circles: traces within a radius of a random centre, as AdaTrace's Query.java decides",
+                 "counted": "traces", "kendall": "AdaTrace's formula", "coverage": "15 x 15"},
+    "corrected": {"query": "circles: traces within a radius of a random centre", "counted": "traces",
+                  "kendall": "tau-b", "coverage": "15 x 15"},
+    "ldptrace": {"query": "squares: points inside", "counted": "points", "kendall": "LDPTrace's formula",
+                 "coverage": "6 x 6"},
+}
+
+
+def flavour_description(name: str) -> str:
+    """What the standard suite's flavour ``name`` is, from its declaration in metrics/standard.py."""
+    from ..metrics.standard import FLAVOUR
+
+    flavour = FLAVOUR.get(name)
+    return f"{flavour.description}; coordinates in {flavour.units}" if flavour else f"an unknown flavour {name!r}"
 
 
 def format_value(value, digits: int = 4) -> str:

@@ -21,7 +21,8 @@ from .. import __version__
 from . import plots
 from .compare import KIND_HEADINGS, KINDS
 from .page import page
-from .labels import HIGHER_IS_BETTER, PRIVACY, STANDARD, format_metric, metric_description, metric_label
+from .labels import (HIGHER_IS_BETTER, PRIVACY, STANDARD, flavour_description, format_metric, metric_description,
+                     metric_label)
 
 #: the seeds' own metrics shown beside the standard suite (all of them are in results.csv)
 SEED_METRICS = ("tp_tv", "vf_tv", "trip_length_jsd", "trip_sd_emd_m")
@@ -134,6 +135,8 @@ against the dataset's real test traces; every synthetic set has the test set's n
 but in the columns marked &uarr;. The best mean of each column is highlighted among the methods that protect;
 the baselines (real traces as they are, or random ones) are shown apart and never marked best. Rank: the mean of a
 row's ranks over the utility columns. Every metric of every run is in results.csv.</p>
+{% if flavour %}<p class="note">Standard suite (query to hotspot error): the <b>{{ flavour.name }}</b> flavour,
+{{ flavour.description }} (the flavours and how they differ: docs/benchmark.md).</p>{% endif %}
 {% for d in datasets %}
 <h2>{{ d.name }}</h2>
 <div class="wide">
@@ -186,8 +189,9 @@ def _by_reason(skipped: list[dict]) -> list[tuple[str, str]]:
 
 
 def leaderboard_html(results: pd.DataFrame, skipped: list[dict] | None = None,
-                     title: str = "locsynth benchmark") -> str:
-    """The page for ``results`` (benchmark.collect's frame); ``skipped``: (dataset, method, reason)."""
+                     title: str = "locsynth benchmark", standard_flavour: str | None = None) -> str:
+    """The page for ``results`` (benchmark.collect's frame); ``skipped``: (dataset, method, reason);
+    ``standard_flavour``: the standard suite's flavour, named on the page."""
     summary = summarise(results)
     datasets = []
     for name, part in summary.groupby("dataset", sort=False):
@@ -196,12 +200,15 @@ def leaderboard_html(results: pd.DataFrame, skipped: list[dict] | None = None,
         epsilon, frontier = epsilon_figure(part), frontier_figure(means, kinds)
         datasets.append({
             "name": name, "groups": table_groups(means, sds, kinds, columns),
-            "columns": [{"label": metric_label(c), "description": metric_description(c),
+            "columns": [{"label": metric_label(c),
+                         "description": metric_description(c, {"standard_flavour": standard_flavour}),
                          "higher": c in HIGHER_IS_BETTER} for c in columns],
             "skipped": _by_reason([s for s in skipped or [] if s["dataset"] == name]),
             "epsilon": plots.data_uri(epsilon) if epsilon else None,
             "frontier": plots.data_uri(frontier) if frontier else None})
     repeats = int(results.groupby(["dataset", "method", "epsilon"], dropna=False)["repeat"].nunique().max()) \
         if len(results) else 0
+    flavour = None if standard_flavour is None else {"name": standard_flavour,
+                                                     "description": flavour_description(standard_flavour)}
     return _PAGE.render(title=title, datasets=datasets, repeats=f"{repeats} repeat{'s' if repeats != 1 else ''}",
-                        version=__version__)
+                        version=__version__, flavour=flavour)
