@@ -10,7 +10,7 @@ sequence of cells (``cells``, a slice per trace given by ``offsets``).
   cell is closed, ``[minX + inc * i, (minX + inc * i) + inc]`` in doubles, and a point goes to the
   first cell that holds it, so a point on a grid line belongs to the lower cell whenever the two
   cells' doubles both hold it; a point in no cell is tried again at (x - 0.001, y - 0.001), then
-  goes to cell [0][0]; repeats are merged; a one-cell trace becomes [c, c]; cells that do not
+  goes to cell `[0][0]`; repeats are merged; a one-cell trace becomes [c, c]; cells that do not
   touch are joined by the diagonal-first route (Grid.java:149-196).
 - ``ldptrace``: LDPTrace's Python (grid.py, trajectory.py:9-55): the box widened by 1e-6 on every
   side, the same closed first-match cells, points in no cell left out (a trace left without
@@ -80,7 +80,7 @@ def _closed_first_cell(v: np.ndarray, lo: float, hi: float, k: int) -> tuple[np.
 def adatrace_cells(x: np.ndarray, y: np.ndarray, box, k: int) -> np.ndarray:
     """The cell of every point as GridTrajectory.java:12-43 finds it: the first closed cell (i
     outer, j inner) that holds the point; else the first that holds (x - 0.001, y - 0.001); else
-    cell [0][0] (their fix for synthetic points outside the box, where other suites clip)."""
+    cell `[0][0]` (their fix for synthetic points outside the box, where other suites clip)."""
     x0, y0, x1, y1 = box
     i, found_x = _closed_first_cell(x, x0, x1, k)
     j, found_y = _closed_first_cell(y, y0, y1, k)
