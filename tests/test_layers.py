@@ -11,10 +11,10 @@ ROOT = Path(locsynth.__file__).parent
 
 #: each top-level module or package of locsynth, by floor (0 is the ground)
 FLOORS = {
-    0: {"locsynth", "errors", "validation", "rng", "ledger", "registry", "parallel"},
+    0: {"locsynth", "errors", "validation", "rng", "ledger", "registry", "parallel", "plugins"},
     1: {"points", "space", "timeaxis", "io", "traces", "discretize", "simulate", "cab_trips", "graphs"},
     2: {"metrics", "privacy"},
-    3: {"synth", "anonymize", "attacks"},
+    3: {"synth", "anonymize", "attacks", "suite"},
     4: {"report"},
     5: {"evaluate"},
     6: {"release", "contest", "info", "testing", "prepare", "lbs"},

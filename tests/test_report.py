@@ -15,7 +15,7 @@ from locsynth.evaluate import evaluate
 from locsynth.discretize import read_pf_synthetic
 from locsynth.report import compare, compare_html, load_metrics, render_html, tradeoff_plot
 from locsynth.report.labels import format_value
-from locsynth.report.plots import _grid_image, roc_png
+from locsynth.metrics.figures import _grid_image, roc_png
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "embed", "source", "track", "wbr"}

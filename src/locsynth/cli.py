@@ -37,8 +37,8 @@ def _options(quiet: bool = typer.Option(False, "--quiet", "-q", help="No progres
 PARAMS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-from .cli_common import (_console, _refuse_existing, progress_bar, reports_errors,  # noqa: E402
-                         say, spinner)
+from .cli_common import (_console, _refuse_existing, declared_command, given_options,  # noqa: E402
+                         progress_bar, reports_errors, say, spinner, typer_params)
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]], compact: bool = False,
@@ -497,26 +497,32 @@ def anonymize(
     say(f"wrote {out}: {result.n_traces} traces, {result.n_events} events")
 
 
-@app.command()
+def _evaluate_params():
+    """--attacks and every option the metric groups declare (locsynth.suite), for ``evaluate``."""
+    from . import suite
+
+    help_ = (f"Attacks to run, comma-separated: {', '.join(suite.attacks())}; 'all' (the default) or 'none'.")
+    attacks = typer_params([_Declared("attacks", "all", help_)])
+    return attacks + typer_params(suite.options().values())
+
+
+class _Declared:
+    """An option declared here rather than by a metric group (``--attacks``)."""
+
+    def __init__(self, name, default, help):
+        self.name, self.default, self.help, self.check, self.choices, self.cli = name, default, help, str, None, True
+        self.flag = "--" + name
+
+
+@app.command(cls=declared_command(_evaluate_params))
 @reports_errors
 def evaluate(
+    ctx: typer.Context,
     train: Path = typer.Option(..., help="Training TraceSet (the members)."),
     test: Path = typer.Option(..., help="Test TraceSet (the reference for utility; the non-members)."),
     synthetic: Path = typer.Option(..., help="Synthetic TraceSet, or a release directory (with --key)."),
     key: Optional[Path] = typer.Option(None, help="The key file of a release (pseudonym -> source), for the attacks."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for metrics.json and report.html."),
-    attacks: str = typer.Option("reid,mia", help="Attacks to run: reid, mia, both, or 'none'."),
-    vf_bins: int = typer.Option(24, help="Bins of VF-TV (paper 001: 24; the authors' PF script: 30)."),
-    mia_per_trace_number: bool = typer.Option(False, help="Decide membership once per trace number, as the "
-                                              "authors' script does (the paper decides over all traces)."),
-    seed: int = typer.Option(0, help="Seed of the TM-SWD projections (trips: of the trips drawn for the EMD)."),
-    jsd_distance: bool = typer.Option(False, "--jsd-distance", help="Trips: report the trip-length JS distance "
-                                      "(the square root, what scipy's jensenshannon and paper 004's code give) "
-                                      "instead of the divergence."),
-    standard_jsd_base: str = typer.Option("e", metavar="e|2", help="The standard suite's (AdaTrace/PrivTrace) "
-                                          "Jensen-Shannon divergences: natural logarithm as AdaTrace's code, or bits."),
-    standard_flavour: str = typer.Option("adatrace", metavar="adatrace|corrected|ldptrace",
-                                         help=STANDARD_FLAVOUR_HELP),
     workers: Optional[int] = typer.Option(None, metavar="N", help="Attacks: " + WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="Attacks: " + SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
@@ -524,13 +530,15 @@ def evaluate(
     """Utility metrics and privacy attacks; writes metrics.json and report.html. Sets of trips (prepare
     --format cab-trips) get paper 004's trip metrics instead; every set gets the field's standard
     suite (AdaTrace's and PrivTrace's query, density, trip, length, diameter, pattern, coverage and
-    hotspot errors)."""
+    hotspot errors). Every metric group's options are options here (their defaults in --help)."""
+    from . import suite
     from .evaluate import evaluate as run_evaluate
     from .parallel import executor
     from .release import is_release, load_release
     from .traces import TraceSet
 
-    chosen = [] if attacks.strip().lower() == "none" else [a.strip() for a in attacks.split(",") if a.strip()]
+    given = given_options(ctx, ["attacks", *suite.options()])
+    chosen = given.pop("attacks", "all")
     _refuse_existing(out, overwrite=overwrite)
     if is_release(synthetic):
         syn = load_release(synthetic, key)
@@ -540,9 +548,7 @@ def evaluate(
         syn = TraceSet.load(synthetic)
     sets = {"train": TraceSet.load(train), "test": TraceSet.load(test)}
     with executor(workers, scheduler) as client, spinner("evaluating") as status:
-        report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, vf_bins=vf_bins,
-                              mia_per_trace_number=mia_per_trace_number, seed=seed, jsd_distance=jsd_distance,
-                              standard_jsd_base=standard_jsd_base, standard_flavour=standard_flavour, client=client,
+        report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
                               progress=lambda step: status.update(f"evaluating: {step}"))
         report.save(out, overwrite=overwrite)
     cols = ("synthetic", "training", "uniform")
@@ -709,7 +715,7 @@ def _benchmark_table(results, standard_flavour: str) -> None:
     """Per dataset, the mean rank and three standard metrics (in ``standard_flavour``) of every method
     and epsilon."""
     from .report.leaderboard import dataset_table, ranks, summarise
-    from .report.labels import SHORT, format_metric
+    from .report.labels import format_metric, short
 
     summary = summarise(results)
     for name, part in summary.groupby("dataset", sort=False):
@@ -719,7 +725,7 @@ def _benchmark_table(results, standard_flavour: str) -> None:
         order = sorted(means.index, key=lambda r: (kinds[r] == "baseline", rank[r] if rank[r] == rank[r] else 1e9, r))
         rows = [[r, "-" if rank[r] != rank[r] else f"{rank[r]:.1f}", *(format_metric(k, means.at[r, k]) for k in shown)]
                 for r in order]
-        _table(f"{name}: means over the repeats (lower is better; standard suite: {standard_flavour} flavour)", ["method", "rank", *(SHORT[k] for k in shown)],
+        _table(f"{name}: means over the repeats (lower is better; standard suite: {standard_flavour} flavour)", ["method", "rank", *(short(k) for k in shown)],
                rows, compact=True, groups=[("baselines" if kinds[r] == "baseline" else "methods") for r in order])
 
 
@@ -773,7 +779,7 @@ def _comparison_table(table, show_all: bool) -> None:
     import math
 
     from .report.compare import row_kinds
-    from .report.labels import SHORT, format_metric
+    from .report.labels import format_metric, key_metrics, short
 
     present = [c for c in table.columns if table[c].notna().any()]
     if show_all:
@@ -782,8 +788,8 @@ def _comparison_table(table, show_all: bool) -> None:
         width = _console(False).width
         used = max(len(str(name)) for name in table.index) + 4
         columns = []
-        for key in [k for k in SHORT if k in present]:
-            need = max(len(SHORT[key]), 8) + 3
+        for key in key_metrics(present):
+            need = max(len(short(key)), 8) + 3
             if used + need > width:
                 break
             columns.append(key)
@@ -791,7 +797,7 @@ def _comparison_table(table, show_all: bool) -> None:
     kinds = row_kinds(table)
     rows = [[str(name), *("-" if not math.isfinite(float(row[c])) else format_metric(c, row[c]) for c in columns)]
             for name, row in table.iterrows()]
-    _table("comparison (lower is better but for top-K, FP F1 and tau)", ["run", *(SHORT.get(c, c) for c in columns)], rows,
+    _table("comparison (lower is better but for top-K, FP F1 and tau)", ["run", *(short(c) for c in columns)], rows,
            compact=True, groups=[kinds[str(name)] + "s" for name in table.index])
     left = [c for c in present if c not in columns]
     if left:

@@ -211,3 +211,71 @@ def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:
     for path in paths:
         if path is not None and path.exists() and not overwrite:
             raise InputError(f"{path} exists; pass --overwrite to replace it")
+
+
+# -- options declared by the library (metric groups' options), offered as --NAME ---------------------
+
+def typer_params(options, skip=()) -> list:
+    """Click parameters, as typer makes them, for declared options (``metrics.groups.Option``):
+    a bool as ``--name/--no-name``, a number as a number, anything with a check or choices as text
+    (the declaration parses it), each with its help and default."""
+    import inspect
+
+    params = []
+    for opt in options:
+        if not opt.cli or opt.name in skip:
+            continue
+        kind = type(opt.default)
+        if kind is bool:
+            info, annotation = typer.Option(opt.default, f"{opt.flag}/--no-{opt.flag[2:]}", help=opt.help), bool
+        elif opt.choices is not None:
+            info = typer.Option(str(opt.default), opt.flag, help=opt.help, metavar="|".join(map(str, opt.choices)))
+            annotation = str
+        elif kind in (int, float):
+            info, annotation = typer.Option(opt.default, opt.flag, help=opt.help), kind
+        else:
+            info = typer.Option(None if opt.default is None else str(opt.default), opt.flag, help=opt.help,
+                                metavar="VALUE")
+            annotation = Optional[str]
+        params.append(inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
+
+    def declared(**kwargs):                                   # pragma: no cover - never called
+        return kwargs
+
+    declared.__signature__ = inspect.Signature(params)
+    holder = typer.Typer()
+    holder.command()(declared)
+    return [p for p in typer.main.get_command(holder).params if p.name in {q.name for q in params}]
+
+
+def declared_command(provider):
+    """A typer command class whose options are its function's plus ``provider()``'s (click
+    parameters), built only when the command itself runs or shows its help, so that listing the
+    commands imports nothing more. The callback reads them from ``ctx.params`` (see
+    :func:`given_options`)."""
+    from typer.core import TyperCommand
+
+    class DeclaredCommand(TyperCommand):
+        def get_params(self, ctx):
+            params = super().get_params(ctx)
+            if not hasattr(self, "_declared"):
+                names = {p.name for p in params}
+                self._declared = [p for p in provider() if p.name not in names]
+            return [*params[:-1], *self._declared, params[-1]] if params else list(self._declared)
+
+        def invoke(self, ctx):
+            # typer's callback takes only its function's parameters: the declared ones wait in ctx.meta
+            ctx.meta["declared"] = {p.name: ctx.params.pop(p.name) for p in getattr(self, "_declared", ())
+                                    if p.name in ctx.params}
+            return super().invoke(ctx)
+
+    return DeclaredCommand
+
+
+def given_options(ctx, names) -> dict:
+    """The declared options the user gave on the command line (name -> value as typed)."""
+    from typer._click.core import ParameterSource
+
+    values = ctx.meta.get("declared", {})
+    return {name: values[name] for name in names
+            if name in values and ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}

@@ -21,10 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
-from .metrics.groups import Context, groups
-from .metrics.standard import check_flavour, jsd_base
+from . import suite
+from .metrics.groups import Context
 from .traces import TraceSet, atomic_output, check_same_frame
 
+#: the attacks (the attack groups of locsynth.suite), as earlier versions named them
 ATTACKS = ("reid", "mia")
 #: what the report says the baselines are
 BASELINES = {"traces": {"training": "the training traces released as they are",
@@ -96,73 +97,52 @@ def _json_default(value):
     return str(value)
 
 
-def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=ATTACKS, top: int = 50,
-             vf_bins: int = 24, emd_bins: int = 20, swd_projections: int = 50, seed: int = 0,
-             mia_per_trace_number: bool = False, reid_max_traces: int | None = 20_000,
-             mia_max_candidates: int | None = 10_000, sglt: bool = True, user_factors=None,
-             trip_max_trips: int = 2000, jsd_distance: bool = False, standard: bool = True,
-             standard_jsd_base: str = "e", standard_flavour: str = "adatrace", progress=None,
-             client=None) -> Report:
+def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=None, options: dict | None = None,
+             attacks=None, progress=None, client=None, **named) -> Report:
     """Utility of ``synthetic`` against ``test`` and attacks against ``train`` (members) / ``test``:
-    every metric group that applies (metrics/groups.py), in order, into one Report.
+    every metric group that applies (:func:`locsynth.suite.groups`), in order, into one Report.
 
     Parameters
     ----------
-    attacks : iterable of {'reid', 'mia'}
-    top : locations kept by TP-TV-Top (50 in paper 001).
-    vf_bins : bins of VF-TV (24 in paper 001; the authors' PF script uses 30).
-    emd_bins : y and x bins of TM-EMD for POI spaces (a grid uses its own rows and columns).
-    mia_per_trace_number : decide membership once per trace number, as the authors' script does,
-        instead of once over all synthetic traces, as the paper does.
-    reid_max_traces, mia_max_candidates : past these sizes the attacks run on a seeded sample
-        (of synthetic traces, of candidate users), which keeps their cost linear in users; the
-        sample sizes and the re-identification interval are in ``meta``. None: always exact.
-    sglt : also compute SGLT's utility features (paper 002 §VIII.C) as ``sglt_*`` keys.
-    user_factors : ndarray of shape (n_training_users, z), optional
-        A user-factor matrix (PPMTF's A): adds ``cluster_tv``, the mean over its columns' top-10%
-        clusters of the TV between the cluster's training and synthetic populations (paper 001
-        §4.3 (d)); the uniform baseline is the TV to the uniform distribution.
-    trip_max_trips, jsd_distance : for a set of trips (its users have an ``hour``, as cab_trips.py
-        makes them): the trips drawn per hour for the source-destination EMD (2000 in paper 004
-        §8.4), and whether the length divergence is reported as the Jensen-Shannon divergence
-        (default, what §8.4 names, in bits) or as its square root, the JS distance that scipy's
-        ``jensenshannon(base=2)`` returns and the authors' code reports.
-    standard, standard_jsd_base : whether to compute the field's standard suite (AdaTrace's,
-        PrivTrace's and LDPTrace's metrics, metrics/standard.py) and the logarithm of its
-        Jensen-Shannon divergences: 'e' (the authors' codes) or '2' (bits).
-    standard_flavour : {'adatrace', 'corrected', 'ldptrace'}
-        How the suite is computed: as AdaTrace's Evaluation.java does, its slips included (the
-        default, for tables beside the papers'), with those slips fixed, or as LDPTrace's
-        evaluation does (metrics/standard.py, docs/benchmark.md).
+    groups : iterable of group names, optional
+        Run only these (those that apply); None: every group.
+    options : dict, optional
+        The groups' options by name (:func:`locsynth.suite.options` lists them with their defaults
+        and help: ``top``, ``vf_bins``, ``emd_bins``, ``swd_projections``, ``seed``,
+        ``mia_per_trace_number``, ``reid_max_traces``, ``mia_max_candidates``, ``sglt``,
+        ``user_factors``, ``trip_max_trips``, ``jsd_distance``, ``standard``, ``standard_jsd_base``,
+        ``standard_flavour``, and those of any group a plugin adds); each is checked against its
+        declaration and an unknown one is refused, naming the valid ones. They may also be given as
+        keywords (``evaluate(train, test, syn, top=50)``), as before the declarations.
+    attacks : iterable of attack group names, 'all' or None (every attack: reid, mia)
     progress : callable(step: str) called before each group.
     client : a Dask client (see parallel.py) on whose cluster the attacks score their chunks of
         traces and candidates; the results equal the serial ones.
     """
-    attacks = _check_inputs(train, test, synthetic, attacks)
-    jsd_base(standard_jsd_base)
-    check_flavour(standard_flavour)
-    options = {"attacks": list(attacks), "seed": seed, "top": top, "vf_bins": vf_bins, "emd_bins": emd_bins,
-               "swd_projections": swd_projections, "mia_per_trace_number": mia_per_trace_number,
-               "reid_max_traces": reid_max_traces, "mia_max_candidates": mia_max_candidates, "sglt": sglt,
-               "user_factors": user_factors, "trip_max_trips": trip_max_trips, "jsd_distance": jsd_distance,
-               "standard": standard, "standard_jsd_base": str(standard_jsd_base),
-               "standard_flavour": standard_flavour}
-    ctx = Context(train, test, synthetic, options, client)
+    given = dict(options or {})
+    twice = sorted(set(given) & set(named))
+    if twice:
+        raise InputError(f"option(s) {', '.join(twice)} given both in options and as keywords")
+    settings = suite.check_options({**given, **named})
+    chosen = _check_inputs(train, test, synthetic, attacks)
+    run = _chosen_groups(groups)
+    ctx = Context(train, test, synthetic, {**settings, "attacks": list(chosen)}, client)
     step = progress or (lambda _: None)
     metrics, details, timings, skipped = {}, {}, {}, []
     meta = {"train": _counts(train), "test": _counts(test), "synthetic": _counts(synthetic),
             "trace_numbers": 1 if ctx.trips else len(ctx.sets),
-            "options": {"attacks": list(attacks), "seed": seed}}
+            "options": {"attacks": list(chosen), "seed": settings["seed"]}}
     if not ctx.trips:
         details["space"] = {"kind": test.space.kind, "lat": test.space.lat, "lon": test.space.lon,
                             "rows": getattr(test.space, "rows", None), "cols": getattr(test.space, "cols", None)}
-    for group in groups():
+    for group in run:
         reason = group.skip(ctx)
         if reason is not None:
             if reason:
                 skipped.append({"group": group.name, "metrics": list(group.keys), "reason": reason})
             continue
         step(group.step or group.name)
+        meta["options"].update({o.name: settings[o.name] for o in group.options if o.cli})
         start = _time.perf_counter()
         result = group.compute(ctx)
         metrics.update(result.metrics)
@@ -178,14 +158,43 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, attacks=AT
     return Report(metrics, details, meta)
 
 
+def _chosen_groups(names) -> list:
+    """The groups to run: every one, or those named (an unknown name is refused, naming the valid ones)."""
+    every = suite.groups()
+    if names is None:
+        return every
+    names = [names] if isinstance(names, str) else list(names)
+    unknown = sorted(set(names) - {g.name for g in every})
+    if unknown:
+        raise InputError(f"unknown metric group(s) {', '.join(unknown)}; expected some of "
+                         f"{', '.join(g.name for g in every)}")
+    return [g for g in every if g.name in names]
+
+
+def parse_attacks(text) -> tuple[str, ...]:
+    """The attacks to run from a text or an iterable: names, comma-separated, 'all' (or 'both', as
+    earlier command lines said) for every attack group, 'none' for none; None: every one."""
+    known = suite.attacks()
+    if text is None:
+        return known
+    items = [a.strip() for a in text.split(",")] if isinstance(text, str) else [str(a).strip() for a in text]
+    items = [a for a in items if a]
+    if [a.lower() for a in items] in (["all"], ["both"]):
+        return known
+    if [a.lower() for a in items] == ["none"]:
+        return ()
+    unknown = sorted(set(items) - set(known))
+    if unknown:
+        raise InputError(f"unknown attack(s) {', '.join(unknown)}; expected some of {', '.join(known)}, 'all' "
+                         f"or 'none'")
+    return tuple(a for a in known if a in items)
+
+
 def _check_inputs(train: TraceSet, test: TraceSet, synthetic: TraceSet, attacks) -> tuple[str, ...]:
     """The attacks as a tuple, after checking that the three sets can be compared."""
     for name, ts in (("training", train), ("test", test), ("synthetic", synthetic)):
         ts.require_exact(f"evaluate (the {name} set)")
-    attacks = tuple(attacks)
-    unknown = sorted(set(attacks) - set(ATTACKS))
-    if unknown:
-        raise InputError(f"unknown attack(s) {', '.join(unknown)}; expected some of {', '.join(ATTACKS)}")
+    attacks = parse_attacks(attacks)
     for name, ts in (("training", train), ("synthetic", synthetic)):
         check_same_frame(test, ts, ("test", name))
     if synthetic.n_events == 0:

@@ -107,10 +107,10 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
                           "totals": ledger.totals() if ledger else {},
                           "traces": synthetic.n_traces, "seconds": round(time.perf_counter() - start, 2)}
         say("comparing")
-        from .report.labels import PRIVACY, UTILITY
+        from .report.labels import attack_keys, utility_keys
 
-        table = compare({name: {k: v for k, v in run["metrics"].items() if k in UTILITY or k in PRIVACY}
-                         for name, run in runs.items()})
+        shown = {*utility_keys(), *attack_keys()}
+        table = compare({name: {k: v for k, v in run["metrics"].items() if k in shown} for name, run in runs.items()})
         # the training and uniform methods stand for the baselines when they ran
         table = table.drop(index=[row for row, method in (("Training", "training"), ("Uniform", "uniform"))
                                   if method in runs])

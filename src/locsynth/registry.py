@@ -15,6 +15,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from .errors import InputError
+from .plugins import load_plugins
 
 KINDS = ("synthesizer", "anonymizer")
 
@@ -95,13 +96,15 @@ register("planar-laplace", "locsynth.anonymize.obfuscate", "PlanarLaplace", "ano
 
 def method(name: str) -> Method:
     """The registered method ``name``, or an InputError naming the valid ones."""
+    load_plugins()
     if name not in _METHODS:
         raise InputError(f"unknown method {name!r}; expected one of {', '.join(names())}")
     return _METHODS[name]
 
 
 def names(kind: str | None = None) -> list[str]:
-    """Registered method names (of one kind), sorted."""
+    """Registered method names (of one kind), sorted (plugins' included, plugins.py)."""
+    load_plugins()
     return sorted(n for n, m in _METHODS.items() if kind is None or m.kind == kind)
 
 

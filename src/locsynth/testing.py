@@ -376,3 +376,59 @@ def check_method(cls, *, data=None, params: dict | None = None) -> list[str]:
             raise AssertionError(f"{cls.__name__} fails {check.__name__}: {exc}") from None
         names.append(check.__name__)
     return names
+
+
+# -- metric groups ---------------------------------------------------------------------------------
+
+def check_metric_group(group, *, data=None, options: dict | None = None) -> list[str]:
+    """Check a metric group (metrics/groups.MetricGroup) against its declaration, as
+    :func:`check_method` checks a method: on ``data`` = (train, test, synthetic) (default: half of
+    a simulated city each for train and test, and a uniform synthetic set), with ``options`` (the
+    group's defaults for the rest), it applies, produces only keys it declares (each a row of
+    synthetic, training and uniform values), every declared metric has a label and a goal, its
+    figures render as PNG, and a bad value of each option is refused with an InputError. Returns
+    the keys it produced; an AssertionError says what failed."""
+    from .metrics.groups import Context, GroupResult, MetricGroup
+
+    assert isinstance(group, MetricGroup), f"check_metric_group takes a MetricGroup, got {type(group).__name__}"
+    if data is None:
+        from .simulate import simulate
+        from .synth.baselines import Uniform
+
+        train, test = simulate(60, seed=5).split(0.5, seed=0)
+        data = (train, test, Uniform().fit(train).sample(seed=1))
+    train, test, synthetic = data
+    settings = {**group.defaults(), "seed": 0, "attacks": [group.name] if group.kind == "attack" else [],
+                **(options or {})}
+    ctx = Context(train, test, synthetic, settings)
+    reason = group.skip(ctx)
+    assert reason is None, f"{group.name} does not apply to the data given ({reason or 'skipped'}): pass data="
+    result = group.compute(ctx)
+    assert isinstance(result, GroupResult), f"{group.name}.compute must return a GroupResult"
+    undeclared = sorted(set(result.metrics) - set(group.keys))
+    assert not undeclared, f"{group.name} produces keys it does not declare: {', '.join(undeclared)}"
+    for key, row in result.metrics.items():
+        assert set(row) == {"synthetic", "training", "uniform"}, f"{key}: a row is synthetic, training, uniform"
+    for metric in group.metrics:
+        assert metric.label and metric.goal in ("lower", "higher"), f"{metric.key}: needs a label and a goal"
+    for figure in group.figures:
+        if figure.when(result.details, result.meta):
+            png = figure.draw(result.details, result.meta)
+            assert isinstance(png, bytes) and png.startswith(b"\x89PNG"), f"{figure.heading}: not a PNG"
+            assert figure.text(result.details, result.meta), f"{figure.heading}: no caption"
+    for option in group.options:
+        bad = _bad_value(option)
+        if bad is not None:
+            _raises(lambda: option.parse(bad), option.name, f"{group.name}: {option.name}={bad!r}")
+    return sorted(result.metrics)
+
+
+def _bad_value(option):
+    """A value the option must refuse (None where its declaration admits anything)."""
+    if option.choices is not None:
+        return "no-such-choice"
+    if isinstance(option.default, bool):
+        return "maybe"
+    if isinstance(option.default, (int, float)):
+        return "many"
+    return None

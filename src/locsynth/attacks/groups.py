@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics.groups import GroupResult, MetricGroup, row
+from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, Option, count, flag, row
 from .membership import membership_inference
 from .reidentify import reidentify
 
@@ -58,12 +58,49 @@ def _skip(name: str, reason: str):
     return skip
 
 
-REIDENTIFICATION = MetricGroup("reid", ("reid_rate",), _reidentification, _skip("reid", (
-    "re-identification names the training user whose transition matrix best explains a synthetic trace (paper "
-    "001 §4.3); here every trip is its own user, trained on its few moves, and a trip synthesizer keeps no source "
-    "user; paper 004 reports no attack")), step="re-identification")
-MEMBERSHIP = MetricGroup("mia", ("mia_advantage", "mia_accuracy", "mia_epsilon_lower_bound"), _membership, _skip(
-    "mia", ("membership inference (paper 001 §4.3) models each candidate by a transition matrix trained on the "
-            "candidate's own traces; one trip of a few cells gives a matrix of a few moves, so the score measures "
-            "overlap with popular routes rather than membership; paper 004 reports no attack")),
-    step="membership inference")
+def _limit(name: str, default: int, help: str) -> Option:
+    """A sample size, or None for no sample."""
+    whole = count(name, default, help)
+    return Option(name, default, help, lambda v: None if v is None or str(v).lower() == "none" else whole.parse(v))
+
+
+def _roc_figure(details: dict, meta: dict) -> bytes:
+    from ..metrics.figures import roc_png
+
+    return roc_png(details["mia"])
+
+
+REIDENTIFICATION = MetricGroup(
+    "reid",
+    (Metric("reid_rate", "Re-identification rate", "share of synthetic traces whose source training user the "
+            "attacker names correctly", range=(0.0, 1.0), short="re-id"),),
+    _reidentification, _skip("reid", (
+        "re-identification names the training user whose transition matrix best explains a synthetic trace (paper "
+        "001 §4.3); here every trip is its own user, trained on its few moves, and a trip synthesizer keeps no "
+        "source user; paper 004 reports no attack")), step="re-identification", kind="attack",
+    options=(_limit("reid_max_traces", 20_000, "Re-identification: past this many synthetic traces, a seeded sample "
+                    "(none: always all)."),))
+
+MEMBERSHIP = MetricGroup(
+    "mia",
+    (Metric("mia_advantage", "MIA advantage", "membership inference: largest true-positive rate minus "
+            "false-positive rate over thresholds (0: no better than guessing)", range=(0.0, 1.0), short="MIA adv"),
+     Metric("mia_accuracy", "MIA accuracy", "membership inference: best accuracy over thresholds (0.5: no better "
+            "than guessing)", range=(0.0, 1.0), short="MIA acc"),
+     Metric("mia_epsilon_lower_bound", "Empirical epsilon (lower bound)", "the smallest epsilon a differentially "
+            "private release would need to allow this attack, at 95% confidence", range=(0.0, None))),
+    _membership, _skip("mia", (
+        "membership inference (paper 001 §4.3) models each candidate by a transition matrix trained on the "
+        "candidate's own traces; one trip of a few cells gives a matrix of a few moves, so the score measures "
+        "overlap with popular routes rather than membership; paper 004 reports no attack")),
+    step="membership inference", kind="attack",
+    options=(flag("mia_per_trace_number", False, "Membership inference: decide once per trace number, as the "
+                  "authors' script does (the paper decides over all traces)."),
+             _limit("mia_max_candidates", 10_000, "Membership inference: past this many candidate users, a seeded "
+                    "sample (none: always all).")),
+    figures=(Figure("Membership inference ROC",
+                    "True-positive against false-positive rate of the membership-inference attack over all "
+                    "thresholds. The dashed diagonal is a random guess; the red segment marks the largest gap, the "
+                    "MIA advantage. A curve close to the diagonal is better for privacy.",
+                    "ROC curve of the membership-inference attack", _roc_figure,
+                    lambda d, m: bool(d.get("mia") and "tpr" in d["mia"] and "fpr" in d["mia"])),))

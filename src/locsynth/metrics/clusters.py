@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..traces import TraceSet
-from .groups import GroupResult, MetricGroup, row
+from .groups import GroupResult, Metric, MetricGroup, Option, row
 
 
 def clusters_from_factors(A: np.ndarray, top: float = 0.1) -> list[np.ndarray]:
@@ -140,4 +140,11 @@ def _cluster_skip(ctx) -> str | None:
     return "PPMTF's user factors cluster users, not trips" if ctx.trips else None
 
 
-GROUP = MetricGroup("clusters", ("cluster_tv",), _cluster_group, _cluster_skip, step="cluster-specific populations")
+GROUP = MetricGroup(
+    "clusters",
+    (Metric("cluster_tv", "Cluster TV", "mean over the user factors' top-10% clusters of the total variation "
+            "between the cluster's training and synthetic populations (paper 001 §4.3 (d))", range=(0.0, 1.0),
+            short="cluster TV"),),
+    _cluster_group, _cluster_skip, step="cluster-specific populations",
+    options=(Option("user_factors", None, "A user-factor matrix (PPMTF's A), of shape (training users, z): adds "
+                    "cluster_tv.", cli=False),))

@@ -30,7 +30,7 @@ from ..traces import TraceSet, check_same_frame
 from .population import normalise_rows
 from .transitions import rank_in_trace, trimmed_transition_counts
 from .visits import visit_counts
-from .groups import GroupResult, MetricGroup, row
+from .groups import Figure, GroupResult, Metric, MetricGroup, row
 
 
 def population_distribution(traces: TraceSet) -> np.ndarray:
@@ -253,5 +253,25 @@ def _colocation_group(ctx) -> GroupResult:
     return GroupResult(metrics, {"colocations": out}, {"colocations": out})
 
 
-GROUP = MetricGroup("colocations", ("coloc_*",), _colocation_group,
-                    lambda ctx: "" if ctx.synthetic.friends is None or ctx.trips else None, step="co-locations")
+def _colocation_figure(details: dict, meta: dict) -> bytes:
+    from .figures import colocations_png
+
+    return colocations_png(details["colocations"])
+
+
+GROUP = MetricGroup(
+    "colocations",
+    tuple(Metric(f"coloc_{what}_{err}", f"{label} {err.upper()}",
+                 f"{'mean absolute' if err == 'mae' else 'mean squared'} error of the {text} (paper 000 §5.2)",
+                 featured=False)
+          for what, label, text in (("population", "Population", "population distribution over locations"),
+                                    ("transition", "Transition", "transition matrix, over the rows the test traces "
+                                                                 "have"))
+          for err in ("mae", "mse")),
+    _colocation_group, lambda ctx: "" if ctx.synthetic.friends is None or ctx.trips else None, step="co-locations",
+    figures=(Figure("Co-locations",
+                    "Instants at which two users share a location, per pair: over the set's friend pairs and over as "
+                    "many pairs of users who are not friends (paper 000). Friends meeting more often than strangers "
+                    "is what the co-location synthesizer adds to TPM.",
+                    "bar chart of co-locations per friend pair and per non-friend pair", _colocation_figure,
+                    lambda d, m: bool(d.get("colocations") and d["colocations"].get("synthetic"))),))

@@ -1,20 +1,28 @@
-"""Metric groups: what ``evaluate`` loops over (DESIGN.md, the evaluate step).
+"""Metric groups: what ``evaluate`` loops over, each declared once where its metrics are computed.
 
-A group is one family of measurements with its baselines: when it applies to a (training, test,
-synthetic) triple, the rows it adds to the report (each ``{"synthetic", "training", "uniform"}``),
-the arrays its plots need (``details``) and what the report should say of it (``meta``). The
-built-in groups live beside the metrics they compute (population.py, transitions.py, ...; the
-attacks' in locsynth.attacks.groups) and are imported when first used, as methods are
-(registry.py); another suite plugs in by :func:`register`, without editing ``evaluate``::
+A group is one family of measurements with its baselines. It declares itself, and everything
+that shows or parses it reads that declaration (DESIGN.md):
 
-    register(MetricGroup("mine", ("my_metric",), compute=lambda ctx: GroupResult(
-        {"my_metric": row(score(ctx.test, ctx.synthetic), score(ctx.test, ctx.train), None)})))
+- its :class:`Metric` s: key, label, one-line description, goal (lower or higher is better), range,
+  unit, a short column header, and whether the report shows it in its main table;
+- its :class:`Option` s: name, default, help and check, in one place: ``evaluate`` validates what
+  it is given against them, and ``locsynth evaluate`` offers each as ``--NAME``;
+- its :class:`Figure` s: a heading, a caption and a drawing, functions of the details it computed;
+- its kind: ``utility``, ``attack`` (the report's privacy table, ``--attacks``) or ``guarantee``;
+- when it applies (``skip``) and what it computes (``compute``).
+
+The groups evaluate runs are listed in :mod:`locsynth.suite` (the built-in ones, plugins, and
+those added here by :func:`register`)::
+
+    register(MetricGroup("mine", (Metric("my_metric", "My metric", "what it measures"),),
+                         compute=lambda ctx: GroupResult({"my_metric": row(score(ctx.test, ctx.synthetic),
+                                                                           score(ctx.test, ctx.train), None)})))
+
+:func:`locsynth.testing.check_metric_group` checks a group against its declaration.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -23,20 +31,106 @@ import numpy as np
 from ..errors import InputError
 from ..traces import is_trip_set
 
-#: group name -> "module:attribute" of the built-in groups, in the order evaluate runs them
-BUILT_IN = {
-    "population": "locsynth.metrics.population:GROUP",
-    "transitions": "locsynth.metrics.transitions:GROUP",
-    "visit_fractions": "locsynth.metrics.visits:GROUP",
-    "sglt": "locsynth.metrics.sglt:GROUP",
-    "clusters": "locsynth.metrics.clusters:GROUP",
-    "colocations": "locsynth.metrics.colocation:GROUP",
-    "trips": "locsynth.metrics.trips:GROUP",
-    "standard": "locsynth.metrics.standard:GROUP",
-    "reid": "locsynth.attacks.groups:REIDENTIFICATION",
-    "mia": "locsynth.attacks.groups:MEMBERSHIP",
-}
+#: what "better" means for a metric
+GOALS = ("lower", "higher")
+#: the kinds of groups: which table of the report they fill
+KINDS = ("utility", "attack", "guarantee")
+#: what a metric's description may name from the options and the space (:meth:`MetricGroup.fields`)
 _ADDED: dict[str, "MetricGroup"] = {}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric a group produces.
+
+    key : its key in metrics.json.
+    label, description : how the report names and explains it; both may hold ``{fields}`` that the
+        group's ``fields`` fill from the evaluation's options (e.g. 'TP-TV-Top{top}').
+    goal : 'lower' or 'higher' is better.
+    range : (low, high) of its values, None where unbounded.
+    unit : what its values are in ('' for a share or a divergence).
+    short : a column header for terminal tables (the label when None).
+    featured : shown in the report's main table (else under "other metrics").
+    """
+
+    key: str
+    label: str
+    description: str = ""
+    goal: str = "lower"
+    range: tuple = (0.0, None)
+    unit: str = ""
+    short: str | None = None
+    featured: bool = True
+
+    def __post_init__(self):
+        if self.goal not in GOALS:
+            raise InputError(f"metric {self.key!r}: goal must be one of {', '.join(GOALS)}, got {self.goal!r}")
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.goal == "higher"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a group, declared once.
+
+    name : its name (``evaluate(..., options={name: value})``, ``locsynth evaluate --name``).
+    default : its value when not given.
+    help : one line for ``--help``.
+    check : value -> value, raising InputError on a bad one (None: the default's type is enforced).
+    choices : the valid values, where there are few.
+    cli : offered on the command line (an array, such as PPMTF's user factors, is not).
+    """
+
+    name: str
+    default: object
+    help: str
+    check: Callable[[object], object] | None = None
+    choices: tuple | None = None
+    cli: bool = True
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def parse(self, value):
+        """The value checked (and, from text, converted to the default's type); an InputError names the option."""
+        if self.choices is not None and value not in self.choices:
+            raise InputError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
+        if self.check is not None:
+            return self.check(value)
+        kind = type(self.default)
+        if self.default is None or kind is str or isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            return value
+        try:
+            if kind is bool:
+                if str(value).lower() in ("1", "true", "yes", "on"):
+                    return True
+                if str(value).lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError
+            converted = kind(value)
+            if kind is int and converted != float(value):
+                raise ValueError
+            return converted
+        except (TypeError, ValueError):
+            raise InputError(f"{self.name} must be {kind.__name__}, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure a group draws: ``draw(details, meta)`` -> PNG bytes when ``when(details, meta)``;
+    ``caption`` a text or a function of (details, meta)."""
+
+    heading: str
+    caption: str | Callable[[dict, dict], str]
+    alt: str
+    draw: Callable[[dict, dict], bytes]
+    when: Callable[[dict, dict], bool] = lambda details, meta: True
+
+    def text(self, details: dict, meta: dict) -> str:
+        return self.caption(details, meta) if callable(self.caption) else self.caption
 
 
 @dataclass
@@ -81,25 +175,68 @@ class GroupResult:
 
 @dataclass(frozen=True)
 class MetricGroup:
-    """A family of metrics ``evaluate`` runs.
+    """A family of metrics ``evaluate`` runs (module docstring).
 
     name : the group's name, also its progress step and the key of its time.
-    keys : the metric keys it adds (a key ending in '*' is a family), listed when it is skipped.
+    metrics : the :class:`Metric` s it produces (a plain key is a metric named by its key).
     compute : callable(Context) -> GroupResult.
     skip : callable(Context) -> str | None: None when the group applies; otherwise why not. An
         empty string skips it silently; a reason is listed in the report (``meta['skipped']``).
     step : the progress text (default: the name).
+    kind : 'utility', 'attack' or 'guarantee'.
+    options : its :class:`Option` s.
+    figures : its :class:`Figure` s.
+    fields : callable(options: dict, space_kind: str | None) -> dict, what the metrics' labels and
+        descriptions name in braces (given the evaluation's options, defaults filled in).
     """
 
     name: str
-    keys: tuple[str, ...]
+    metrics: tuple
     compute: Callable[[Context], GroupResult]
     skip: Callable[[Context], str | None] = lambda ctx: None
     step: str | None = None
+    kind: str = "utility"
+    options: tuple[Option, ...] = ()
+    figures: tuple[Figure, ...] = ()
+    fields: Callable[[dict, str | None], dict] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "metrics", tuple(m if isinstance(m, Metric) else Metric(str(m), str(m))
+                                                  for m in self.metrics))
+        if self.kind not in KINDS:
+            raise InputError(f"group {self.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The metric keys it declares, in order."""
+        return tuple(m.key for m in self.metrics)
+
+    def defaults(self) -> dict:
+        return {o.name: o.default for o in self.options}
+
+    def label(self, metric: Metric, options: dict | None = None, space_kind: str | None = None) -> str:
+        return _fill(metric.label, self._fields(options, space_kind))
+
+    def describe(self, metric: Metric, options: dict | None = None, space_kind: str | None = None) -> str:
+        return _fill(metric.description, self._fields(options, space_kind))
+
+    def _fields(self, options: dict | None, space_kind: str | None) -> dict:
+        if self.fields is None:
+            return {}
+        return self.fields({**self.defaults(), **{k: v for k, v in (options or {}).items() if v is not None}},
+                           space_kind)
+
+
+def _fill(text: str, fields: dict) -> str:
+    try:
+        return text.format(**fields) if fields else text
+    except (KeyError, IndexError):
+        return text
 
 
 def register(group: MetricGroup) -> None:
-    """Add (or replace) a group; it runs after the built-in ones, in the order registered."""
+    """Add (or replace) a group; it runs after the built-in ones, in the order registered
+    (:func:`locsynth.suite.groups`)."""
     if not isinstance(group, MetricGroup):
         raise InputError(f"register takes a MetricGroup, got {type(group).__name__}")
     _ADDED[group.name] = group
@@ -110,15 +247,9 @@ def unregister(name: str) -> None:
     _ADDED.pop(name, None)
 
 
-@functools.lru_cache(maxsize=None)
-def _built_in(name: str) -> MetricGroup:
-    module, attr = BUILT_IN[name].split(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def groups() -> list[MetricGroup]:
-    """Every group in the order ``evaluate`` runs them."""
-    return [_built_in(name) for name in BUILT_IN if name not in _ADDED] + list(_ADDED.values())
+def added() -> list[MetricGroup]:
+    """The groups :func:`register` added, in order."""
+    return list(_ADDED.values())
 
 
 def row(synthetic, training, uniform) -> dict:
@@ -130,3 +261,23 @@ def row(synthetic, training, uniform) -> dict:
 def not_for_trips(reason: str):
     """A ``skip`` for the groups of daily traces: on a set of trips, listed with ``reason``."""
     return lambda ctx: reason if ctx.trips else None
+
+
+def count(name: str, default: int | None, help: str, *, minimum: int = 1) -> Option:
+    """An option that is a whole number >= ``minimum`` (or None, where the default is None)."""
+    def check(value):
+        if value is None and default is None:
+            return None
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or isinstance(value, bool) or number != float(value) or number < minimum:
+            raise InputError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+        return number
+    return Option(name, default, help, check)
+
+
+def flag(name: str, default: bool, help: str) -> Option:
+    """An option that is True or False."""
+    return Option(name, default, help)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..traces import TraceSet
-from .groups import GroupResult, MetricGroup, not_for_trips, row
+from .groups import Figure, GroupResult, Metric, MetricGroup, count, not_for_trips, row
 
 
 def population_by_slot(traces: TraceSet) -> np.ndarray:
@@ -115,7 +115,35 @@ def _population_group(ctx) -> GroupResult:
     return GroupResult(metrics, details, {"options": {"top": top}})
 
 
-GROUP = MetricGroup("population", ("tp_tv", "tp_tv_top50"), _population_group, not_for_trips(
-    "TP-TV reads every event's instant as a time of day (paper 001 §4.3 (a)); a synthetic trip carries at most "
-    "its hour (NGRAM none: its events sit on instants 0, 1, ...), so paper 004 §8.4 compares the trips of each "
-    "hour instead"))
+def _population_figure(details: dict, meta: dict) -> bytes:
+    from .figures import population_png
+
+    return population_png(details["population"], details.get("slot_labels") or [], details["space"])
+
+
+def _population_caption(details: dict, meta: dict) -> str:
+    from .figures import evenly_spaced
+
+    where = ("a grid cell (image rows are grid rows, south at the bottom)" if details["space"].get("kind") == "grid"
+             else "a point of interest, drawn at its coordinates")
+    return (f"The share of users at each location in {len(evenly_spaced(len(details['population']['test'])))} "
+            f"evenly spaced time slots (slot start times in local time): real test traces on top, synthetic traces "
+            f"below, on one colour scale. Each square is {where}. The closer the two rows look, the lower TP-TV.")
+
+
+GROUP = MetricGroup(
+    "population",
+    (Metric("tp_tv", "TP-TV", "total variation between the time-dependent population distributions, averaged "
+            "over time slots", range=(0.0, 1.0), short="TP-TV"),
+     Metric("tp_tv_top50", "TP-TV-Top{top}", "TP-TV restricted to the {top} locations most visited in the test "
+            "traces", range=(0.0, 1.0), short="TP-Top50")),
+    _population_group, not_for_trips(
+        "TP-TV reads every event's instant as a time of day (paper 001 §4.3 (a)); a synthetic trip carries at most "
+        "its hour (NGRAM none: its events sit on instants 0, 1, ...), so paper 004 §8.4 compares the trips of each "
+        "hour instead"),
+    options=(count("top", 50, "Locations kept by TP-TV-Top (paper 001: the 50 most visited)."),),
+    figures=(Figure("Population per time slot", _population_caption,
+                    "heatmaps of the population distribution per time slot, test and synthetic", _population_figure,
+                    lambda d, m: bool(d.get("population") and d.get("space") and "test" in d["population"]
+                                      and "synthetic" in d["population"])),),
+    fields=lambda options, space: {"top": options["top"]})

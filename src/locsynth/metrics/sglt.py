@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..traces import TraceSet, check_same_frame
 from .visits import visit_counts
-from .groups import GroupResult, MetricGroup, row
+from .groups import GroupResult, Metric, MetricGroup, flag, row
 
 #: Paper 002 footnote 5: zero counts are set to 0.1 before normalising, for the KL divergence.
 ZERO_COUNT = 0.1
@@ -668,4 +668,34 @@ def _sglt_skip(ctx) -> str | None:
     return None
 
 
-GROUP = MetricGroup("sglt", ("sglt_*",), _sglt_group, _sglt_skip, step="SGLT features")
+def _feature(key: str, label: str, description: str, goal: str = "lower", range=(0.0, None)) -> Metric:
+    return Metric(f"sglt_{key}", label, description, goal, range, featured=False)
+
+
+#: paper 002 §VIII.C's features (a)-(f), in its order
+FEATURES = (
+    _feature("visits_kl", "Visits KL (a)", "KL divergence of the visit distribution over locations"),
+    _feature("visits_kl_rank", "Visits KL by rank (a)", "the same with locations sorted by popularity"),
+    _feature("visits_relative_error", "Visits relative error (a)", "mean relative error of the visit counts per "
+             "location"),
+    _feature("top50_visits_kl", "Top-50 visits KL (b)", "visits KL over the 50 most visited locations"),
+    _feature("top50_visits_relative_error", "Top-50 relative error (b)", "relative error over the 50 most visited "
+             "locations"),
+    *(_feature(f"top{n}_coverage", f"Top-{n} coverage (c)", f"share of the reference's {n} most visited locations "
+               f"among the set's {n} most visited; higher is better", "higher", (0.0, 1.0)) for n in (10, 20, 30, 40, 50)),
+    *(_feature(f"time_allocation_kl_{k}", f"Time allocation KL, #{k} (d)", f"KL divergence of the share of time "
+               f"users spend at their #{k} location") for k in (1, 2, 3)),
+    *(_feature(f"time_allocation_paired_kl_{k}", f"Paired time allocation KL, #{k} (d)", "the same, each synthetic "
+               "trace against its own seed") for k in (1, 2, 3)),
+    _feature("mobility_visit_similarity", "Aggregate visit similarity (e)", "geographic similarity of the aggregate "
+             "visit distributions; higher is better", "higher", (0.0, 1.0)),
+    _feature("mobility_transition_similarity", "Aggregate transition similarity (e)", "geographic similarity of the "
+             "aggregate transition models; higher is better", "higher", (0.0, 1.0)),
+    _feature("seed_semantic_similarity", "Seed semantic similarity (f)", "mean semantic similarity of a synthetic "
+             "trace to its seed; higher is better", "higher", (0.0, 1.0)),
+    _feature("semantic_qq_correlation", "Semantic Q-Q correlation (f)", "how straight the Q-Q plot of pairwise "
+             "semantic similarities is; higher is better", "higher", (-1.0, 1.0)),
+)
+
+GROUP = MetricGroup("sglt", FEATURES, _sglt_group, _sglt_skip, step="SGLT features",
+                    options=(flag("sglt", True, "Also compute SGLT's utility features (paper 002 §VIII.C)."),))

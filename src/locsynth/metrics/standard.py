@@ -68,15 +68,10 @@ from ..errors import InputError
 from ..traces import TraceSet
 from . import grid_paths as gp
 from .grid_paths import Paths
-from .groups import GroupResult, MetricGroup, row
+from .groups import GroupResult, Metric, MetricGroup, Option, flag, row
 from .trips import jensen_shannon
 
 EARTH_RADIUS_M = 6_371_008.8
-#: the keys of the suite, in the order of the table above
-KEYS = ("query_error", "density_error", "trip_error", "length_error", "diameter_error", "pattern_f1",
-        "pattern_support_error", "kendall_tau", "hotspot_error")
-#: the keys for which larger is better
-HIGHER_IS_BETTER = ("pattern_f1", "kendall_tau")
 #: the flavours, the default first
 FLAVOURS = ("adatrace", "corrected", "ldptrace")
 #: Java's Double.MIN_VALUE, AdaTrace's start for the largest length (Evaluation.java:43, 95)
@@ -861,4 +856,51 @@ def _skip(ctx) -> str | None:
     return None
 
 
-GROUP = MetricGroup("standard", KEYS, _standard_group, _skip, step="standard suite (AdaTrace/PrivTrace/LDPTrace)")
+#: what the metrics' descriptions say of each flavour; None: a report made before the flavours
+#: (locsynth's earlier reading, with tau-b)
+_FLAVOURED = {
+    None: {"query": "circles: traces within a radius of a random centre", "counted": "traces", "kendall": "tau-b",
+           "coverage": "15 x 15"},
+    "adatrace": {"query": "circles: traces within a radius of a random centre, as AdaTrace's Query.java decides",
+                 "counted": "traces", "kendall": "AdaTrace's formula", "coverage": "15 x 15"},
+    "corrected": {"query": "circles: traces within a radius of a random centre", "counted": "traces",
+                  "kendall": "tau-b", "coverage": "15 x 15"},
+    "ldptrace": {"query": "squares: points inside", "counted": "points", "kendall": "LDPTrace's formula",
+                 "coverage": "6 x 6"},
+}
+
+#: the suite's metrics (module docstring's table), named as the papers name them
+METRICS = (
+    Metric("query_error", "Query error", "average relative error of 200 range-count queries ({query}), sanity "
+           "bound 1% of the real {counted}", short="query"),
+    Metric("density_error", "Density error", "Jensen-Shannon divergence of the points' distribution over a 6 x 6 "
+           "grid", range=(0.0, np.log(2)), short="density"),
+    Metric("trip_error", "Trip error", "Jensen-Shannon divergence of the (start cell, end cell) distribution on a "
+           "6 x 6 grid", range=(0.0, np.log(2)), short="trip"),
+    Metric("length_error", "Length error", "Jensen-Shannon divergence of travelled distances in 20 equal buckets",
+           range=(0.0, np.log(2)), short="length"),
+    Metric("diameter_error", "Diameter error", "Jensen-Shannon divergence of trace diameters (largest distance "
+           "between two points) in 20 equal buckets", range=(0.0, np.log(2)), short="diam."),
+    Metric("pattern_f1", "Frequent pattern F1", "F1 of the top-100 runs of 2 to 8 cells on a 6 x 6 grid; higher is "
+           "better", goal="higher", range=(0.0, 1.0), short="FP F1"),
+    Metric("pattern_support_error", "Pattern support error", "mean relative error of the supports of the real "
+           "top-100 patterns", short="FP err"),
+    Metric("kendall_tau", "Location coverage (Kendall tau)", "Kendall tau ({kendall}) between the numbers of "
+           "traces through each cell of a {coverage} grid; higher is better", goal="higher", range=(-1.0, 1.0),
+           short="tau"),
+    Metric("hotspot_error", "Hotspot error", "1 - NDCG of the synthetic ranking of the real top-5 cells (LDPTrace)",
+           range=(0.0, 1.0), short="hotspot"),
+)
+#: the keys of the suite, in the order of the table above
+KEYS = tuple(m.key for m in METRICS)
+
+GROUP = MetricGroup(
+    "standard", METRICS, _standard_group, _skip, step="standard suite (AdaTrace/PrivTrace/LDPTrace)",
+    options=(flag("standard", True, "Compute the field's standard suite (AdaTrace's, PrivTrace's, LDPTrace's metrics)."),
+             Option("standard_flavour", FLAVOURS[0], "The standard suite's flavour: adatrace (AdaTrace's "
+                    "Evaluation.java, its slips included; for tables beside the papers'), corrected (each slip "
+                    "fixed) or ldptrace (LDPTrace's evaluation); docs/benchmark.md.", check_flavour, FLAVOURS),
+             Option("standard_jsd_base", "e", "The standard suite's Jensen-Shannon divergences: natural logarithm "
+                    "(e, as the authors' codes) or bits (2).", lambda v: "e" if jsd_base(v) == np.e else "2",
+                    ("e", "2"))),
+    fields=lambda options, space: _FLAVOURED.get(options.get("standard_flavour"), _FLAVOURED[None]))

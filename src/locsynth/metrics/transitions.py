@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..space import Grid, Space
 from ..traces import TraceSet, split_keys
-from .groups import GroupResult, MetricGroup, not_for_trips, row
+from .groups import Figure, GroupResult, Metric, MetricGroup, count, not_for_trips, row
 from .population import normalise_rows
 
 if TYPE_CHECKING:                   # scipy.sparse loads where it is used: PPMTF's fit needs none of it
@@ -212,11 +212,46 @@ def _transitions_group(ctx) -> GroupResult:
     return GroupResult(metrics, details, {"options": {"emd_bins": bins, "swd_projections": projections}}, seconds)
 
 
-GROUP = MetricGroup("transitions", ("tm_emd_y", "tm_emd_x", "tm_swd"), _transitions_group, not_for_trips(
-    "TM-EMD and TM-SWD count moves between events in consecutive instants (paper 001 §4.3 (b)); a real trip, "
-    "self-loops merged (paper 004 §8.2), skips minutes between cells while a synthetic trip may step one instant "
-    "per cell, so the two matrices would count different moves; paper 004 §8.4 measures routes by frequent "
-    "patterns instead"))
+def _emd_rows_figure(details: dict, meta: dict) -> bytes:
+    from .figures import emd_rows_png
+
+    return emd_rows_png(details["emd_rows"], "grid cells" if (details.get("space") or {}).get("kind") == "grid"
+                        else "bins")
+
+
+def _emd_unit(options: dict, space_kind: str | None) -> str:
+    bins = options["emd_bins"]
+    return ("grid cells" if space_kind == "grid" else f"bins of a {bins} x {bins} grid" if space_kind == "pois"
+            else "grid cells or bins")
+
+
+GROUP = MetricGroup(
+    "transitions",
+    (Metric("tm_emd_y", "TM-EMD-Y", "earth mover's distance between the rows of the transition matrices, "
+            "projected on latitude (north-south), in {emd_unit}", range=(0.0, None), unit="{emd_unit}",
+            short="EMD-Y"),
+     Metric("tm_emd_x", "TM-EMD-X", "earth mover's distance between the rows of the transition matrices, "
+            "projected on longitude (east-west), in {emd_unit}", range=(0.0, None), unit="{emd_unit}",
+            short="EMD-X"),
+     Metric("tm_swd", "TM-SWD", "sliced Wasserstein distance between the rows of the transition matrices, in km",
+            range=(0.0, None), unit="km", short="TM-SWD")),
+    _transitions_group, not_for_trips(
+        "TM-EMD and TM-SWD count moves between events in consecutive instants (paper 001 §4.3 (b)); a real trip, "
+        "self-loops merged (paper 004 §8.2), skips minutes between cells while a synthetic trip may step one "
+        "instant per cell, so the two matrices would count different moves; paper 004 §8.4 measures routes by "
+        "frequent patterns instead"),
+    options=(count("emd_bins", 20, "y and x bins of TM-EMD for POI spaces (a grid uses its own rows and columns)."),
+             count("swd_projections", 50, "Random projections of TM-SWD.")),
+    figures=(Figure("Transition errors per location",
+                    lambda d, m: "For every location, the earth mover's distance between its row of the transition "
+                    "matrix (where users go next) and the same row for the test traces, projected on latitude "
+                    "(left) and longitude (right); dashed lines are the means, TM-EMD-Y and TM-EMD-X. Lower is "
+                    "better: mass near 0 means transitions are kept." + (
+                        " The synthetic histogram uses the first trace number."
+                        if (m.get("trace_numbers") or 1) > 1 else ""),
+                    "histograms of per-row transition EMD, synthetic and training", _emd_rows_figure,
+                    lambda d, m: bool(d.get("emd_rows"))),),
+    fields=lambda options, space: {"emd_unit": _emd_unit(options, space)})
 
 
 # -- the other shapes transitions are counted in: per trace over the pairs seen (the attacks), per

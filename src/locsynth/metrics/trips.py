@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..traces import TraceSet
-from .groups import GroupResult, MetricGroup, row
+from .groups import Figure, GroupResult, Metric, MetricGroup, count, flag, row
 
 HOURS = 24
 #: paper 004 §8.4 reports K = 10, 20, 50, 100
@@ -323,4 +323,84 @@ def _trip_group(ctx) -> GroupResult:
     return GroupResult(metrics, details, meta, seconds)
 
 
-GROUP = MetricGroup("trips", ("trip_*",), _trip_group, lambda ctx: None if ctx.trips else "")
+def _trips_of(details: dict, meta: dict) -> dict:
+    return details.get("trips") or meta.get("trips") or {}
+
+
+def _jsd_name(trips: dict) -> str:
+    return "JS distance" if trips.get("jsd") == "distance" else "JS divergence (bits)"
+
+
+def _no_hours(trips: dict) -> str:
+    return "" if trips.get("synthetic_has_hours", True) else (
+        " The synthetic set has no hours (NGRAM releases none): its line is one value over all trips for the "
+        "length, and its whole set against each hour's real trips for the EMD, as paper 004 §8.5 does.")
+
+
+def _length_jsd_figure(details: dict, meta: dict) -> bytes:
+    from .figures import hourly_png
+
+    trips = _trips_of(details, meta)
+    return hourly_png(trips.get("length_jsd") or {}, _jsd_name(trips), "trip-length JSD against the test trips")
+
+
+def _sd_emd_figure(details: dict, meta: dict) -> bytes:
+    from .figures import hourly_png
+
+    return hourly_png(_trips_of(details, meta).get("sd_emd_m") or {}, "EMD (metres)",
+                      "source-destination EMD against the test trips")
+
+
+def _lengths_figure(details: dict, meta: dict) -> bytes:
+    from .figures import trip_lengths_png
+
+    return trip_lengths_png(_trips_of(details, meta)["length_distribution"])
+
+
+FIGURES = (
+    Figure("Trip-length divergence per hour (paper 004 Figure 3)",
+           lambda d, m: f"The {_jsd_name(_trips_of(d, m))} between the distribution of trip lengths (cells per "
+           f"trip) of the real test trips of each hour and that of the synthetic (blue) and training (orange) trips "
+           f"of the same hour. Lower is better; the training trips show how far two samples of real trips lie "
+           f"apart." + _no_hours(_trips_of(d, m)),
+           "line chart of the trip-length Jensen-Shannon divergence per hour of the day", _length_jsd_figure,
+           lambda d, m: bool(_trips_of(d, m))),
+    Figure("Source-destination EMD per hour (paper 004 Figure 4)",
+           lambda d, m: "The earth mover's distance in metres between the (source, destination) pairs of the real "
+           "test trips of each hour and those of the synthetic and training trips (at most "
+           f"{(m.get('options') or {}).get('max_trips', 2000)} trips drawn per set and hour). Lower is better."
+           + _no_hours(_trips_of(d, m)),
+           "line chart of the source-destination earth mover's distance per hour of the day", _sd_emd_figure,
+           lambda d, m: bool(_trips_of(d, m))),
+    Figure("Trip lengths",
+           "The share of trips of each length (cells per trip, self-loops merged) in the test, training and "
+           "synthetic sets; the trip-length JSD compares these distributions.",
+           "step chart of the trip-length distributions", _lengths_figure,
+           lambda d, m: bool(_trips_of(d, m).get("length_distribution"))),
+)
+
+METRICS = (
+    Metric("trip_length_jsd", "Trip-length JSD", "Jensen-Shannon {jsd} between the distributions of trip lengths "
+           "(cells per trip), all trips (paper 004 §8.4)", range=(0.0, 1.0), short="len JSD"),
+    Metric("trip_length_jsd_hourly", "Trip-length JSD, hourly mean", "the same between the trips of each hour, "
+           "averaged over the hours (Figure 3); none for a set without hours", range=(0.0, 1.0), short="len JSD/h"),
+    Metric("trip_sd_emd_m", "Source-destination EMD (m)", "earth mover's distance in metres between the "
+           "distributions of (source, destination) pairs, all trips", unit="m", short="SD-EMD m"),
+    Metric("trip_sd_emd_hourly_m", "Source-destination EMD, hourly mean (m)", "the same per hour, averaged over "
+           "the hours (Figure 4)", unit="m", short="SD-EMD/h"),
+    *(Metric(f"trip_top{k}_precision", f"Top-{k} patterns", f"share of the real {k} most frequent route segments "
+             f"found among the synthetic top {k} (Tables 2-3); higher is better", goal="higher", range=(0.0, 1.0),
+             short=f"top-{k}") for k in TOP_K),
+)
+
+GROUP = MetricGroup(
+    "trips", METRICS, _trip_group, lambda ctx: None if ctx.trips else "",
+    options=(count("trip_max_trips", 2000, "Trips: the trips drawn per hour for the source-destination EMD "
+                   "(paper 004 §8.4: 2000)."),
+             flag("jsd_distance", False, "Trips: report the trip-length JS distance (the square root, what scipy's "
+                  "jensenshannon and paper 004's code give) instead of the divergence.")),
+    figures=FIGURES,
+    fields=lambda options, space: {"jsd": "distance (the square root of the divergence, base 2, as scipy's "
+                                          "jensenshannon returns)" if options.get("jsd_distance") or
+                                          str(options.get("jsd", "")).startswith("distance")
+                                   else "divergence in bits (0 to 1)"})

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..traces import DELETED, TraceSet, generalized_code, split_keys
-from .groups import GroupResult, MetricGroup, not_for_trips, row
+from .groups import Figure, GroupResult, Metric, MetricGroup, count, not_for_trips, row
 
 if TYPE_CHECKING:                   # loaded where it is used (see transitions.py)
     import scipy.sparse as sp
@@ -82,9 +82,26 @@ def _visit_fraction_group(ctx) -> GroupResult:
     return GroupResult(metrics, details, {"options": {"vf_bins": bins}})
 
 
-GROUP = MetricGroup("visit_fractions", ("vf_tv",), _visit_fraction_group, not_for_trips(
-    "VF-TV compares how each user's events spread over locations across days; a trace here is one trip, which "
-    "visits each of its cells about once"), step="visit fractions")
+def _visit_fraction_figure(details: dict, meta: dict) -> bytes:
+    from .figures import visit_fractions_png
+
+    return visit_fractions_png(details["visit_fractions"])
+
+
+GROUP = MetricGroup(
+    "visit_fractions",
+    (Metric("vf_tv", "VF-TV", "total variation between the distributions of visit fractions per location",
+            range=(0.0, 1.0), short="VF-TV"),),
+    _visit_fraction_group, not_for_trips(
+        "VF-TV compares how each user's events spread over locations across days; a trace here is one trip, which "
+        "visits each of its cells about once"), step="visit fractions",
+    options=(count("vf_bins", 24, "Bins of VF-TV (paper 001: 24; the authors' PF script: 30)."),),
+    figures=(Figure("Visit fractions",
+                    "How often a trace returns to the same location: the share of (trace, location) pairs whose "
+                    "location takes a given fraction of the trace's events, on a log scale. Curves that follow the "
+                    "test curve give a low VF-TV (VF-TV compares these histograms location by location).",
+                    "visit fraction distributions of test, synthetic and training traces", _visit_fraction_figure,
+                    lambda d, m: bool(d.get("visit_fractions") and "test" in d["visit_fractions"])),))
 
 
 def keyed_visit_counts(traces: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

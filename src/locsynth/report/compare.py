@@ -26,7 +26,7 @@ from .. import __version__
 from ..errors import InputError
 from ..traces import atomic_output
 from . import plots
-from .labels import HIGHER_IS_BETTER, PRIVACY, STANDARD, TRIPS, UTILITY, format_metric, metric_description, metric_label
+from .labels import attack_keys, format_metric, higher_is_better, metric_description, metric_label, utility_keys
 from .page import page
 
 #: the rows that hold the baselines of the first evaluation
@@ -116,7 +116,7 @@ def compare(reports: dict[str, dict]) -> pd.DataFrame:
         baseline without any value, as the uniform one of trips, is left out);
         columns: the metric keys (utility first, trips' next, then privacy, then any others);
         missing values are NaN. Lower is better in every column but those of
-        :data:`~locsynth.report.labels.HIGHER_IS_BETTER`.
+        those whose metric declares the goal 'higher' (locsynth.suite).
     """
     if not reports:
         raise InputError("compare needs at least one metrics.json")
@@ -129,7 +129,7 @@ def compare(reports: dict[str, dict]) -> pd.DataFrame:
     keys = []
     for metrics in entries.values():
         keys += [k for k in metrics if k not in keys]
-    ordered = [k for k in [*UTILITY, *TRIPS, *STANDARD, *PRIVACY] if k in keys]
+    ordered = [k for k in [*utility_keys(), *attack_keys()] if k in keys]
     ordered += [k for k in keys if k not in ordered]
     rows = {name: [_float((m.get(k) or {}).get("synthetic")) for k in ordered] for name, m in entries.items()}
     first_name, first = next(iter(entries.items()))
@@ -264,7 +264,7 @@ def compare_html(table: pd.DataFrame, png: bytes | None = None, title: str | Non
     the sets that protect, never among the baselines."""
     kinds = row_kinds(table)
     protecting = table.loc[[n for n in table.index if kinds[str(n)] != "baseline"]]
-    higher = [c for c in table.columns if c in HIGHER_IS_BETTER]
+    higher = [c for c in table.columns if higher_is_better(c)]
     best = pd.Series(dtype=float)
     if len(protecting):
         best = protecting.min(axis=0, skipna=True)

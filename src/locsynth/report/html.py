@@ -15,8 +15,9 @@ import jinja2
 from .. import __version__
 from . import plots
 from .page import page
-from .labels import (HIGHER_IS_BETTER, PRIVACY, STANDARD, TRIPS, UTILITY, flavour_description, format_metric,
-                     format_value, metric_description, metric_label)
+from .. import suite
+from .labels import (attack_keys, flavour_description, format_metric, format_value, higher_is_better,
+                     metric_description, metric_label, utility_keys)
 
 #: the report's rules on top of report.page.BASE_CSS: left-aligned tables with numbers in .num cells
 CSS = """h1 { margin-bottom: 0.2em; }
@@ -193,9 +194,10 @@ def render_html(report, title: str | None = None) -> str:
     metrics, meta, details = report.metrics, report.meta or {}, report.details or {}
     options = meta.get("options") or {}
     space_kind = (details.get("space") or {}).get("kind")
-    utility = _rows(metrics, [k for k in [*UTILITY, *TRIPS, *STANDARD] if k in metrics], options, space_kind)
-    privacy = _rows(metrics, [k for k in PRIVACY if k in metrics], options, space_kind)
-    others = _rows(metrics, [k for k in metrics if k not in {**UTILITY, **PRIVACY, **TRIPS, **STANDARD}
+    main, attacks = utility_keys(), attack_keys()
+    utility = _rows(metrics, [k for k in main if k in metrics], options, space_kind)
+    privacy = _rows(metrics, [k for k in attacks if k in metrics], options, space_kind)
+    others = _rows(metrics, [k for k in metrics if k not in main and k not in attacks
                              and isinstance(metrics[k], dict)], options, space_kind)
     trips = meta.get("trips")
     return _TEMPLATE.render(
@@ -275,7 +277,7 @@ def _rows(metrics: dict, keys: list[str], options: dict, space_kind: str | None)
     for key in keys:
         values = [metrics[key].get(b) for b in ("synthetic", "training", "uniform")]
         finite = [v for v in values[:2] if _finite(v)]
-        best = (max if key in HIGHER_IS_BETTER else min)(finite) if finite else None
+        best = (max if higher_is_better(key) else min)(finite) if finite else None
         cells = [{"text": format_metric(key, v), "best": i < 2 and len(finite) == 2 and _finite(v) and v == best}
                  for i, v in enumerate(values)]
         rows.append({"label": metric_label(key, options), "cells": cells,
@@ -325,7 +327,7 @@ def summary_sentences(metrics: dict, trips: dict | None = None) -> list[str]:
         return trip_summary(metrics, distance=trips.get("jsd") == "distance")
     out = []
     shares = []
-    for key in UTILITY:
+    for key in utility_keys():
         m = metrics.get(key) or {}
         s, t, u = m.get("synthetic"), m.get("training"), m.get("uniform")
         if _finite(s) and _finite(t) and _finite(u) and u != t:
@@ -425,36 +427,6 @@ def _skipped(skipped: list | None) -> list[dict]:
              "reason": entry["reason"]} for entry in skipped or []]
 
 
-def _trip_figures(trips: dict, meta: dict, add) -> None:
-    """Paper 004 Figures 3 and 4 (synthetic and training per hour) and the trip-length distributions."""
-    jsd_name = "JS distance" if trips.get("jsd") == "distance" else "JS divergence (bits)"
-
-    no_hours = "" if trips.get("synthetic_has_hours", True) else (
-        " The synthetic set has no hours (NGRAM releases none): its line is one value over all trips for the "
-        "length, and its whole set against each hour's real trips for the EMD, as paper 004 §8.5 does.")
-    add("Trip-length divergence per hour (paper 004 Figure 3)",
-        f"The {jsd_name} between the distribution of trip lengths (cells per trip) of the real test trips of each "
-        f"hour and that of the synthetic (blue) and training (orange) trips of the same hour. Lower is better; "
-        f"the training trips show how far two samples of real trips lie apart." + no_hours,
-        "line chart of the trip-length Jensen-Shannon divergence per hour of the day",
-        lambda: plots.hourly_png(trips.get("length_jsd") or {}, jsd_name,
-                                 "trip-length JSD against the test trips"))
-    add("Source-destination EMD per hour (paper 004 Figure 4)",
-        "The earth mover's distance in metres between the (source, destination) pairs of the real test trips of "
-        "each hour and those of the synthetic and training trips (at most "
-        f"{(meta.get('options') or {}).get('max_trips', 2000)} trips drawn per set and hour). Lower is better."
-        + no_hours,
-        "line chart of the source-destination earth mover's distance per hour of the day",
-        lambda: plots.hourly_png(trips.get("sd_emd_m") or {}, "EMD (metres)",
-                                 "source-destination EMD against the test trips"))
-    if trips.get("length_distribution"):
-        add("Trip lengths",
-            "The share of trips of each length (cells per trip, self-loops merged) in the test, training and "
-            "synthetic sets; the trip-length JSD compares these distributions.",
-            "step chart of the trip-length distributions",
-            lambda: plots.trip_lengths_png(trips["length_distribution"]))
-
-
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -478,61 +450,14 @@ def _privacy_notes(metrics: dict, meta: dict) -> list[str]:
 
 
 def _figures(details: dict, meta: dict, space_kind: str | None) -> list[dict]:
+    """The figures every group declares (metrics/groups.Figure) whose data the report holds, in the
+    groups' order."""
     figures = []
-
-    def add(heading, caption, alt, draw):
-        figures.append({"heading": heading, "caption": caption, "alt": alt, "uri": plots.data_uri(draw())})
-
-    population, space = details.get("population"), details.get("space")
-    if population and space and "test" in population and "synthetic" in population:
-        where = ("a grid cell (image rows are grid rows, south at the bottom)" if space_kind == "grid"
-                 else "a point of interest, drawn at its coordinates")
-        add("Population per time slot",
-            f"The share of users at each location in {len(plots.evenly_spaced(len(population['test'])))} evenly "
-            f"spaced time slots (slot start times in local time): real test traces on top, synthetic traces "
-            f"below, on one colour scale. Each square is {where}. The closer the two rows look, the lower "
-            f"TP-TV.",
-            "heatmaps of the population distribution per time slot, test and synthetic",
-            lambda: plots.population_png(population, details.get("slot_labels") or [], space))
-    emd_rows = details.get("emd_rows")
-    if emd_rows:
-        unit = "grid cells" if space_kind == "grid" else "bins"
-        several = (meta.get("trace_numbers") or 1) > 1
-        add("Transition errors per location",
-            "For every location, the earth mover's distance between its row of the transition matrix "
-            "(where users go next) and the same row for the test traces, projected on latitude (left) and "
-            "longitude (right); dashed lines are the means, TM-EMD-Y and TM-EMD-X. Lower is better: mass "
-            "near 0 means transitions are kept." + (" The synthetic histogram uses the first trace number."
-                                                     if several else ""),
-            "histograms of per-row transition EMD, synthetic and training",
-            lambda: plots.emd_rows_png(emd_rows, unit))
-    vf = details.get("visit_fractions")
-    if vf and "test" in vf:
-        add("Visit fractions",
-            "How often a trace returns to the same location: the share of (trace, location) pairs whose "
-            "location takes a given fraction of the trace's events, on a log scale. Curves that follow the "
-            "test curve give a low VF-TV (VF-TV compares these histograms location by location).",
-            "visit fraction distributions of test, synthetic and training traces",
-            lambda: plots.visit_fractions_png(vf))
-    mia = details.get("mia")
-    if mia and "tpr" in mia and "fpr" in mia:
-        add("Membership inference ROC",
-            "True-positive against false-positive rate of the membership-inference attack over all "
-            "thresholds. The dashed diagonal is a random guess; the red segment marks the largest gap, "
-            "the MIA advantage. A curve close to the diagonal is better for privacy.",
-            "ROC curve of the membership-inference attack",
-            lambda: plots.roc_png(mia))
-    trips = details.get("trips") or meta.get("trips")
-    if trips:
-        _trip_figures(trips, meta, add)
-    colocations = details.get("colocations")
-    if colocations and colocations.get("synthetic"):
-        add("Co-locations",
-            "Instants at which two users share a location, per pair: over the set's friend pairs and over as "
-            "many pairs of users who are not friends (paper 000). Friends meeting more often than strangers is "
-            "what the co-location synthesizer adds to TPM.",
-            "bar chart of co-locations per friend pair and per non-friend pair",
-            lambda: plots.colocations_png(colocations))
+    for group in suite.groups():
+        for figure in group.figures:
+            if figure.when(details, meta):
+                figures.append({"heading": figure.heading, "caption": figure.text(details, meta), "alt": figure.alt,
+                                "uri": plots.data_uri(figure.draw(details, meta))})
     return figures
 
 

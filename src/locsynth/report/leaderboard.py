@@ -21,13 +21,29 @@ from .. import __version__
 from . import plots
 from .compare import KIND_HEADINGS, KINDS
 from .page import page
-from .labels import (HIGHER_IS_BETTER, PRIVACY, STANDARD, flavour_description, format_metric, metric_description,
+from .. import suite
+from .labels import (attack_keys, flavour_description, format_metric, higher_is_better, metric_description,
                      metric_label)
 
 #: the seeds' own metrics shown beside the standard suite (all of them are in results.csv)
 SEED_METRICS = ("tp_tv", "vf_tv", "trip_length_jsd", "trip_sd_emd_m")
-#: the attacks shown, and the one on the frontier's x axis when present (every method has MIA)
+#: the built-in attacks' metrics shown, the first on the frontier's x axis when present (every method has MIA)
 ATTACKS = ("mia_advantage", "reid_rate")
+
+
+def _standard_keys() -> list[str]:
+    return [k for k, (g, _) in suite.catalogue().items() if g.name == "standard"]
+
+
+def _added(kind: str) -> list[str]:
+    """The featured metrics of the groups of ``kind`` that are not built in (plugins, register()):
+    the page shows them all."""
+    return [k for k, (g, m) in suite.catalogue().items() if g.name not in suite.BUILT_IN and g.kind == kind
+            and (m.featured or kind == "attack")]
+
+
+def _attacks() -> list[str]:
+    return [*ATTACKS, *(k for k in attack_keys() if k not in ATTACKS and k in _added("attack"))]
 #: the utility on the frontier's y axis: AdaTrace's first metric
 FRONTIER_UTILITY = "query_error"
 
@@ -51,8 +67,8 @@ def dataset_table(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, di
     sds = frame.pivot_table(index="row", columns="metric", values="std", dropna=False, sort=False)
     kinds = dict(zip(frame["row"], frame["kind"]))
     present = [c for c in means.columns if means[c].notna().any()]
-    utility = [k for k in [*STANDARD, *SEED_METRICS] if k in present]
-    privacy = [k for k in ATTACKS if k in present]
+    utility = [k for k in [*_standard_keys(), *SEED_METRICS, *_added("utility")] if k in present]
+    privacy = [k for k in _attacks() if k in present]
     return means, sds.reindex(index=means.index, columns=means.columns), kinds, utility, privacy
 
 
@@ -62,7 +78,7 @@ def ranks(means: pd.DataFrame, kinds: dict, utility: list[str]) -> pd.Series:
     if not protecting or not utility:
         return pd.Series(np.nan, index=means.index)
     table = means.loc[protecting, utility]
-    signed = table.apply(lambda col: -col if col.name in HIGHER_IS_BETTER else col)
+    signed = table.apply(lambda col: -col if higher_is_better(col.name) else col)
     return signed.rank(axis=0, method="average").mean(axis=1).reindex(means.index)
 
 
@@ -70,7 +86,7 @@ def _best(means: pd.DataFrame, kinds: dict, columns: list[str]) -> dict:
     protecting = means.loc[[r for r in means.index if kinds[r] != "baseline"]]
     if len(protecting) < 2:
         return {}
-    return {c: (protecting[c].max() if c in HIGHER_IS_BETTER else protecting[c].min()) for c in columns}
+    return {c: (protecting[c].max() if higher_is_better(c) else protecting[c].min()) for c in columns}
 
 
 def _cell(key: str, mean: float, sd: float, best) -> dict:
@@ -81,7 +97,7 @@ def _cell(key: str, mean: float, sd: float, best) -> dict:
 
 def table_groups(means, sds, kinds, columns) -> list[dict]:
     """The table's rows grouped by kind, each group ordered by rank."""
-    rank = ranks(means, kinds, [c for c in columns if c not in PRIVACY])
+    rank = ranks(means, kinds, [c for c in columns if c not in attack_keys()])
     best = _best(means, kinds, columns)
     groups = []
     for kind in KINDS:
@@ -100,14 +116,14 @@ def table_groups(means, sds, kinds, columns) -> list[dict]:
 def epsilon_figure(summary: pd.DataFrame) -> bytes | None:
     """Each standard metric against epsilon, one line per method (plots.epsilon_png)."""
     panels = []
-    for key in [k for k in STANDARD if k in set(summary["metric"])]:
+    for key in [k for k in _standard_keys() if k in set(summary["metric"])]:
         part = summary[summary["metric"] == key]
         lines = []
         for (method, kind), rows in part.groupby(["method", "kind"], sort=True):
             rows = rows.sort_values("epsilon")
             lines.append({"name": method, "epsilon": rows["epsilon"].to_numpy(float), "mean": rows["mean"].to_numpy(),
                           "sd": rows["std"].to_numpy(), "baseline": kind == "baseline"})
-        arrow = "↑" if key in HIGHER_IS_BETTER else "↓"
+        arrow = "↑" if higher_is_better(key) else "↓"
         panels.append((f"{metric_label(key)} {arrow}", lines))
     return plots.epsilon_png(panels) if panels else None
 
@@ -118,7 +134,7 @@ def frontier_figure(means: pd.DataFrame, kinds: dict) -> bytes | None:
     if FRONTIER_UTILITY not in means.columns:
         return None
     panels = []
-    for attack in [a for a in ATTACKS if a in means.columns]:
+    for attack in [a for a in _attacks() if a in means.columns]:
         pts = [(r, float(means.at[r, attack]), float(means.at[r, FRONTIER_UTILITY]), kinds[r] == "baseline")
                for r in means.index
                if math.isfinite(means.at[r, attack]) and math.isfinite(means.at[r, FRONTIER_UTILITY])]
@@ -202,7 +218,7 @@ def leaderboard_html(results: pd.DataFrame, skipped: list[dict] | None = None,
             "name": name, "groups": table_groups(means, sds, kinds, columns),
             "columns": [{"label": metric_label(c),
                          "description": metric_description(c, {"standard_flavour": standard_flavour}),
-                         "higher": c in HIGHER_IS_BETTER} for c in columns],
+                         "higher": higher_is_better(c)} for c in columns],
             "skipped": _by_reason([s for s in skipped or [] if s["dataset"] == name]),
             "epsilon": plots.data_uri(epsilon) if epsilon else None,
             "frontier": plots.data_uri(frontier) if frontier else None})
