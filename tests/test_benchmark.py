@@ -50,8 +50,10 @@ def test_the_plan_sweeps_epsilon_for_methods_that_take_one_and_lists_what_does_n
 
 
 def test_parse_params_reads_values_and_names_the_valid_ones():
-    assert bm.parse_params(["ppmtf.iterations=20", "sglt.tool=fast"]) == {"ppmtf": {"iterations": 20},
-                                                                          "sglt": {"tool": "fast"}}
+    assert bm.parse_params(["ppmtf.iterations=20", "sglt.tool=true", "privtrace.split=0.2,0.5,0.3"]) == \
+        {"ppmtf": {"iterations": 20}, "sglt": {"tool": True}, "privtrace": {"split": (0.2, 0.5, 0.3)}}
+    with pytest.raises(InputError, match="tool must be true or false, got 'fast'"):
+        bm.parse_params(["sglt.tool=fast"])
     with pytest.raises(InputError, match="its parameters: .*iterations"):
         bm.parse_params(["ppmtf.sweeps=20"])
     with pytest.raises(InputError, match="METHOD.NAME=VALUE"):

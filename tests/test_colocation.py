@@ -250,7 +250,7 @@ def test_colocation_on_gowalla(gowalla, tmp_path):
 
 
 def test_colocation_checks_its_parameters(gowalla):
-    for bad, match in [(dict(mechanism="wavelet"), "unknown mechanism"), (dict(graph="tree"), "unknown graph"),
+    for bad, match in [(dict(mechanism="wavelet"), "mechanism must be one of"), (dict(graph="tree"), "graph must be one of"),
                        (dict(theta=-1), "theta"), (dict(trim=0), "trim"), (dict(epsilon1=0), "epsilon1")]:
         with pytest.raises(InputError, match=match):
             CoLocation(**bad).fit(gowalla)

@@ -118,10 +118,37 @@ def test_contest_files_name_bad_input(tmp_path):
     bad.write_text("user_id,time_id\n1,41\n")
     with pytest.raises(InputError, match="expected user_id,time_id,reg_id"):
         read_traces(bad, GRID)
-    with pytest.raises(InputError, match="unknown anonymizer 'laplace:1'.*mrlh:MU_X,MU_Y,LAMBDA"):
+    with pytest.raises(InputError, match="unknown anonymizer 'laplace:1'.*mrlh:MU_X,MU_Y,LAM"):
         run.parse_anonymizers("none;laplace:1")
     with pytest.raises(InputError, match="needs 3 parameter"):
         run.parse_anonymizers("mrlh:1,1")
+    with pytest.raises(InputError, match="'krr:0': epsilon must be a positive finite number"):
+        run.parse_anonymizer("krr:0")
+
+
+def test_anonymizer_specs_read_every_parameter_as_its_class_declares_it():
+    """Issue #36: one parser for hyperparameters. The contest's positional forms come from one
+    table (FORMS), PARAM=VALUE works for every registered anonymizer, and the values are read and
+    checked as the classes declare them."""
+    from pathlib import Path
+
+    import locsynth
+
+    mrlh = run.parse_anonymizer("mrlh:1,1,0.25")
+    assert (mrlh.mu_x, mrlh.mu_y, mrlh.lam) == (1, 1, 0.25)
+    named = run.parse_anonymizer("mrlh:lam=0.3")
+    assert (named.mu_x, named.lam) == (2, 0.3)
+    assert run.parse_anonymizer("planar-laplace:l=0.5,r=2").get_params() == {"l": 0.5, "r": 2.0}
+    assert run.parse_anonymizer("pl:0.5,2").get_params() == {"l": 0.5, "r": 2.0}
+    with pytest.raises(InputError, match="no parameter 'eps'"):
+        run.parse_anonymizer("krr:eps=1")
+    with pytest.raises(InputError, match="lam must be a number in \\[0, 1\\]"):
+        run.parse_anonymizer("mrlh:1,1,2")
+    assert [label for label, _ in run.parse_anonymizers(run.DEFAULT_ANONYMIZERS)] == \
+        ["none", "mrlh:1,1,0", "krr:1", "pl:1,1", "cheat:1", "kmeans:100"]
+    root = Path(locsynth.__file__).parent
+    spelled = [str(p.relative_to(root)) for p in root.rglob("*.py") if "krr:" in p.read_text()]
+    assert spelled == [], spelled             # the forms are spelled once, in the table
 
 
 def test_osaka_files_read_and_write_back_byte_for_byte(osaka, tmp_path):

@@ -410,9 +410,9 @@ def test_training_noise_is_not_seeded():
 def test_bad_parameters_and_inputs():
     ts = small_trips()
     for params, message in ((dict(epsilon=0), "epsilon must be a positive"),
-                            (dict(initializer_share=1.0), "initializer_share must lie"),
+                            (dict(initializer_share=1.0), r"initializer_share must be a number in \(0, 1\)"),
                             (dict(epochs=0), "epochs must be at least 1"),
-                            (dict(decoding="mode"), "unknown decoding 'mode'; expected one of argmax, sample")):
+                            (dict(decoding="mode"), "decoding must be one of 'argmax', 'sample', got 'mode'")):
         with pytest.raises(InputError, match=message):
             DPTrip(**params).fit(ts)
     from locsynth.space import POISpace

@@ -348,9 +348,9 @@ def test_users_fakes_do_not_depend_on_the_others(fitted):
 
 
 def test_bad_parameters_are_refused(city):
-    for kwargs, message in ((dict(par_c=1.5), "par_c is a probability"), (dict(par_v=0.5), "par_v"),
-                            (dict(k=0), "k .* at least 1"), (dict(ground="manhattan"), "unknown ground"),
-                            (dict(edge_weight="x"), "unknown edge weight"), (dict(periods=0), "periods"),
+    for kwargs, message in ((dict(par_c=1.5), r"par_c must be a number in \[0, 1\]"), (dict(par_v=0.5), "par_v"),
+                            (dict(k=0), "k .* at least 1"), (dict(ground="manhattan"), "ground must be one of 'hamming', 'km'"),
+                            (dict(edge_weight="x"), "edge_weight must be one of"), (dict(periods=0), "periods"),
                             (dict(clusters=500), "cannot make 500 semantic clusters")):
         with pytest.raises(InputError, match=message):
             SGLT(**kwargs).fit(city[0])

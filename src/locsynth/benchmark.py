@@ -76,8 +76,8 @@ def sweeps_epsilon(method: str) -> bool:
 
 
 def parse_params(items: list[str]) -> dict[str, dict]:
-    """``["ppmtf.iterations=20", ...]`` -> ``{"ppmtf": {"iterations": 20}}`` (values read as JSON
-    where they parse, else as strings)."""
+    """``["ppmtf.iterations=20", ...]`` -> ``{"ppmtf": {"iterations": 20}}``: each value read and
+    checked as its method declares it (synth/base.Hyperparameter), as ``fit`` reads --NAME VALUE."""
     from . import registry
 
     out: dict[str, dict] = {}
@@ -86,13 +86,7 @@ def parse_params(items: list[str]) -> dict[str, dict]:
         method, dot, param = name.partition(".")
         if not sep or not dot:
             raise InputError(f"--param takes METHOD.NAME=VALUE, got {item!r}")
-        valid = registry.get(method).hyperparameters()
-        if param not in valid:
-            raise InputError(f"{method} has no parameter {param!r}; its parameters: {', '.join(valid)}")
-        try:
-            out.setdefault(method, {})[param] = json.loads(value)
-        except json.JSONDecodeError:
-            out.setdefault(method, {})[param] = value
+        out.setdefault(method, {}).update(registry.get(method).parse_params({param: value}))
     return out
 
 
@@ -103,7 +97,7 @@ def plan(data: list[Path], methods: list[str] | None, epsilons: list[float], rep
     from .pipeline import skip_reason
     from .validation import check_count, check_epsilon
 
-    repeats = check_count("repeats", repeats)
+    repeats = check_count(repeats, "repeats")
     epsilons = [check_epsilon(e) for e in epsilons]
     if not epsilons:
         raise InputError("give at least one epsilon")

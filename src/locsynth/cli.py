@@ -127,7 +127,7 @@ def _hyperparameters(kind, extra: list[str], pairs: list[str], accepted=None, wh
         if key(name) not in accepted:
             listed = ", ".join("--" + p.replace("_", "-") for p in accepted) or "none"
             raise InputError(f"{kind.name} has no {what} --{name}; its {what}s: {listed}")
-        params[key(name)] = _convert(kind.name, name, value, accepted[key(name)])
+        params[key(name)] = _convert(kind, name, value, accepted[key(name)])
     return params
 
 
@@ -135,21 +135,33 @@ def _is_bool(param: inspect.Parameter) -> bool:
     return isinstance(param.default, bool) or param.annotation in (bool, "bool")
 
 
-def _convert(method: str, name: str, text: str, param: inspect.Parameter):
-    if _is_bool(param):
-        if text.lower() in ("true", "1", "yes"):
-            return True
-        if text.lower() in ("false", "0", "no"):
-            return False
-        raise InputError(f"--{name} of {method} must be true or false, got {text!r}")
-    kind = type(param.default) if param.default not in (None, inspect.Parameter.empty) else None
+def _convert(kind, name: str, text: str, param: inspect.Parameter):
+    """One value read as every spelling reads it (validation.parse_value, the declared check for a
+    hyperparameter); the library's error names the parameter, this one its flag."""
+    from .validation import parse_value
+
+    hyper = kind.declarations().get(param.name)
     annotation = str(param.annotation)
-    kind = kind or (int if annotation.startswith("int") else float if annotation.startswith("float") else str)
+    like = param.default if param.default not in (None, inspect.Parameter.empty) else (
+        0 if annotation.startswith("int") else 0.0 if annotation.startswith("float") else "")
     try:
-        return kind(text)
-    except ValueError:
-        raise InputError(f"--{name} of {method} must be {'a whole number' if kind is int else 'a number'}, "
-                         f"got {text!r}") from None
+        if hyper is not None:
+            return hyper.parse(text)
+        value = parse_value(text, like)
+        if isinstance(like, bool) and not isinstance(value, bool):
+            raise InputError(f"{param.name} must be true or false, got {text!r}")
+        if isinstance(like, (int, float)) and (isinstance(value, str) or isinstance(like, int) and
+                                               not float(value).is_integer()):
+            raise InputError(f"{param.name} must be {'a whole number' if isinstance(like, int) else 'a number'}, "
+                             f"got {text!r}")
+        return value
+    except InputError as exc:
+        raise InputError(as_flag(str(exc), param.name, f"--{name}") + f" ({kind.name})") from None
+
+
+def as_flag(message: str, parameter: str, flag: str) -> str:
+    """A library error that names ``parameter`` (at its start) naming the command-line ``flag`` instead."""
+    return flag + message[len(parameter):] if message.startswith(parameter + " ") else message
 
 
 # -- commands ---------------------------------------------------------------------------------------

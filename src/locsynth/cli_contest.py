@@ -42,9 +42,10 @@ def init(
     users: int = typer.Option(2000, help="Virtual users m per team (paper 003: 2000)."),
     reference_days: int = typer.Option(2, help="Reference days, time ids 1..20 x days (the paper: 20, the Osaka files: 2)."),
     original_days: int = typer.Option(2, help="Original days following them (the paper: 20, the Osaka files: 2)."),
-    iterations: int = typer.Option(100, help="PPMTF+ Gibbs sweeps (when TRAIN is a TraceSet)."),
-    rank: int = typer.Option(16, help="PPMTF+ feature dimension z."),
-    alpha: float = typer.Option(200.0, help="PPMTF+ precision alpha."),
+    iterations: Optional[int] = typer.Option(None, help="PPMTF+ Gibbs sweeps (when TRAIN is a TraceSet; default: "
+                                             "PPMTF+'s, 100)."),
+    rank: Optional[int] = typer.Option(None, help="PPMTF+ feature dimension z (default: PPMTF+'s, 16)."),
+    alpha: Optional[float] = typer.Option(None, help="PPMTF+ precision alpha (default: PPMTF+'s, 200)."),
     home_boost: float = typer.Option(20.0, help="Added to a virtual user's home visit count in the first and last "
                                      "slots (Appendix D)."),
     hospitals: Optional[Path] = typer.Option(None, "--hospitals", help="An info_region.csv of the same grid whose "
@@ -67,12 +68,14 @@ def init(
     else:
         ts = TraceSet.load(train)
         teamdata.check_frame(ts.space, ts.time, str(train))
+        params = {k: v for k, v in (("rank", rank), ("iterations", iterations), ("alpha", alpha)) if v is not None}
         with progress_bar() as bar:
-            task = bar.add_task("fitting PPMTF+", total=iterations)
-            model = teamdata.fit_model(ts, rank=rank, iterations=iterations, alpha=alpha, seed=seed,
+            task = bar.add_task("fitting PPMTF+", total=None)
+            model = teamdata.fit_model(ts, seed=seed, **params,
                                        progress=lambda done, total, status="": bar.update(
-                                           task, completed=done, description=f"fitting PPMTF+ {status}".rstrip()))
-        say(f"trained PPMTF+ on {ts.n_traces} users of {train} ({iterations} sweeps)")
+                                           task, completed=done, total=total,
+                                           description=f"fitting PPMTF+ {status}".rstrip()))
+        say(f"trained PPMTF+ on {ts.n_traces} users of {train} ({model.iterations} sweeps)")
     with spinner("contest init") as status:
         contest = teamdata.make_contest(model, teams=teams, users=users, reference_days=reference_days,
                                         original_days=original_days, seed=seed, home_boost=home_boost,
@@ -104,8 +107,9 @@ def run(
     org: Path = typer.Option(..., "--org", help="Original traces (orgtraces_*.csv)."),
     ref: Path = typer.Option(..., "--ref", help="Reference traces (reftraces_*.csv), the attackers' knowledge."),
     regions: Path = REGIONS,
-    anonymizers: str = typer.Option("none;mrlh:1,1,0;krr:1;pl:1,1;cheat:1;kmeans:100", "--anonymizers",
-                                    help="';'-separated: none, mrlh:MU_X,MU_Y,LAMBDA, krr:EPSILON, pl:L,R_KM, cheat:P, kmeans:K."),
+    anonymizers: Optional[str] = typer.Option(None, "--anonymizers", help="';'-separated anonymizer specs: the contest's "
+                                    "forms (contest/run.py FORMS: NAME:VALUE,... in order) or NAME:PARAM=VALUE,...; "
+                                    "default: every form at the contest's values."),
     seed: int = SEED,
     out: Path = typer.Option(..., "--out", "-o", help="Directory to write: results.csv, report.html, files/."),
     times: Optional[Path] = TIMES,
@@ -120,7 +124,7 @@ def run(
     from .contest.files import read_traces
 
     grid, table = _frame(regions, times)
-    specs = contest.parse_anonymizers(anonymizers)
+    specs = contest.parse_anonymizers(anonymizers or contest.DEFAULT_ANONYMIZERS)
     _refuse_existing(out, overwrite=overwrite)
     original, reference = read_traces(org, grid, table), read_traces(ref, grid, table)
     with spinner("contest run") as status:
@@ -151,7 +155,8 @@ def run(
 @contest_app.command()
 @reports_errors
 def anonymize(
-    spec: str = typer.Argument(..., help="none, mrlh:MU_X,MU_Y,LAMBDA, krr:EPSILON, pl:L,R_KM, cheat:P or kmeans:K."),
+    spec: str = typer.Argument(..., help="An anonymizer spec: a contest form (NAME:VALUE,... in order) or "
+                               "NAME:PARAM=VALUE,... (contest/run.py FORMS)."),
     org: Path = typer.Option(..., "--org", help="Original traces."),
     regions: Path = REGIONS,
     out: Path = typer.Option(..., "--out", "-o", help="Anonymized trace file to write (anotraces_*.csv)."),

@@ -232,8 +232,8 @@ def lbs_scenario(model, test: TraceSet, fakes=(1, 5, 10), methods=METHODS, repea
     ms = _fake_counts(fakes)
     methods = _check_methods(methods)
     check_adversary(adversary)
-    repeats = check_count("repeats", repeats)
-    pool = check_count("pool", pool)
+    repeats = check_count(repeats, "repeats")
+    pool = check_count(pool, "pool")
     if not query_minutes > 0:
         raise InputError(f"query_minutes must be positive, got {query_minutes}")
     if temperature is not None and not temperature > 0:
@@ -295,7 +295,7 @@ def _fake_counts(fakes) -> list[int]:
     values = [fakes] if np.isscalar(fakes) else list(fakes)
     if not values:
         raise InputError("fakes is empty: give at least one number of fake traces, e.g. 1, 5, 10")
-    return sorted({check_count("the number of fake traces", value) for value in values})
+    return sorted({check_count(value, "the number of fake traces") for value in values})
 
 
 def _check_methods(methods) -> list[str]:

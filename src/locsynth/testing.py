@@ -309,10 +309,25 @@ def _replaced(data, row: int, trace: list):
     return _rebuilt(data, rows, list(data.users["user_id"].to_numpy()), data.friends)
 
 
+def check_hyperparameters_declared(cls, data, params) -> None:
+    """Every constructor parameter declares its help (the class docstring's numpydoc Parameters) and
+    its check (``checks``), and a bad value of each ('not-a-value') is refused with an InputError
+    naming it when fit or transform starts, before any work."""
+    declared = cls.declarations()
+    for name, hyper in declared.items():
+        assert hyper.help, f"{name} has no help (document it in the class docstring's Parameters section)"
+        assert hyper.check is not None, f"{name} has no check (declare one in {cls.__name__}.checks)"
+    for name in declared:
+        model = cls(**{**params, name: "not-a-value"})
+        run = (lambda: model.transform(data, seed=0)) if isinstance(model, Anonymizer) else (lambda: model.fit(data))
+        _raises(run, name, f"{name}='not-a-value'")
+    assert set(cls.checks) <= set(declared), f"checks of no parameter: {sorted(set(cls.checks) - set(declared))}"
+
+
 SYNTHESIZER_CHECKS: tuple[Check, ...] = (
     check_fit_returns_self_and_keeps_parameters, check_not_fitted, check_sample_is_seeded,
     check_fit_twice_gives_the_same_model, check_sample_shape, check_days, check_users, check_options,
-    check_save_load, check_ledger_travels, check_bad_input, check_dp_sensitivity)
+    check_save_load, check_ledger_travels, check_bad_input, check_dp_sensitivity, check_hyperparameters_declared)
 
 
 # -- anonymizers ---------------------------------------------------------------------------------
@@ -347,7 +362,8 @@ def check_anonymizer_bad_input(cls, data, params) -> None:
     _raises(lambda: cls(**params).transform(data.loc), "needs a TraceSet", "an array instead of a TraceSet")
 
 
-ANONYMIZER_CHECKS: tuple[Check, ...] = (check_transform, check_anonymizer_ledger, check_anonymizer_bad_input)
+ANONYMIZER_CHECKS: tuple[Check, ...] = (check_transform, check_anonymizer_ledger, check_anonymizer_bad_input,
+                                        check_hyperparameters_declared)
 
 
 def method_checks(cls) -> tuple[Check, ...]:

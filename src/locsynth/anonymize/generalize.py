@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..space import Grid
 from ..synth.base import Anonymizer, Tags
 from ..traces import DELETED, LocationSets, TraceSet, generalized_code
+from ..validation import check_probability, whole
 
 
 def blocks(grid: Grid, mu_x: int, mu_y: int) -> np.ndarray:
@@ -25,9 +26,18 @@ def blocks(grid: Grid, mu_x: int, mu_y: int) -> np.ndarray:
 
 
 class MRLH(Anonymizer):
-    """MRLH(mu_x, mu_y, lambda) on a grid; the kit's sample is MRLH(2, 2, 0.5), the issue's MRLH(1, 1, 0)."""
+    """MRLH(mu_x, mu_y, lambda) on a grid; the kit's sample is MRLH(2, 2, 0.5), the issue's MRLH(1, 1, 0).
+
+    Parameters
+    ----------
+    mu_x, mu_y : int
+        Low bits dropped from a cell's x and y index: blocks of 2^mu_x x 2^mu_y cells.
+    lam : float
+        The probability that an event is deleted (lambda).
+    """
 
     name = "mrlh"
+    checks = {"mu_x": whole(0), "mu_y": whole(0), "lam": check_probability}
     tags = Tags(generalizes=True)
 
     def __init__(self, mu_x: int = 2, mu_y: int = 2, lam: float = 0.5):
@@ -40,8 +50,6 @@ class MRLH(Anonymizer):
         if not isinstance(traces.space, Grid):
             raise InputError("mrlh merges grid cells: it needs traces on a grid")
         mu_x, mu_y = (_bits(v, n) for v, n in ((self.mu_x, "mu_x"), (self.mu_y, "mu_y")))
-        if not 0 <= float(self.lam) <= 1:
-            raise InputError(f"mrlh's lam (the deletion probability) must be in [0, 1], got {self.lam!r}")
         block = blocks(traces.space, mu_x, mu_y)
         order = np.argsort(block, kind="stable")
         starts = np.flatnonzero(np.r_[True, np.diff(block[order]) != 0])

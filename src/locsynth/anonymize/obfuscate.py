@@ -21,9 +21,16 @@ from ..traces import TraceSet
 class KRR(Anonymizer):
     """k-RR over every location of the space (k = the number of locations; the PWS Cup's k-RR
     uses all 1024 regions, epsilon = 0.1): each event keeps its location with probability
-    e^eps / (e^eps + k - 1), else moves to one of the others uniformly."""
+    e^eps / (e^eps + k - 1), else moves to one of the others uniformly.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget per event (local DP; the PWS Cup's sample: 0.1).
+    """
 
     name = "krr"
+    checks = {"epsilon": check_epsilon}
     tags = Tags(dp=True)
 
     def __init__(self, epsilon: float = 1.0):
@@ -42,9 +49,18 @@ class KRR(Anonymizer):
 class PlanarLaplace(Anonymizer):
     """Planar Laplace with l = epsilon r: two places r km apart are l-indistinguishable (the PWS
     Cup's sample: l = 0.1, r = 1 km, i.e. 0.1 per km); each event's location is moved from its
-    point (a cell's centre) and snapped back to the space."""
+    point (a cell's centre) and snapped back to the space.
+
+    Parameters
+    ----------
+    l : float
+        epsilon over the distance ``r`` (geo-indistinguishability's l; the PWS Cup's sample: 0.1).
+    r : float
+        The distance in km at which two places are l-indistinguishable (the sample: 1 km).
+    """
 
     name = "planar-laplace"
+    checks = {"l": check_epsilon, "r": check_epsilon}
     tags = Tags(dp=True)
 
     def __init__(self, l: float = 0.1, r: float = 1.0):  # noqa: E741 (the contest's name)

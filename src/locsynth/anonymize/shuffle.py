@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import InputError
 from ..synth.base import Anonymizer, Tags
 from ..traces import TraceSet
+from ..validation import check_probability
 
 
 class NoObfuscation(Anonymizer):
@@ -29,9 +29,16 @@ class NoObfuscation(Anonymizer):
 class Cheat(Anonymizer):
     """Cheat(p): the first floor(n p) traces swap whole traces by a random permutation (seeded),
     the rest stay. Row i then carries the events of input row ``source[i]``: perfect against
-    re-identification, useless against trace inference (paper 003 §4.2, Figure 8)."""
+    re-identification, useless against trace inference (paper 003 §4.2, Figure 8).
+
+    Parameters
+    ----------
+    p : float
+        The share of users whose traces are shuffled (paper 003: 1).
+    """
 
     name = "cheat"
+    checks = {"p": check_probability}
     tags = Tags(baseline=True)
 
     def __init__(self, p: float = 1.0):
@@ -39,8 +46,6 @@ class Cheat(Anonymizer):
 
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
         self._check(traces)
-        if not 0 <= float(self.p) <= 1:
-            raise InputError(f"cheat's p (the share of users shuffled) must be in [0, 1], got {self.p!r}")
         k = int(np.floor(traces.n_traces * float(self.p)))
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(32,)))
         source = np.arange(traces.n_traces)

@@ -25,6 +25,7 @@ from ..synth.base import Anonymizer, Tags
 from ..traces import TraceSet
 from .files import hospitals
 from .scores import LAMBDA_U, S_REQ, distance_matrix, g_u
+from ..validation import check_count, check_flag, check_positive, check_probability
 
 
 def rounded_target(mean: np.ndarray, total: int) -> np.ndarray:
@@ -59,9 +60,22 @@ def user_moves(loc: np.ndarray, target: np.ndarray, dist: np.ndarray, forbidden:
 
 
 class KMeansDefence(Anonymizer):
-    """The contest winner's obfuscation (paper 003 §5.2) with k clusters and utility floor s_req."""
+    """The contest winner's obfuscation (paper 003 §5.2) with k clusters and utility floor s_req.
+
+    Parameters
+    ----------
+    k : int
+        Clusters of users' visit-count vectors (the winner's 100).
+    s_req : float
+        The utility score the output keeps at least (the contest's validity floor, 0.7).
+    lambda_u : float
+        The utility score's distance scale in metres (paper 003 §3.4: 2 km).
+    hospital : bool
+        Leave hospital events in place (the trace-inference score weighs them 10 times).
+    """
 
     name = "kmeans"
+    checks = {"k": check_count, "s_req": check_probability, "lambda_u": check_positive, "hospital": check_flag}
     tags = Tags()
 
     def __init__(self, k: int = 100, s_req: float = S_REQ, lambda_u: float = LAMBDA_U, hospital: bool = True):

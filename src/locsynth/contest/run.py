@@ -1,8 +1,8 @@
 """The judge's workflow (paper 003 §3.4, Figure 5): anonymize, score utility, pseudonymize, attack,
 score privacy; one table row per anonymizer (the preliminary experiments of §4, Figure 8).
 
-Anonymizer specs (``;``-separated in ``contest run``): ``none``, ``mrlh:MU_X,MU_Y,LAMBDA``,
-``krr:EPSILON``, ``pl:L,R_KM``, ``cheat:P``, ``kmeans:K``.
+Anonymizer specs (``;``-separated in ``contest run``): the contest's forms (:data:`FORMS`), or any
+registered anonymizer with PARAM=VALUE pairs.
 """
 
 from __future__ import annotations
@@ -14,53 +14,75 @@ import pandas as pd
 
 from ..errors import InputError
 from ..traces import TraceSet, check_same_frame
+from ..validation import parse_assignment
 from . import scores
 from .attacks import ATTACKS, attack
 from .pseudonymize import pseudonymize
 
 COLUMNS = ["anonymizer", "utility"] + [f"reid_{a}" for a in ATTACKS] + [f"trace_{a}" for a in ATTACKS]
-#: the contest's short names for registered anonymizers (paper 003 §4.1's "PL")
-ALIASES = {"pl": "planar-laplace"}
-#: how many values the contest's forms give (the judge's syntax: every one, in order)
-ARITY = {"none": 0, "mrlh": 3, "krr": 1, "planar-laplace": 2, "cheat": 1, "kmeans": 1}
-FORMS = ("NAME[:VALUE,...] with NAME a registered anonymizer (locsynth methods) or pl for planar-laplace, "
-         "the values its first parameters in order: none, mrlh:MU_X,MU_Y,LAMBDA, krr:EPSILON, pl:L,R_KM, cheat:P, "
-         "kmeans:K")
+#: the contest's spellings of its anonymizers (paper 003 §4.1), the one alias table: short name ->
+#: (registered anonymizer, the parameters its comma-separated values give in order, the values
+#: ``contest run`` takes by default). Any registered anonymizer also takes NAME:PARAM=VALUE,...
+FORMS = {
+    "none": ("none", (), ()),
+    "mrlh": ("mrlh", ("mu_x", "mu_y", "lam"), (1, 1, 0)),
+    "krr": ("krr", ("epsilon",), (1,)),
+    "pl": ("planar-laplace", ("l", "r"), (1, 1)),
+    "cheat": ("cheat", ("p",), (1,)),
+    "kmeans": ("kmeans", ("k",), (100,)),
+}
+
+
+def spelled(short: str, values) -> str:
+    """A contest spec from a short name and its values ('krr', (1,) -> the spec of k-RR at 1)."""
+    return short + (":" + ",".join(map(str, values)) if values else "")
+
+
+def forms() -> str:
+    """The spellings in words, from :data:`FORMS` (for help texts and errors)."""
+    return ", ".join(spelled(short, [p.upper() for p in names]) for short, (_, names, _) in FORMS.items()) + \
+        "; or NAME:PARAM=VALUE,... for any registered anonymizer"
+
+
+#: what ``contest run`` runs by default
+DEFAULT_ANONYMIZERS = ";".join(spelled(short, values) for short, (_, _, values) in FORMS.items())
 
 
 def parse_anonymizer(spec: str):
-    """``"mrlh:1,1,0"`` -> MRLH(mu_x=1, mu_y=1, lam=0.0): a registered anonymizer by name (or a
-    contest alias, :data:`ALIASES`) with its first constructor parameters in order, converted to
-    the types of their defaults; an InputError lists the valid forms."""
+    """``"mrlh:1,1,0"`` -> MRLH(mu_x=1, mu_y=1, lam=0): a contest form (:data:`FORMS`, every value in
+    order) or any registered anonymizer with PARAM=VALUE pairs (``"mrlh:lam=0.3"``), each value read
+    and checked as the anonymizer declares it; an InputError lists the valid forms."""
     from .. import registry
 
     text = spec.strip()
-    name, _, args = text.partition(":")
-    name = ALIASES.get(name, name)
+    short, _, args = text.partition(":")
+    name, positional = FORMS[short][:2] if short in FORMS else (short, ())
     if name not in registry.names("anonymizer"):
-        raise InputError(f"unknown anonymizer {text!r}; expected {FORMS}")
+        raise InputError(f"unknown anonymizer {text!r}; expected {forms()}")
     kind = registry.get(name)
-    params = list(kind.hyperparameters().values())
     values = [v.strip() for v in args.split(",")] if args.strip() else []
-    if name in ARITY and len(values) != ARITY[name]:
-        raise InputError(f"anonymizer {text!r} needs {ARITY[name]} parameter(s): {FORMS}")
-    if len(values) > len(params):
-        raise InputError(f"anonymizer {text!r} takes at most {len(params)} parameter(s) "
-                         f"({', '.join(p.name for p in params) or 'none'})")
-    kwargs = {}
-    for param, value in zip(params, values):
-        convert = type(param.default) if param.default is not None else float
-        try:
-            kwargs[param.name] = (value.lower() in ("1", "true", "yes")) if convert is bool else convert(value)
-        except ValueError:
-            raise InputError(f"anonymizer {text!r}: {param.name} = {value!r} is not a {convert.__name__}") from None
-    return kind(**kwargs)
+    if values and all("=" in v for v in values):
+        pairs = dict(parse_assignment(v) for v in values)
+    elif any("=" in v for v in values):
+        raise InputError(f"anonymizer {text!r}: give every value by position or every one as PARAM=VALUE")
+    elif short in FORMS and len(values) == len(positional):
+        pairs = dict(zip(positional, values))
+    elif short in FORMS:
+        raise InputError(f"anonymizer {text!r} needs {len(positional)} parameter(s): {forms()}")
+    elif values:
+        raise InputError(f"anonymizer {text!r}: give its parameters as PARAM=VALUE ({', '.join(kind.declarations())})")
+    else:
+        pairs = {}
+    try:
+        return kind(**kind.parse_params(pairs))
+    except InputError as exc:
+        raise InputError(f"anonymizer {text!r}: {exc}") from None
 
 
 def parse_anonymizers(specs: str) -> list[tuple[str, object]]:
     out = [(s.strip(), parse_anonymizer(s)) for s in specs.split(";") if s.strip()]
     if not out:
-        raise InputError("no anonymizer given; e.g. --anonymizers 'none;mrlh:1,1,0;krr:1'")
+        raise InputError(f"no anonymizer given; e.g. --anonymizers '{DEFAULT_ANONYMIZERS}'")
     labels = [label for label, _ in out]
     if len(set(labels)) != len(labels):
         raise InputError(f"an anonymizer is listed twice in {specs!r}")

@@ -104,7 +104,7 @@ def check_frame(space, time, what: str) -> None:
 def check_counts(**counts: int) -> None:
     """An InputError naming the first count (teams, users, days) that is not a whole number >= 1."""
     for name, value in counts.items():
-        check_count(f"the number of {name.replace('_', ' ')}", value)
+        check_count(value, f"the number of {name.replace('_', ' ')}")
 
 
 def contest_grid(space: Grid, hospitals_from=None) -> Grid:
@@ -122,13 +122,13 @@ def contest_grid(space: Grid, hospitals_from=None) -> Grid:
     return Grid(space.rows, space.cols, space.bbox, category=category)
 
 
-def fit_model(train: TraceSet, *, rank: int = 16, iterations: int = 100, alpha: float = 200.0, seed: int = 0,
-              progress=None):
-    """PPMTF+ trained on ``train`` (Appendix A, step (i)), after checking the frame."""
+def fit_model(train: TraceSet, *, progress=None, **params):
+    """PPMTF+ trained on ``train`` (Appendix A, step (i)), after checking the frame; ``params`` are
+    its hyperparameters (its own defaults for the rest)."""
     from ..synth.ppmtf.model import PPMTFPlus
 
     check_frame(train.space, train.time, "the training set")
-    return PPMTFPlus(alpha=alpha, rank=rank, iterations=iterations, seed=seed).fit(train, progress=progress)
+    return PPMTFPlus(**params).fit(train, progress=progress)
 
 
 def team_seed(seed: int, k: int) -> int:

@@ -35,7 +35,7 @@ from ..traces import is_trip_set
 GOALS = ("lower", "higher")
 #: the kinds of groups: which table of the report they fill
 KINDS = ("utility", "attack", "guarantee")
-#: what a metric's description may name from the options and the space (:meth:`MetricGroup.fields`)
+#: the groups :func:`register` added, by name
 _ADDED: dict[str, "MetricGroup"] = {}
 
 

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..ledger import Ledger
-from ..validation import check_count, check_epsilon, check_share
+from ..validation import check_count, check_epsilon, check_share, parse_value
 from ..space import Space
 from ..timeaxis import TimeAxis
 from ..traces import TraceSet, atomic_output, is_trip_set, read_json_meta
@@ -97,15 +97,63 @@ class Tags:
         return None
 
 
+@dataclass(frozen=True)
+class Hyperparameter:
+    """A hyperparameter as its class declares it, each fact once: the default in the constructor's
+    signature, the help in the class docstring's numpydoc ``Parameters`` section, the check in the
+    class's ``checks``. Everything that shows or parses hyperparameters reads this (``locsynth
+    methods NAME``, ``fit``'s --NAME VALUE, ``benchmark --param``, ``contest run --anonymizers``)."""
+
+    name: str
+    default: object
+    help: str
+    check: object = None
+
+    def parse(self, text):
+        """A value given as text (``NAME=VALUE`` anywhere), read as the default's type and checked."""
+        value = parse_value(text, self.default)
+        return self.check(value, self.name) if self.check is not None else value
+
+
 class _Params:
-    """Hyperparameters read from the constructor's signature (scikit-learn's get_params)."""
+    """Hyperparameters read from the constructor's signature (scikit-learn's get_params), declared
+    with their help and check (:class:`Hyperparameter`)."""
 
     name: ClassVar[str] = "base"
     tags: ClassVar[Tags] = Tags()
+    #: each constructor parameter's check, ``check(value, name) -> value`` (validation.py), applied
+    #: when fit or transform starts; the common checks require one for every parameter
+    checks: ClassVar[dict] = {}
 
     @classmethod
     def hyperparameters(cls) -> dict[str, inspect.Parameter]:
         return {k: p for k, p in inspect.signature(cls.__init__).parameters.items() if k != "self"}
+
+    @classmethod
+    def declarations(cls) -> dict[str, Hyperparameter]:
+        """Every hyperparameter with its default, help and check (:class:`Hyperparameter`)."""
+        docs = parameter_docs(cls)
+        return {name: Hyperparameter(name, p.default, docs.get(name, ""), cls.checks.get(name))
+                for name, p in cls.hyperparameters().items()}
+
+    @classmethod
+    def parse_params(cls, given: dict) -> dict:
+        """Hyperparameters from ``{name: text or value}`` (``NAME=VALUE`` pairs, ``-`` read as ``_``):
+        each read as its default's type and checked; an unknown name is refused, naming the valid ones."""
+        declared = cls.declarations()
+        out = {}
+        for raw, value in given.items():
+            name = str(raw).replace("-", "_")
+            if name not in declared:
+                valid = ", ".join(declared) or "none"
+                raise InputError(f"{cls.name} has no parameter {raw!r}; its parameters: {valid}")
+            out[name] = declared[name].parse(value)
+        return out
+
+    def _validate_params(self) -> None:
+        """Every declared check on the current values (scikit-learn's _validate_params, at fit)."""
+        for name, check in self.checks.items():
+            check(getattr(self, name), name)
 
     def get_params(self) -> dict:
         return {name: getattr(self, name) for name in self.hyperparameters()}
@@ -117,6 +165,12 @@ class _Params:
 
 class Synthesizer(_Params):
     """Base class of synthesizers: hyperparameters in ``__init__``, ``fit`` -> self, ``sample`` -> TraceSet.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the method's randomness that is not DP noise (trimming, initialisation, sampling);
+        :meth:`sample` uses it when given no seed. DP noise is never seeded.
 
     Fitted attributes every synthesizer has: ``users_`` (the training user table; empty for a DP
     method, whose model keeps nothing per training unit), ``space_``, ``time_``, ``training_``
@@ -138,6 +192,7 @@ class Synthesizer(_Params):
         status="")`` is called as the work advances, where a method reports progress; ``client``
         is a Dask client where the method spreads its work (parallel.py); ``options`` are the
         method's :attr:`fit_options`."""
+        self._validate_params()
         self._check_options(options, self.fit_options, "fit")
         return self._fit(train, progress=progress, client=client,
                          **{k: options.get(k, spec[0]) for k, spec in self.fit_options.items()})
@@ -155,7 +210,7 @@ class Synthesizer(_Params):
         :attr:`sample_options`; any other is refused with the valid ones named."""
         self.check_is_fitted()
         self._check_options(options, self.sample_options, "sample")
-        days, k = check_count("days", days), check_count("traces_per_user", traces_per_user)
+        days, k = check_count(days, "days"), check_count(traces_per_user, "traces_per_user")
         if k > 1 and not self.several_traces:
             raise InputError(f"{self.name} makes one trace per synthetic user (each is its own user): "
                              f"traces_per_user must be 1, got {traces_per_user!r}")
@@ -215,7 +270,7 @@ class Synthesizer(_Params):
         that spends on one trace: the bound, enforced here and recorded in the ledger, is what turns
         its per-trace epsilon into a per-person one (ledger.py: k times). A bound the training set's
         ledger already holds (``prepare``'s one trace per user) is enforced too."""
-        k = check_count("max_traces_per_user", k)
+        k = check_count(k, "max_traces_per_user")
         if self.ledger_.traces_per_user is not None:
             k = min(k, self.ledger_.traces_per_user)
         codes = pd.factorize(train.users["user_id"].to_numpy())[0]
@@ -241,7 +296,7 @@ class Synthesizer(_Params):
         """The number of synthetic users (or trips) to make: ``n`` when given; else, for a DP
         method, its DP count of the training units, and for any other, the training users."""
         if n is not None:
-            return check_count("n", n)
+            return check_count(n, "n")
         if not self.tags.dp:
             return self.n_users
         if "dp_count" in self.training_:
@@ -268,7 +323,7 @@ class Synthesizer(_Params):
                 raise InputError("give n (the first n training users) or users (their rows), not both")
             rows = np.asarray(users, np.int64).ravel()
         else:
-            n = self.n_users if n is None else check_count("n", n)
+            n = self.n_users if n is None else check_count(n, "n")
             if n > self.n_users:
                 raise InputError(f"{self.name} generates traces of its {self.n_users} training users: n = {n} is "
                                  f"too many (a method with virtual users, such as ppmtf-plus, makes more)")
@@ -392,6 +447,7 @@ class Anonymizer(_Params):
         raise NotImplementedError
 
     def _check(self, traces: TraceSet) -> None:
+        self._validate_params()
         if not isinstance(traces, TraceSet):
             raise InputError(f"transform needs a TraceSet, got {type(traces).__name__}")
         if traces.n_events == 0:
@@ -413,6 +469,32 @@ class Anonymizer(_Params):
         out = replace(traces, loc=np.asarray(loc, np.int32), users=users, info=info, ledger=after, locsets=locsets)
         out.check()
         return out
+
+
+def parameter_docs(cls) -> dict[str, str]:
+    """name -> its one-paragraph help, from the numpydoc ``Parameters`` sections of ``cls`` and its
+    bases (``a, b : float`` documents both)."""
+    import re
+
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        doc = inspect.cleandoc(klass.__dict__.get("__doc__") or "")
+        match = re.search(r"^Parameters\n-+\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", doc, re.M | re.S)
+        if not match:
+            continue
+        entries: list[tuple[list[str], str, list[str]]] = []
+        for line in match.group(1).splitlines():
+            if line and not line.startswith(" ") and " : " in line:
+                left, right = line.split(" : ", 1)
+                entries.append(([n.strip() for n in left.split(",")], right.strip(), []))
+            elif line.strip() and entries:
+                entries[-1][2].append(line.strip())
+        for names, right, more in entries:
+            # numpydoc's "name : type" then the text; the compact "name : text" has the text on the line
+            is_type = more and len(right) <= 40 and ";" not in right and "." not in right
+            text = " ".join(more if is_type else [right, *more])
+            out.update({n: text for n in names})
+    return out
 
 
 def read_model_meta(path: Path) -> dict:

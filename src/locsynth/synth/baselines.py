@@ -6,11 +6,11 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..errors import InputError
 from ..traces import TraceSet, is_trip_set
 from ..rng import user_uniforms
 from .base import Synthesizer, Tags
 from ..validation import check_count
+from ..validation import check_seed, whole
 
 
 class Uniform(Synthesizer):
@@ -24,6 +24,7 @@ class Uniform(Synthesizer):
 
     name = "uniform"
     tags = Tags(baseline=True)
+    checks = {"seed": check_seed}
 
     def __init__(self, seed: int = 0):
         self.seed = seed
@@ -38,11 +39,11 @@ class Uniform(Synthesizer):
         """``traces_per_user`` uniformly random traces for each of the training users 0 .. n - 1 (or
         ``users``): of ``days`` days, or on trips at the instants of the user's trip."""
         rows = self._rows(n, users)
-        k = check_count("traces_per_user", traces_per_user)
+        k = check_count(traces_per_user, "traces_per_user")
         L = self.space_.n_locations
         if self.times_ is not None:
             return self._uniform_trips(rows, k, seed)
-        T = check_count("days", days) * self.time_.instants_per_day
+        T = check_count(days, "days") * self.time_.instants_per_day
         locs = np.vstack([np.minimum((user_uniforms(seed, int(u), (k, T)) * L).astype(np.int64), L - 1)
                           for u in rows]) if rows.size else np.zeros((0, T), np.int64)
         return self._rectangular(locs, np.repeat(rows, k), np.tile(np.arange(k), rows.size), days)
@@ -86,7 +87,7 @@ class Training(Synthesizer):
         """The training traces of users 0 .. n - 1 (or ``users``) themselves, ``traces_per_user``
         copies each, whatever their length (``days`` and ``seed`` are not used)."""
         rows = self._rows(n, users)
-        k = check_count("traces_per_user", traces_per_user)
+        k = check_count(traces_per_user, "traces_per_user")
         user, t, loc = self.events_
         chosen = TraceSet(user, t, loc, self.users_, self.space_, self.time_).select_users(np.repeat(rows, k))
         return self._synthetic(chosen.user, chosen.t, chosen.loc, np.repeat(rows, k), np.tile(np.arange(k), rows.size),
@@ -107,17 +108,21 @@ class SGD(Synthesizer):
     ``xi`` events of its input user's trace and draws the rest from the matrices. A row never
     observed in a slot falls back to the row pooled over slots, and then to a uniform row (the
     paper leaves this open).
+
+    Parameters
+    ----------
+    xi : int
+        Events copied from the input user's trace before the matrices take over (0: none).
     """
 
     name = "sgd"
+    checks = {"xi": whole(0), "seed": check_seed}
 
     def __init__(self, xi: int = 0, seed: int = 0):
         self.xi = xi
         self.seed = seed
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "SGD":
-        if self.xi < 0:
-            raise InputError(f"xi must be >= 0, got {self.xi}")
         self._remember_frame(train)
         L, S = self.space_.n_locations, self.time_.n_slots
         i = train.transition_index()
@@ -164,8 +169,8 @@ class SGD(Synthesizer):
         """``traces_per_user`` traces of ``days`` days for each of the training users 0 .. n - 1
         (or ``users``), each starting with its user's first ``xi`` events."""
         rows = self._rows(n, users)
-        traces_per_user = check_count("traces_per_user", traces_per_user)
-        T = check_count("days", days) * self.time_.instants_per_day
+        traces_per_user = check_count(traces_per_user, "traces_per_user")
+        T = check_count(days, "days") * self.time_.instants_per_day
         L = self.space_.n_locations
         P = self.transition_rows()
         cdf = np.empty_like(P.data)

@@ -78,6 +78,7 @@ from ..validation import check_epsilon
 from ..traces import TraceSet
 from .base import SIZE_SHARE, Synthesizer, Tags
 from ..validation import check_count
+from ..validation import check_flag, check_seed, check_share
 
 #: OpenDP's privacy map of a histogram's measurement gives back epsilon_g up to float rounding
 _SLACK = 1e-9
@@ -293,7 +294,7 @@ def explore(index: GramIndex, epsilon: float, n_max: int = 5, l_max: int = 20, *
     true counts of equal grams.
     """
     eps = check_epsilon(epsilon)
-    n_max, l_max, replicas = check_count("n_max", n_max), check_count("l_max", l_max), check_count("replicas", replicas)
+    n_max, l_max, replicas = check_count(n_max, "n_max"), check_count(l_max, "l_max"), check_count(replicas, "replicas")
     if index.l_max is None or index.l_max > l_max:
         raise InputError(f"the sequences must be truncated to l_max = {l_max} symbols before the noise is "
                          f"calibrated to it (they were truncated to {index.l_max})")
@@ -499,6 +500,8 @@ class NGRAM(Synthesizer):
     """
 
     name = "ngram"
+    checks = {"epsilon": check_epsilon, "n_max": check_count, "l_max": check_count, "threshold_leaves": check_flag,
+              "size_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
 
@@ -514,7 +517,7 @@ class NGRAM(Synthesizer):
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "NGRAM":
         eps = check_epsilon(self.epsilon)
-        n_max, l_max = check_count("n_max", self.n_max), check_count("l_max", self.l_max)
+        n_max, l_max = check_count(self.n_max, "n_max"), check_count(self.l_max, "l_max")
         self._remember_frame(train)
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
@@ -543,7 +546,7 @@ class NGRAM(Synthesizer):
         on instants 0, 1, ..., each its own virtual user with ``hour`` -1. ``days`` is accepted for
         the common protocol and checked; NGRAM has no time."""
         m = self._size(n)
-        l_max = check_count("l_max", self.l_max)
+        l_max = check_count(self.l_max, "l_max")
         loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max,
                            seed)
         return self._untimed(loc, length)

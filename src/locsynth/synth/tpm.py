@@ -33,6 +33,7 @@ from ..traces import TraceSet
 from ..metrics.transitions import trimmed_transition_counts
 from .base import SIZE_SHARE, Synthesizer, Tags
 from ..validation import check_count
+from ..validation import check_seed, check_share
 
 
 def stochastic_rows(noisy: np.ndarray) -> np.ndarray:
@@ -93,6 +94,7 @@ class TPM(Synthesizer):
     """
 
     name = "tpm"
+    checks = {"epsilon": check_epsilon, "trim": check_count, "size_share": check_share, "seed": check_seed}
     tags = Tags(virtual_users=True, dp=True)
 
     def __init__(self, epsilon: float = 1.0, trim: int = 5, size_share: float = SIZE_SHARE, seed: int = 0):
@@ -103,7 +105,7 @@ class TPM(Synthesizer):
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "TPM":
         eps = check_epsilon(self.epsilon)
-        c = check_count("trim", self.trim)
+        c = check_count(self.trim, "trim")
         self._remember_frame(train)
         eps = self._count_units(train.n_users, eps, self.size_share, "user")
         counts = trimmed_transition_counts(train, c, per_user=True)

@@ -39,6 +39,7 @@ from ...metrics.colocation import colocation_counts
 from .counts import MECHANISMS, category_matrix, noisy_counts, row_distributions
 from .friendship import GRAPHS, friend_graph, noisy_friendship_probability
 from .generate import complete, place_colocations
+from ...validation import check_seed, one_of, whole
 
 
 class CoLocation(Synthesizer):
@@ -56,6 +57,9 @@ class CoLocation(Synthesizer):
     """
 
     name = "colocation"
+    checks = {"epsilon1": check_epsilon, "epsilon2": check_epsilon, "epsilon_tpm": check_epsilon,
+              "trim": check_count, "theta": whole(0), "mechanism": one_of(*MECHANISMS), "graph": one_of(*GRAPHS),
+              "seed": check_seed}
     tags = Tags(virtual_users=True, dp=True, needs_friends=True)
     several_traces = False
 
@@ -70,19 +74,7 @@ class CoLocation(Synthesizer):
         self.graph = graph
         self.seed = seed
 
-    def _check_params(self) -> None:
-        for name in ("epsilon1", "epsilon2", "epsilon_tpm"):
-            check_epsilon(getattr(self, name), name)
-        check_count("trim", self.trim)
-        if int(self.theta) != self.theta or self.theta < 0:
-            raise InputError(f"theta must be a whole number >= 0 (0: from the DP counts), got {self.theta!r}")
-        if self.mechanism not in MECHANISMS:
-            raise InputError(f"unknown mechanism {self.mechanism!r}; expected one of {', '.join(MECHANISMS)}")
-        if self.graph not in GRAPHS:
-            raise InputError(f"unknown graph {self.graph!r}; expected one of {', '.join(GRAPHS)}")
-
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "CoLocation":
-        self._check_params()
         self._remember_frame(train)
         if train.n_users != train.n_traces:
             raise InputError("colocation needs one trace per user (its friend graph and its trimming are per user); "
@@ -131,7 +123,7 @@ class CoLocation(Synthesizer):
         neighbour relation), one trace of ``days`` days each, with the synthetic friend graph
         (``friends``) and their co-location events."""
         m = self._size(n)
-        T = check_count("days", days) * self.time_.instants_per_day
+        T = check_count(days, "days") * self.time_.instants_per_day
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(4,)))
         edges = friend_graph(m, self.p_noisy_, self.graph, rng)
         theta = self.expected_theta(m, days)

@@ -35,6 +35,7 @@ from .nexthop import NextHop, NextHopTables, nexthop_arrays, window_class
 from .training import (dp_sgd, initializer_batches, nexthop_batches, sample_rate, steps_for, torch_threads,
                        train_concurrently)
 from .records import TripTable, trip_table
+from ...validation import check_flag, check_positive, check_seed, in_range, one_of, optional
 
 #: decoding of the VAE's heads at generation
 DECODINGS = ("argmax", "sample")
@@ -97,6 +98,14 @@ class DPTrip(Synthesizer):
     """
 
     name = "dptrip"
+    checks = {"epsilon": check_epsilon, "initializer_share": in_range(0.0, 1.0, open_low=True, open_high=True),
+              **{n: check_count for n in ("epochs", "batch_size", "latent", "hidden", "embedding", "nexthop_hidden",
+                                          "radius", "threads", "max_traces_per_user")},
+              "initializer_clip": check_positive, "nexthop_clip": check_positive,
+              "initializer_lr": optional(check_positive), "nexthop_lr": optional(check_positive),
+              "decoding": one_of(*DECODINGS), "secure_noise": check_flag,
+              "delta": optional(in_range(0.0, 1.0, open_low=True, open_high=True)),
+              "size_share": in_range(0.0, 1.0, open_low=True, open_high=True), "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True, trips=True)
     several_traces = False
 
@@ -128,23 +137,6 @@ class DPTrip(Synthesizer):
         self.seed = seed
 
     # -- fitting -------------------------------------------------------------------------------
-    def _check_params(self) -> None:
-        check_epsilon(self.epsilon)
-        if not 0 < float(self.initializer_share) < 1:
-            raise InputError(f"initializer_share must lie strictly between 0 and 1, got {self.initializer_share!r}")
-        for name in ("epochs", "batch_size", "latent", "hidden", "embedding", "nexthop_hidden", "radius", "threads"):
-            check_count(name, getattr(self, name))
-        for name in ("initializer_clip", "nexthop_clip", "initializer_lr", "nexthop_lr"):
-            if getattr(self, name) is not None or name.endswith("clip"):
-                check_epsilon(getattr(self, name), name)
-        if self.decoding not in DECODINGS:
-            raise InputError(f"unknown decoding {self.decoding!r}; expected one of {', '.join(DECODINGS)}")
-        if self.delta is not None and not 0 < float(self.delta) < 1:
-            raise InputError(f"delta must lie strictly between 0 and 1 (or be None: 1 / the DP count of trips), "
-                             f"got {self.delta!r}")
-        if float(self.size_share) == 0:
-            raise InputError("DPTrip needs size_share > 0: its DP count of trips plans the sampling rate and steps")
-
     def learning_rates(self) -> tuple[float, float]:
         """(initializer, next-hop) learning rates: the given ones, else the paper's for the nearer of
         epsilon 1 and 2."""
@@ -153,7 +145,6 @@ class DPTrip(Synthesizer):
                      for i, lr in enumerate((self.initializer_lr, self.nexthop_lr)))
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "DPTrip":
-        self._check_params()
         self._remember_frame(train)
         train = self._bounded_traces(train, self.max_traces_per_user)
         with torch_threads(self.threads):

@@ -19,12 +19,12 @@ from ...privacy.plausible_deniability import PDResult, choose_candidates
 from ...traces import TraceSet
 from ...rng import user_uniforms
 from ..base import Synthesizer, Tags
-from ...validation import check_count
 from .generate import PHI, StepIndex, UserModel, reconstruct, sample_users
 from . import checkpoint as ckpt
 from .pdtest import pd_test_factors
 from .gibbs import FACTORS, GibbsState, Prior, gibbs_step, init_state
 from .tensors import build_tensors
+from ...validation import check_count, check_positive, check_seed, one_of, whole
 
 log = logging.getLogger(__name__)
 HYPER = ("bpmf", "authors")
@@ -60,6 +60,8 @@ class PPMTF(Synthesizer):
     distributed = ("sample",)
     #: command-line spellings of hyperparameters whose names are Python keywords
     cli_aliases = {"lambda": "lam"}
+    checks = {"alpha": check_positive, "rank": check_count, "iterations": check_count, "lam": check_count,
+              "r_max": check_count, "rho": whole(0), "hyper": one_of(*HYPER), "seed": check_seed}
 
     def __init__(self, alpha: float = 200.0, rank: int = 16, iterations: int = 100, lam: int = 100,
                  r_max: int = 10, rho: int = 1000, hyper: str = "bpmf", seed: int = 0):
@@ -72,15 +74,6 @@ class PPMTF(Synthesizer):
         self.hyper = hyper
         self.seed = seed
 
-    def _validate(self) -> None:
-        if self.hyper not in HYPER:
-            raise InputError(f"unknown hyper {self.hyper!r}; expected one of {', '.join(HYPER)}")
-        for name in ("rank", "iterations", "lam", "r_max"):
-            if int(getattr(self, name)) < 1:
-                raise InputError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.rho < 0 or self.alpha <= 0:
-            raise InputError(f"rho must be >= 0 and alpha > 0, got rho={self.rho}, alpha={self.alpha}")
-
     def _fit(self, train: TraceSet, *, progress=None, client=None, checkpoint: str | Path | None = None) -> "PPMTF":
         """Build the tensors of ``train`` and run the Gibbs sampler (§3.2-3.3).
 
@@ -89,7 +82,6 @@ class PPMTF(Synthesizer):
         (a directory) the state is saved after each sweep and a later fit resumes from it
         (see checkpoint.py); the result equals an uninterrupted run's.
         """
-        self._validate()
         self._remember_frame(train)
         seeds = np.random.SeedSequence(self.seed).spawn(2)
         tensors = build_tensors(train, self.lam, self.r_max, self.rho, seed=int(seeds[0].generate_state(1)[0]))
@@ -317,7 +309,7 @@ class PPMTFPlus(PPMTF):
         """``n`` virtual users (default: as many as training users), eq. (4) of paper 003, each
         with ``traces_per_user`` traces. ``progress(done, total)`` is called after each block of
         users; ``client``: generate on a Dask cluster (parallel.py), with the serial output."""
-        m = self.n_users if n is None else check_count("n", n)
+        m = self.n_users if n is None else check_count(n, "n")
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         cov = np.linalg.inv(self.Lambda_["A"])
         feature = rng.multivariate_normal(self.mu_["A"], (cov + cov.T) / 2, size=m, method="cholesky")
@@ -392,5 +384,5 @@ def _trace_matrix(synthetic: TraceSet) -> tuple[np.ndarray, np.ndarray, np.ndarr
 def _length(model: PPMTF, days: int, instants: int | None) -> int:
     """Instants per trace: ``instants`` when given, else ``days`` whole days."""
     if instants is not None:
-        return check_count("instants", instants)
-    return check_count("days", days) * model.time_.instants_per_day
+        return check_count(instants, "instants")
+    return check_count(days, "days") * model.time_.instants_per_day

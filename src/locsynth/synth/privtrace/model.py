@@ -51,12 +51,24 @@ from ...validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, Synthesizer, Tags
 from . import markov
 from .grid import TwoLevelGrid, level1_size, level2_sizes
+from ...validation import check_seed, check_share
 
 #: the authors' default split of epsilon: grid, first order, second order
 SPLIT = (0.2, 0.4, 0.4)
 #: the authors' generator (trajectory_generator.py) weighs the end state by 0.8 at every step,
 #: and by 0.5 more while the walk has not left its first level-1 cell (fixed, data-independent)
 END_WEIGHT, END_WEIGHT_FIRST_CELL = 0.8, 0.5
+
+
+def check_split(value, name: str = "split") -> tuple[float, float, float]:
+    """Three positive shares of epsilon that sum to 1 (grid, first order, second order)."""
+    try:
+        split = tuple(float(v) for v in np.asarray(value, np.float64).ravel())
+    except (TypeError, ValueError):
+        split = ()
+    if len(split) != 3 or any(not (0 < v <= 1) for v in split) or abs(sum(split) - 1) > 1e-9:
+        raise InputError(f"{name} must be three positive shares of epsilon that sum to 1, got {value!r}")
+    return split
 
 
 class PrivTrace(Synthesizer):
@@ -79,6 +91,9 @@ class PrivTrace(Synthesizer):
     """
 
     name = "privtrace"
+    checks = {"epsilon": check_epsilon, "split": lambda v, name="split": check_split(v, name),
+              "max_length": check_count, "size_share": check_share, "max_traces_per_user": check_count,
+              "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
 
@@ -92,7 +107,7 @@ class PrivTrace(Synthesizer):
         self.seed = seed
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "PrivTrace":
-        eps, split, cap = check_epsilon(self.epsilon), self._split(), check_count("max_length", self.max_length)
+        eps, split, cap = check_epsilon(self.epsilon), self._split(), check_count(self.max_length, "max_length")
         self._remember_frame(train)
         located = train.loc >= 0
         if not located.all():
@@ -123,10 +138,7 @@ class PrivTrace(Synthesizer):
         return self
 
     def _split(self) -> tuple[float, float, float]:
-        split = tuple(float(v) for v in np.asarray(self.split, np.float64).ravel())
-        if len(split) != 3 or any(not (0 < v <= 1) for v in split) or abs(sum(split) - 1) > 1e-9:
-            raise InputError(f"split must be three positive shares of epsilon that sum to 1, got {self.split!r}")
-        return split
+        return check_split(self.split)
 
     def _noise(self, values: np.ndarray, epsilon: float, saw: str) -> np.ndarray:
         return laplace(values, epsilon, 1.0, ledger=self.ledger_, unit="trace", saw=saw)
@@ -173,7 +185,7 @@ class PrivTrace(Synthesizer):
         """``n`` synthetic trajectories (default: the DP count), each its own virtual user with
         ``hour`` -1, on instants 0, 1, ... (at most ``max_length`` and one day's instants)."""
         m = self._size(n)
-        cap = min(check_count("max_length", self.max_length), days * self.time_.instants_per_day)
+        cap = min(check_count(self.max_length, "max_length"), days * self.time_.instants_per_day)
         level1 = np.repeat(np.arange(self.grid_.k ** 2), self.grid_.m.astype(np.int64) ** 2)
         loc, length = walks(self.indptr_, self.indices_, self.moves_, self.start_, self.end_, self.post_id_,
                             self.tables_, self.second_, level1, self.loc_indptr_, self.loc_indices_, m, cap, seed)

@@ -29,12 +29,12 @@ from ...errors import InputError
 from ...rng import user_words
 from ...traces import TraceSet
 from ..base import Synthesizer, Tags
-from ...validation import check_count
 from .clustering import choose_k, cluster_quality, semantic_clusters
 from .generate import LOG_ZERO, fakes_kernel, privacy_scores
 from .mobility import (aggregate_model, day_traces, distance_km, fill_missing, period_of, sorted_profiles,
                        visit_profiles)
 from .similarity import EDGE_WEIGHTS, edge_quantum, location_graph, pair_chunk
+from ...validation import check_count, check_flag, check_probability, check_seed, in_range, one_of, whole
 
 #: candidates for the number of classes when ``clusters=0`` (the paper's 20, the PPMTF authors' 50-200)
 CLUSTER_CANDIDATES = (10, 20, 50, 100, 150, 200)
@@ -65,10 +65,16 @@ class SGLT(Synthesizer):
     tool : the authors' tool's variants (removal by share, merging with the next change only
         at par_m^(dt^2), the last instant wrapping to the first in the aggregate counts, the
         kernel mixed half and half, 'overlap' edges).
+    privacy_test : apply the privacy tests (False: every fake is kept, as the PPMTF authors ran the tool).
     """
 
     name = "sglt"
     tags = Tags()
+    checks = {"clusters": whole(0), "periods": check_count, "par_c": check_probability, "par_m": check_probability,
+              "par_l": check_probability, "par_v": in_range(1.0), "delta_i": in_range(0.0), "delta_s": in_range(0.0),
+              "delta_d": in_range(0.0), "k": check_count, "privacy_test": check_flag, "max_tries": check_count,
+              "smoothing": check_probability, "ground": one_of("hamming", "km"),
+              "edge_weight": one_of("", *EDGE_WEIGHTS), "tool": check_flag, "seed": check_seed}
     distributed = ("fit", "sample")
 
     def __init__(self, clusters: int = 20, periods: int = 1, par_c: float = 0.25, par_m: float = 0.75,
@@ -94,33 +100,12 @@ class SGLT(Synthesizer):
         self.tool = tool
         self.seed = seed
 
-    # -- checks ------------------------------------------------------------------------------------
-    def _check_params(self) -> None:
-        for name in ("par_c", "par_m", "par_l"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise InputError(f"{name} is a probability: it must be in [0, 1], got {value}")
-        if not self.par_v >= 1.0:
-            raise InputError(f"par_v multiplies scores by U(1, par_v): it must be at least 1, got {self.par_v}")
-        if self.clusters < 0:
-            raise InputError(f"clusters must be at least 1 (or 0 to choose it), got {self.clusters}")
-        if self.k < 1:
-            raise InputError(f"k (alternatives for plausible deniability) must be at least 1, got {self.k}")
-        if self.delta_i < 0 or self.delta_s < 0 or self.delta_d < 0:
-            raise InputError("delta_i, delta_s and delta_d must be nonnegative")
-        check_count("max_tries", self.max_tries)
-        if self.ground not in ("hamming", "km"):
-            raise InputError(f"unknown ground distance {self.ground!r}; expected one of hamming, km")
-        if self.edge_weight not in ("", *EDGE_WEIGHTS):
-            raise InputError(f"unknown edge weight {self.edge_weight!r}; expected one of {', '.join(EDGE_WEIGHTS)}")
-
     # -- fit -----------------------------------------------------------------------------------------
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "SGLT":
         """Mobility models, pairwise similarities, the location graph and its classes (§IV).
 
         With ``client`` (a Dask client, see parallel.py) the pairs of users are compared in
         chunks on the cluster; the result equals the serial one."""
-        self._check_params()
         self._remember_frame(train)
         R, Tday = self.space_.n_locations, self.time_.instants_per_day
         period = period_of(Tday, self.periods)
