@@ -236,3 +236,22 @@ def test_evaluate_and_dp_noise_leave_pot_scipy_stats_and_sklearn_unloaded():
             "print(sorted(m for m in ('ot', 'scipy.stats', 'sklearn', 'torch', 'opendp.extras') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_estimate_leaves_out_the_first_units_one_time_costs(monkeypatch):
+    """Issue #36: a fresh install's first Gibbs sweep includes numba compiling its kernels (18 s), the
+    others take 0.2 s: the estimate after two sweeps is seconds, not 30 minutes."""
+    import time
+
+    from locsynth import cli_common
+
+    clock = iter([0.0, 18.0, 18.2])
+    monkeypatch.setattr(time, "monotonic", lambda: next(clock))
+    lines = []
+    monkeypatch.setattr(cli_common, "say", lines.append)
+    bar = cli_common._Lines(every=0.0, heartbeat=1e9)
+    task = bar.add_task("fitting ppmtf", total=100)
+    bar.update(task, completed=1, description="fitting ppmtf training RMSE 0.9")
+    assert lines[-1] == "fitting ppmtf training RMSE 0.9: 1/100 (1%), 00:18 elapsed"
+    bar.update(task, completed=2, description="fitting ppmtf training RMSE 0.5")
+    assert lines[-1] == "fitting ppmtf training RMSE 0.5: 2/100 (2%), 00:18 elapsed, about 00:20 left"

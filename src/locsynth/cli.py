@@ -21,9 +21,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Synthesize privacy-preserving location traces and measure their utility and privacy.")
 WORKERS_HELP = "Run the per-user work on a local Dask cluster of N single-threaded worker processes."
 SCHEDULER_HELP = "Run the per-user work on the running Dask cluster at this scheduler address (tcp://HOST:PORT)."
-STANDARD_FLAVOUR_HELP = ("How the standard suite is computed: adatrace (AdaTrace's Evaluation.java reproduced, its "
-                         "slips included: tables beside the papers'), corrected (those slips fixed) or ldptrace "
-                         "(LDPTrace's evaluation); docs/benchmark.md lists the differences.")
 
 
 @app.callback()
@@ -165,13 +162,17 @@ def as_flag(message: str, parameter: str, flag: str) -> str:
 
 
 # -- commands ---------------------------------------------------------------------------------------
-@app.command()
+def _formats_help() -> str:
+    from .prepare import TRIP_FORMATS, formats
+
+    return "Input format: " + ", ".join(f"{f} (trips)" if f in TRIP_FORMATS else f for f in formats()) + "."
+
+
+@app.command(cls=declared_command(helps={"format": _formats_help}))
 @reports_errors
 def prepare(
     input: Path = typer.Argument(..., help="Input file or folder."),
-    format: str = typer.Option(..., "--format", "-f", help="Input format: pf, pf-synthetic, foursquare, "
-                               "foursquare-global, foursquare-mat, gowalla, geolife, cabs, cab-trips (passenger "
-                               "trips of paper 004), geolife-trips, csv, parquet."),
+    format: str = typer.Option(..., "--format", "-f", help="Input format (the list: locsynth prepare --help)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output TraceSet directory (DIR/train and DIR/test when split)."),
     grid: Optional[str] = typer.Option(None, help="Regular grid ROWSxCOLS, e.g. 20x20."),
     cell_m: Optional[float] = typer.Option(None, "--cell-m", help="cab-trips: square cells of this many metres "
@@ -345,8 +346,10 @@ def methods(
     kind = registry.get(name)
     doc = inspect.getdoc(kind) or ""
     say(f"{name} ({registry.method(name).kind}): {doc.splitlines()[0] if doc else ''}")
-    rows = [["--" + p.replace("_", "-"), repr(param.default)] for p, param in kind.hyperparameters().items()]
-    _table(f"hyperparameters of {name} (locsynth fit {name} TRAIN --NAME VALUE)", ["option", "default"], rows)
+    rows = [["--" + p.replace("_", "-"), repr(h.default), h.help] for p, h in kind.declarations().items()]
+    verb = "fit" if registry.method(name).kind == "synthesizer" else "anonymize"
+    _table(f"hyperparameters of {name} (locsynth {verb} {name} ... --NAME VALUE, or NAME=VALUE in --param and specs)",
+           ["option", "default", "what it is"], rows)
     for step, options in (("fit", getattr(kind, "fit_options", {})), ("sample", getattr(kind, "sample_options", {}))):
         if options:
             _table(f"{step} options of {name} (locsynth {step} ... --NAME VALUE)", ["option", "default", "what it does"],
@@ -680,7 +683,19 @@ def lbs(
     say(f"wrote {out}/lbs.csv, lbs.png and lbs.html")
 
 
-@app.command()
+def _attacks_help() -> str:
+    from . import suite
+
+    return f"Attacks to run, comma-separated: {', '.join(suite.attacks())}; 'all' or 'none'."
+
+
+def _flavour_help() -> str:
+    from . import suite
+
+    return suite.options()["standard_flavour"].help
+
+
+@app.command(cls=declared_command(helps={"attacks": _attacks_help, "standard_flavour": _flavour_help}))
 @reports_errors
 def benchmark(
     data: str = typer.Option(..., metavar="DIR[,DIR...]", help="Prepared datasets (each with train/ and test/)."),
@@ -690,15 +705,14 @@ def benchmark(
     repeats: int = typer.Option(3, help="Independent runs of each method and epsilon."),
     out: Path = typer.Option(..., "--out", "-o", help="Benchmark directory (rerun the same line to resume)."),
     size: Optional[int] = typer.Option(None, help="Traces of every synthetic set (default: the test set's)."),
-    attacks: str = typer.Option("reid,mia", help="Attacks to run: reid, mia, both, or 'none'."),
+    attacks: str = typer.Option("all", help="Attacks to run (the list: locsynth benchmark --help)."),
     param: List[str] = typer.Option([], "--param", metavar="METHOD.NAME=VALUE",
                                     help="A method's hyperparameter (repeatable), e.g. ppmtf.iterations=20."),
     seed: int = typer.Option(0, help="Seed of repeat 0 (repeat r uses seed + r); the evaluation's seed."),
     workers: Optional[int] = typer.Option(None, metavar="N", help="Run the runs on a local Dask cluster of N "
                                           "single-threaded worker processes."),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
-    standard_flavour: str = typer.Option("adatrace", metavar="adatrace|corrected|ldptrace",
-                                         help=STANDARD_FLAVOUR_HELP),
+    standard_flavour: str = typer.Option("adatrace", metavar="FLAVOUR", help="The standard suite's flavour."),
 ):
     """The field's benchmark: every applicable method on every dataset, at every epsilon, repeated,
     scored by every metric that applies (the standard suite, the papers' own, the attacks) into
@@ -712,7 +726,9 @@ def benchmark(
         epsilons = [float(e) for e in epsilon.split(",") if e.strip()]
     except ValueError:
         raise InputError(f"--epsilon takes numbers separated by commas, got {epsilon!r}") from None
-    run_attacks = [] if attacks.strip().lower() == "none" else [a.strip() for a in attacks.split(",") if a.strip()]
+    from .evaluate import parse_attacks
+
+    run_attacks = list(parse_attacks(attacks))
     with executor(workers, scheduler) as client, progress_bar() as bar:
         task = bar.add_task("benchmark", total=None)
         results = run_benchmark(dirs, out, methods=chosen, epsilons=epsilons, repeats=repeats, size=size,

@@ -112,7 +112,8 @@ class _Lines(_Background):
         import time
 
         now = time.monotonic()
-        self.tasks.append({"description": description, "total": total, "completed": 0, "start": now, "last": now})
+        self.tasks.append({"description": description, "base": description, "total": total, "completed": 0,
+                           "start": now, "last": now})
         return len(self.tasks) - 1
 
     def update(self, task: int, *, completed=None, total=None, description=None, advance=None, **kwargs):
@@ -121,13 +122,18 @@ class _Lines(_Background):
         t = self.tasks[task]
         now = time.monotonic()
         done = completed if completed is not None else t["completed"] + (advance or 0)
-        if _new_step(t["description"], description):
+        if _new_step(t["description"], description, t["base"]):
             t["total"] = total                 # None: this step's length is unknown, not the last one's
             t["start"] = now
+            t["base"] = description
+            t.pop("first", None)
         elif done < t["completed"] or (None not in (total, t["total"]) and total != t["total"]):
             t["start"] = now                   # a new phase under the same name
+            t.pop("first", None)
         t["description"] = t["description"] if description is None else description
         t["total"] = total if total is not None else t["total"]
+        if done > 0 and "first" not in t:
+            t["first"], t["first_done"] = now, done     # the rate is measured from here on
         t["completed"] = done
         if now - t["last"] >= self.every:
             t["last"] = now
@@ -140,8 +146,11 @@ class _Lines(_Background):
         if t["total"]:
             done, total = t["completed"], t["total"]
             text += f"{done}/{total} ({100 * done / total:.0f}%), {_clock(elapsed)} elapsed"
-            if done and (elapsed >= 1 or done == total):     # not from a step's first instant
-                text += f", about {_clock(elapsed * (total - done) / done)} left"
+            # the rate after the first unit done: the first carries one-time costs (numba compiling a
+            # Gibbs sweep's kernels made a first estimate 30 minutes for a fit of seconds)
+            since, more = now - t.get("first", now), done - t.get("first_done", done)
+            if more > 0 and since > 0:
+                text += f", about {_clock(since * (total - done) / more)} left"
         else:
             text += f"{_clock(elapsed)} elapsed"
         return text
@@ -202,9 +211,12 @@ def progress_bar():
                  TimeRemainingColumn(), console=_console(True), transient=True)
 
 
-def _new_step(current: str, description: str | None) -> bool:
-    """A new description starts a new step: its own total (None: unknown) and its own clock."""
-    return description is not None and description != current
+def _new_step(current: str, description: str | None, base: str | None = None) -> bool:
+    """A new description starts a new step: its own total (None: unknown) and its own clock; one
+    that only adds a status to the step's name (``base``: 'fitting ppmtf training RMSE 0.1') does not."""
+    if description is None or description == current:
+        return False
+    return not (base and description.startswith(base))
 
 
 def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:
@@ -248,11 +260,12 @@ def typer_params(options, skip=()) -> list:
     return [p for p in typer.main.get_command(holder).params if p.name in {q.name for q in params}]
 
 
-def declared_command(provider):
+def declared_command(provider=None, helps: dict | None = None):
     """A typer command class whose options are its function's plus ``provider()``'s (click
-    parameters), built only when the command itself runs or shows its help, so that listing the
-    commands imports nothing more. The callback reads them from ``ctx.params`` (see
-    :func:`given_options`)."""
+    parameters), and whose options named in ``helps`` take their help from ``helps[name]()`` (a
+    list read from a registry), built only when the command itself runs or shows its help, so that
+    listing the commands imports nothing more. The callback reads the provided options from
+    ``ctx.meta`` (see :func:`given_options`)."""
     from typer.core import TyperCommand
 
     class DeclaredCommand(TyperCommand):
@@ -260,7 +273,10 @@ def declared_command(provider):
             params = super().get_params(ctx)
             if not hasattr(self, "_declared"):
                 names = {p.name for p in params}
-                self._declared = [p for p in provider() if p.name not in names]
+                self._declared = [p for p in (provider() if provider else []) if p.name not in names]
+                for p in params:
+                    if p.name in (helps or {}):
+                        p.help = helps[p.name]()
             return [*params[:-1], *self._declared, params[-1]] if params else list(self._declared)
 
         def invoke(self, ctx):

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .cli_common import _refuse_existing, progress_bar, reports_errors, say, spinner
+from .cli_common import _refuse_existing, declared_command, progress_bar, reports_errors, say, spinner
 
 contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                           help="The PWS Cup anonymization contest: init, anonymize, pseudonymize, attack, score, analyze.")
@@ -202,10 +202,16 @@ def pseudonymize(
     say(f"wrote {out} ({published.n_traces} pseudonyms {ids['pse_id'].min()}..{ids['pse_id'].max()}) and {table}")
 
 
-@contest_app.command()
+def _contest_attacks_help() -> str:
+    from .contest.attacks import ATTACKS
+
+    return "The attack: " + ", ".join(ATTACKS) + "."
+
+
+@contest_app.command(cls=declared_command(helps={"name": _contest_attacks_help}))
 @reports_errors
 def attack(
-    name: str = typer.Argument(..., help="rand, visitprob, homeprob or fuzzy."),
+    name: str = typer.Argument(..., help="The attack (the list: locsynth contest attack --help)."),
     ref: Path = typer.Option(..., "--ref", help="Reference traces."),
     pub: Path = typer.Option(..., "--pub", help="Published (pseudonymized) traces."),
     regions: Path = REGIONS,

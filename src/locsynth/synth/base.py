@@ -487,8 +487,10 @@ def parameter_docs(cls) -> dict[str, str]:
             if line and not line.startswith(" ") and " : " in line:
                 left, right = line.split(" : ", 1)
                 entries.append(([n.strip() for n in left.split(",")], right.strip(), []))
-            elif line.strip() and entries:
+            elif line.startswith(" ") and line.strip() and entries:
                 entries[-1][2].append(line.strip())
+            elif line.strip():
+                break                                   # prose after the section
         for names, right, more in entries:
             # numpydoc's "name : type" then the text; the compact "name : text" has the text on the line
             is_type = more and len(right) <= 40 and ";" not in right and "." not in right
