@@ -117,7 +117,8 @@ def test_registry_names_lazy_imports_and_missing_extras(monkeypatch):
 
 
 def test_demo_skips_a_method_whose_dependency_is_missing(monkeypatch, train, tmp_path):
-    from locsynth.pipeline import run_demo, skip_reason
+    from locsynth.pipeline import run_demo
+    from locsynth.registry import skip_reason
 
     monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
     registry.register("dp-trips", "locsynth.no_such_module", "Nope", "synthesizer", "needs torch",
