@@ -12,7 +12,7 @@ import math
 
 import jinja2
 
-from .. import __version__
+from ..version import __version__
 from . import plots
 from .page import page
 from .labels import (HIGHER_IS_BETTER, PRIVACY, STANDARD, TRIPS, UTILITY, flavour_description, format_metric,
