@@ -287,10 +287,6 @@ def _finite(value) -> bool:
     return value is not None and math.isfinite(float(value))
 
 
-def _count(meta: dict, name: str, field: str):
-    return (meta.get(name) or {}).get(field)
-
-
 def _n(value) -> str:
     return f"{value:,}" if isinstance(value, int) else "—" if value is None else str(value)
 
