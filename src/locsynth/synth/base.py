@@ -421,7 +421,8 @@ def read_model_meta(path: Path) -> dict:
 
 
 def load_model(path: str | Path) -> Synthesizer:
-    """Load any saved synthesizer."""
+    """Load any saved synthesizer: :meth:`Synthesizer.load`, the one loader, under the name the
+    API guide gave it first."""
     return Synthesizer.load(path)
 
 
