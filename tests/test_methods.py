@@ -37,7 +37,10 @@ def checks(names):
             out.append(pytest.param(name, None, marks=pytest.mark.skip(
                 reason=f"{name} needs {', '.join(m.missing())}: pip install 'locsynth[{m.extra}]'")))
             continue
-        out += [pytest.param(name, check, id=f"{name}-{check.__name__}") for check in method_checks(registry.get(name))]
+        # the DP-sensitivity check is a statistical audit: the fast loop leaves it out
+        out += [pytest.param(name, check, id=f"{name}-{check.__name__}",
+                             marks=[pytest.mark.slow] if check.__name__ == "check_dp_sensitivity" else [])
+                for check in method_checks(registry.get(name))]
     return out
 
 

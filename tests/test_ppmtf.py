@@ -25,7 +25,7 @@ from locsynth.metrics.visits import keyed_visit_counts
 from locsynth.synth.ppmtf.tensors import build_tensors, select_cells
 
 AUTHORS = "PPMTF_TK_alp200_mnt100_mnv100"
-DATASETS = ["city", "pf"]
+DATASETS = ["city", pytest.param("pf", marks=pytest.mark.slow)]
 
 
 # -- full-matrix references of generate.py's kernels (the package computes MH rows only where a
@@ -40,7 +40,7 @@ def mh_matrix(m, l: int) -> np.ndarray:
     return out
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _mh_row(Q, QT, p, a, out):
     """Row ``a`` of Q_{n,l} (pi_{n,l} = ``p``) into ``out``."""
     inv = 1.0 / p[a]
@@ -54,7 +54,7 @@ def _mh_row(Q, QT, p, a, out):
     out[a] = 1.0 - total
 
 
-@numba.njit
+@numba.njit(cache=True)
 def generate_traces(Q, QT, piT, slots, uniforms, out, loglik):
     """Traces of one user from ``uniforms`` (n_traces, n_instants), one MH row at a time:
     locations into ``out`` and each trace's log p(y = M(n)) into ``loglik`` (paper 001 §3.5)."""
@@ -181,7 +181,7 @@ def authors_factors(pf_dir):
     return {k: np.loadtxt(d / f"modelparameter_Itr100_{k}.csv", delimiter=",") for k in "ABCD"}
 
 
-@pytest.fixture(params=["city", "authors"])
+@pytest.fixture(params=["city", pytest.param("authors", marks=pytest.mark.slow)])
 def factors(request):
     """Factors of the city's fit, then the authors' PF factors (skipped without the PF data)."""
     if request.param == "city":
@@ -399,6 +399,7 @@ def test_pd_buckets_in_the_kernel_equal_the_reference_buckets():
         assert [_bucket(x, eta) for x in ll] == buckets(ll, eta).tolist()
 
 
+@pytest.mark.slow
 def test_scalable_pd_test_equals_the_full_matrix_reference(city_fit, monkeypatch):
     """pdtest.pd_test_factors (a block of candidates at a time, float32 products, stays from the
     factors) gives the counts of the reference pd_test (each user's full MH matrices through
