@@ -13,6 +13,7 @@ the page and this table agree.
 """
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -77,6 +78,12 @@ def sources(root: Path = ROOT) -> dict[str, tuple[str, bool]]:
 SOURCES = sources()
 
 
+@functools.lru_cache(maxsize=None)
+def parse(source: str) -> ast.Module:
+    """The syntax tree of ``source``, parsed once (the tests only read it)."""
+    return ast.parse(source)
+
+
 def _is_importer(call: ast.Call) -> bool:
     f = call.func
     return (isinstance(f, ast.Name) and f.id in IMPORTERS) or (isinstance(f, ast.Attribute) and f.attr in IMPORTERS)
@@ -104,7 +111,7 @@ def imports(name: str, source: str, package: bool, known, index: bool = True) ->
     ``index=False`` leaves out names (strings, ``import_module``) of modules in ``name``'s own part:
     a table of the package's own modules loaded later is its index, not a circle of the code."""
     anchor = name if package else name.rsplit(".", 1)[0]
-    tree = ast.parse(source)
+    tree = parse(source)
     table = _table(tree) if name == REGISTRY else None
     skip = {id(n) for n in ast.walk(table)} if table is not None else set()   # read apart, by declared()
     found = set()
@@ -144,14 +151,14 @@ def imports(name: str, source: str, package: bool, known, index: bool = True) ->
 
 def dynamic(name: str, source: str) -> list[str]:
     """The lines of ``name`` that call ``import_module`` (or ``__import__``) on a computed name."""
-    return [f"{name}:{node.lineno}" for node in ast.walk(ast.parse(source))
+    return [f"{name}:{node.lineno}" for node in ast.walk(parse(source))
             if isinstance(node, ast.Call) and _is_importer(node) and node.args
             and not (isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str))]
 
 
 def declared(source: str) -> list[tuple[str, str]]:
     """The (module, class) of every entry of the registry's table."""
-    table = _table(ast.parse(source))
+    table = _table(parse(source))
     return [] if table is None else [(call.args[1].value, call.args[2].value) for call in ast.walk(table.value)
                                      if isinstance(call, ast.Call) and len(call.args) >= 3]
 
@@ -218,7 +225,7 @@ def test_the_registry_table_names_classes_that_exist():
     assert len(entries) >= 17
     for module, cls in entries:
         assert module in SOURCES, module
-        tree = ast.parse(SOURCES[module][0])
+        tree = parse(SOURCES[module][0])
         names = {n.name for n in tree.body if isinstance(n, ast.ClassDef)} | \
                 {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
         assert cls in names, f"{module} has no class {cls}"
@@ -298,7 +305,7 @@ def test_architecture_shows_this_floor_table():
 def test_no_function_is_longer_than_100_lines():
     long = []
     for name, (source, _) in SOURCES.items():
-        for node in ast.walk(ast.parse(source)):
+        for node in ast.walk(parse(source)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
                 if length > 100:
