@@ -1,10 +1,22 @@
-"""Shared fixtures: the public datasets in ../shared/data, read in place (never copied)."""
+"""Shared fixtures: the public datasets in ../shared/data, read in place (never copied).
+
+A test that reads them (through ``data_dir``, tests/io's ``dataset`` or a fixture built on them)
+is a real-data run and is marked ``slow``, so that ``pytest -m "not slow"`` is the fast loop
+(docs/development.md); the long statistical audits and end-to-end runs carry the marker
+themselves."""
 
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.hookimpl(tryfirst=True)                    # before -m deselects by marker
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if {"data_dir", "dataset"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

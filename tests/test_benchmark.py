@@ -60,6 +60,7 @@ def test_parse_params_reads_values_and_names_the_valid_ones():
         bm.parse_params(["iterations=20"])
 
 
+@pytest.mark.slow
 def test_benchmark_writes_results_of_the_reference_size_resumes_and_refuses_other_settings(city, tmp_path,
                                                                                            monkeypatch):
     out = tmp_path / "bench"
@@ -110,6 +111,7 @@ def test_the_leaderboard_marks_no_baseline_best_and_ranks_only_protecting_method
     assert "Privacy-utility frontier on city" in html and "Utility against epsilon on city" in html
 
 
+@pytest.mark.slow
 def test_runs_on_a_cluster_equal_the_serial_runs(city, tmp_path):
     from locsynth.parallel import executor
 

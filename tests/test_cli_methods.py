@@ -184,6 +184,7 @@ def test_sgd_copies_the_first_events(pair):
         assert np.array_equal(loc_s[t[first]], loc[first])
 
 
+@pytest.mark.slow
 def test_demo_runs_every_method_on_a_prepared_pair(pair, tmp_path):
     res = ok("demo", "--data", pair, "--out", tmp_path / "demo", "--iterations", "3")
     for name in ("ppmtf", "ppmtf-plus", "sgd", "uniform", "training", "krr", "planar-laplace"):

@@ -265,9 +265,16 @@ def test_evaluate_reports_colocations_for_a_set_with_friends(gowalla):
     # epsilon1 = 5: at 1, p' (about 0.018 + Lap(0.005)) is clamped to 0, leaving no friends, 1 run in 80
     synthetic = CoLocation(theta=100, epsilon1=5.0).fit(train).sample(seed=1)
     report = evaluate(train, test, synthetic, attacks=("mia",), sglt=False)
-    for key in ("coloc_population_mae", "coloc_population_mse", "coloc_transition_mae", "coloc_transition_mse"):
-        row = report.metrics[key]
-        assert row["synthetic"] >= 0 and row["training"] >= 0 and row["uniform"] >= 0
+    from locsynth.metrics.colocation import population_error, transition_error
+
+    for name, error in (("population", population_error), ("transition", transition_error)):
+        for column, other in (("synthetic", synthetic), ("training", train)):
+            want = error(test, other)
+            assert 0 < want["mse"] <= want["mae"] < 1                   # errors of shares: squares are smaller
+            for stat in ("mae", "mse"):
+                assert report.metrics[f"coloc_{name}_{stat}"][column] == pytest.approx(want[stat])
+        # the other half of the real users predicts the test users better than a uniform guess
+        assert report.metrics[f"coloc_{name}_mae"]["training"] < report.metrics[f"coloc_{name}_mae"]["uniform"]
     c = report.meta["colocations"]
     assert c["synthetic"]["friends"] > c["synthetic"]["non_friends"] and c["colocations_placed"] == 100
     html = report.to_html()

@@ -76,6 +76,7 @@ def run(counts_of, x1, x2):
                  statistic=loss_statistic(q1, q2, C / EPS))
 
 
+@pytest.mark.slow
 def test_colocation_counts_with_laplace_hold_epsilon_on_the_star():
     x1, x2 = star()
     q = colocation_counts(x1, C)
@@ -84,6 +85,7 @@ def test_colocation_counts_with_laplace_hold_epsilon_on_the_star():
     assert result.passed, str(result)
 
 
+@pytest.mark.slow
 def test_a_mutant_without_trimming_is_caught():
     x1, x2 = star()
     assert np.abs(colocation_counts(x1) - colocation_counts(x2)).sum() == 4
@@ -91,6 +93,7 @@ def test_a_mutant_without_trimming_is_caught():
     assert not result.passed, str(result)
 
 
+@pytest.mark.slow
 def test_fig5s_reading_has_a_knock_on_effect_and_fails():
     x1, x2 = star()
     change = np.abs(fig5_counts(x1, C) - fig5_counts(x2, C)).sum()
@@ -99,6 +102,7 @@ def test_fig5s_reading_has_a_knock_on_effect_and_fails():
     assert not result.passed, str(result)
 
 
+@pytest.mark.slow
 def test_colocation_counts_with_privelet_hold_epsilon_on_the_star():
     """The mechanism proper (noisy wavelet coefficients of the trimmed counts; reconstruction is
     post-processing) over root > category > location, trimming at c = 1 (removing user 0 changes
@@ -128,6 +132,7 @@ def test_colocation_counts_with_privelet_hold_epsilon_on_the_star():
     assert not without_rho.passed, str(without_rho)
 
 
+@pytest.mark.slow
 def test_tpm_path_holds_epsilon_and_its_untrimmed_mutant_is_caught():
     """Neighbours differ in a user with 5 transitions; C = 2 are read."""
     base = [[(0, 0), (1, 1)], [(0, 2), (1, 2)]]

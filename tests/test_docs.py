@@ -1,5 +1,6 @@
 """The README keeps the two set-up commands CI runs, verbatim, and stays short; the docs site's
-pages exist (mkdocs build --strict checks their links in CI)."""
+pages exist (mkdocs build --strict checks their links in CI), and its API reference lists every
+public class."""
 
 import re
 from pathlib import Path
@@ -28,3 +29,18 @@ def test_every_page_of_the_site_exists():
     assert len(nav) >= 12
     for page in nav:
         assert (ROOT / "docs" / page).is_file(), page
+
+
+def test_the_api_reference_lists_every_public_class():
+    """The protocol, the common checks and every registered method's class (a method registered
+    without a page here fails)."""
+    from locsynth import registry
+
+    listed = set(re.findall(r"^::: (\S+)", (ROOT / "docs" / "api_reference.md").read_text(), flags=re.M))
+    public = {"locsynth.synth.base.Synthesizer", "locsynth.synth.base.Anonymizer", "locsynth.synth.base.Tags",
+              "locsynth.testing.check_method", "locsynth.traces.TraceSet", "locsynth.registry"}
+    for name in registry.names():
+        if not registry.method(name).missing():
+            cls = registry.get(name)
+            public.add(f"{cls.__module__}.{cls.__qualname__}")
+    assert public - listed == set()

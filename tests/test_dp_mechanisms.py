@@ -65,6 +65,7 @@ def test_planar_laplace_on_a_grid():
           statistic=loss, bins=np.linspace(-EPS, EPS, 11)[1:-1])
 
 
+@pytest.mark.slow
 def test_privelet_on_a_hierarchy():
     """The mechanism proper (noisy wavelet coefficients; the reconstruction is post-processing),
     with the privacy loss under the claimed noise as the statistic."""
@@ -169,6 +170,7 @@ def test_hierarchies_of_spaces():
     assert cats.parent[0] == cats.parent[2] != cats.parent[1] and cats.depth[:3].tolist() == [2, 2, 2]
 
 
+@pytest.mark.slow
 def test_noisy_top_k_of_monotone_counts():
     """OpenDP's noisy top-k (privacy/topk.py), k = 2 of 3, on counts one user raises by 1 (as
     prepare --dp-epsilon's visitors per venue): the ordered pair chosen is the output."""
@@ -190,6 +192,7 @@ def test_noisy_top_k_of_monotone_counts():
         noisy_top_k(np.array([1, 2, 3]), 4, EPS)
 
 
+@pytest.mark.slow
 def test_noisy_top_k_draws_exponential_noise_permute_and_flip_not_gumbel():
     """Issue #35: OpenDP's pure-DP top-k adds exponential noise (report-noisy-max with exponential
     noise is permute-and-flip), not Gumbel noise as the docstrings said. Scores 0 and 1 at scale 1:

@@ -273,6 +273,7 @@ def gaussian_delta(epsilon, sigma):
     return norm.cdf(0.5 / sigma - epsilon * sigma) - np.exp(epsilon) * norm.cdf(-0.5 / sigma - epsilon * sigma)
 
 
+@pytest.mark.slow
 def test_a_dp_sgd_step_holds_its_epsilon_and_delta_and_an_unclipped_one_is_caught():
     """One step's released sum (the clipped sum plus the optimizer's noise) on neighbouring batches,
     one with an extra trip whose gradient is far longer than C: the statistic is the output along

@@ -185,6 +185,7 @@ def run_audit(x1, x2):
                  repeats=REPEATS, bins=BINS, statistic=loss_statistic(x1, x2))
 
 
+@pytest.mark.slow
 def test_noisy_tree_holds_epsilon_and_a_mutant_without_truncation_is_caught():
     """Neighbours differ in one trip of six cells; l_max = 2 keeps two. Truncated, the trip moves
     each level's counts by l_max = 2 (the worst case); untruncated, by 6."""

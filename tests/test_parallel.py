@@ -151,6 +151,7 @@ def cli(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_cli_workers_and_scheduler_equal_serial(client, city, tmp_path):
     city["ppmtf"].save(tmp_path / "model")
     res = cli("sample", tmp_path / "model", "--out", tmp_path / "serial", "--traces-per-user", 2, "--seed", 3)
@@ -183,6 +184,7 @@ def test_cli_workers_and_scheduler_equal_serial(client, city, tmp_path):
     assert res.exit_code == 2 and "not both" in res.output and not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_sglt_on_the_cluster_equals_serial(client, city):
     from locsynth.synth.sglt import SGLT
 

@@ -17,7 +17,7 @@ from locsynth.metrics.population import population_by_slot, tp_tv
 from locsynth.privacy.plausible_deniability import buckets, pd_test
 from locsynth.simulate import simulate
 from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
-from locsynth.synth.ppmtf.generate import mh_matrix, reconstruct
+from locsynth.synth.ppmtf.generate import _draw, reconstruct
 from locsynth.synth.ppmtf.gibbs import (Prior, draw_rows, draw_user_rows, gibbs_step, gram_sums, init_state, rmse,
                                         sample_hyperparameters)
 from locsynth.metrics.transitions import keyed_transition_counts
@@ -25,7 +25,53 @@ from locsynth.metrics.visits import keyed_visit_counts
 from locsynth.synth.ppmtf.tensors import build_tensors, select_cells
 
 AUTHORS = "PPMTF_TK_alp200_mnt100_mnv100"
-DATASETS = ["city", "pf"]
+DATASETS = ["city", pytest.param("pf", marks=pytest.mark.slow)]
+
+
+# -- full-matrix references of generate.py's kernels (the package computes MH rows only where a
+# -- trace is; these build the whole matrix, for small spaces)
+
+def mh_matrix(m, l: int) -> np.ndarray:
+    """The full MH matrix Q_{n,l} (paper 001 eq. 5) of the user model ``m``."""
+    p = m.piT[l]
+    out = np.minimum(m.Q, p[None, :] * m.QT / p[:, None])
+    np.fill_diagonal(out, 0.0)
+    out[np.diag_indices_from(out)] = 1.0 - out.sum(axis=1)
+    return out
+
+
+@numba.njit(cache=True)
+def _mh_row(Q, QT, p, a, out):
+    """Row ``a`` of Q_{n,l} (pi_{n,l} = ``p``) into ``out``."""
+    inv = 1.0 / p[a]
+    total = 0.0
+    for b in range(Q.shape[0]):
+        f, r = Q[a, b], p[b] * QT[a, b] * inv
+        v = f if f < r else r
+        out[b] = v
+        total += v
+    total -= out[a]
+    out[a] = 1.0 - total
+
+
+@numba.njit(cache=True)
+def generate_traces(Q, QT, piT, slots, uniforms, out, loglik):
+    """Traces of one user from ``uniforms`` (n_traces, n_instants), one MH row at a time:
+    locations into ``out`` and each trace's log p(y = M(n)) into ``loglik`` (paper 001 §3.5)."""
+    n_traces, T = uniforms.shape
+    row = np.empty(Q.shape[0])
+    for k in range(n_traces):
+        p0 = piT[slots[0]]
+        a = _draw(p0, uniforms[k, 0])
+        out[k, 0] = a
+        ll = np.log(p0[a])
+        for t in range(1, T):
+            _mh_row(Q, QT, piT[slots[t]], a, row)
+            b = _draw(row, uniforms[k, t])
+            ll += np.log(row[b])
+            a = b
+            out[k, t] = a
+        loglik[k] = ll
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +181,7 @@ def authors_factors(pf_dir):
     return {k: np.loadtxt(d / f"modelparameter_Itr100_{k}.csv", delimiter=",") for k in "ABCD"}
 
 
-@pytest.fixture(params=["city", "authors"])
+@pytest.fixture(params=["city", pytest.param("authors", marks=pytest.mark.slow)])
 def factors(request):
     """Factors of the city's fit, then the authors' PF factors (skipped without the PF data)."""
     if request.param == "city":
@@ -353,6 +399,7 @@ def test_pd_buckets_in_the_kernel_equal_the_reference_buckets():
         assert [_bucket(x, eta) for x in ll] == buckets(ll, eta).tolist()
 
 
+@pytest.mark.slow
 def test_scalable_pd_test_equals_the_full_matrix_reference(city_fit, monkeypatch):
     """pdtest.pd_test_factors (a block of candidates at a time, float32 products, stays from the
     factors) gives the counts of the reference pd_test (each user's full MH matrices through
@@ -478,7 +525,6 @@ def test_scalable_generation_equals_the_full_matrix_reference(fitted):
     """sample_users (MH rows along the path, float32 normalisers) gives the traces of the
     full-matrix reference (mh_matrix / generate_traces) and their log-likelihoods to 1e-6."""
     from locsynth.rng import user_uniforms
-    from locsynth.synth.ppmtf.generate import generate_traces
 
     model, _ = fitted
     T = model.time_.instants_per_day

@@ -57,6 +57,7 @@ def without_last(ts):
 
 # -- synthesizers under add/remove-one ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_tpm_release_holds_its_epsilon_and_the_exact_size_is_caught():
     from locsynth.synth.tpm import TPM
 
@@ -73,6 +74,7 @@ def test_tpm_release_holds_its_epsilon_and_the_exact_size_is_caught():
     assert not result.passed, str(result)
 
 
+@pytest.mark.slow
 def test_ngram_release_holds_its_epsilon_and_the_exact_size_is_caught():
     from locsynth.synth.ngram import NGRAM
 
@@ -90,6 +92,7 @@ def test_ngram_release_holds_its_epsilon_and_the_exact_size_is_caught():
     assert not audited(exact, 0, eps).passed
 
 
+@pytest.mark.slow
 def test_privtrace_release_holds_its_epsilon_and_the_exact_size_is_caught():
     from locsynth.synth.privtrace import PrivTrace
 
@@ -106,6 +109,7 @@ def test_privtrace_release_holds_its_epsilon_and_the_exact_size_is_caught():
     assert not audited(exact, 0, eps).passed
 
 
+@pytest.mark.slow
 def test_dptrip_publishes_a_delta_and_a_plan_from_a_dp_count_and_the_exact_count_is_caught():
     """DP-SGD's noise is audited by Opacus' accountant (tests/test_dptrip.py); what the release adds
     is the ledger's delta, sampling rate and steps, which the paper takes from the exact number of
@@ -140,6 +144,7 @@ def friends_of(ts, edges):
     return replace(ts, friends=np.asarray(edges, np.int32))
 
 
+@pytest.mark.slow
 def test_colocation_release_holds_its_epsilon_for_replace_one_and_is_not_add_remove_dp():
     """Paper 000 takes n public (node DP with n fixed): neighbours have the same n users and differ
     in one user's data and friendships. The ledger states that relation (the counts' add/remove
@@ -163,6 +168,7 @@ def test_colocation_release_holds_its_epsilon_for_replace_one_and_is_not_add_rem
 
 # -- per-event anonymizers: replace one event's location ---------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["krr", "planar-laplace"])
 def test_per_event_anonymizers_hold_their_epsilon_and_a_weakened_one_is_caught(kind):
     from locsynth.anonymize.obfuscate import KRR, PlanarLaplace
@@ -276,6 +282,7 @@ def test_prepare_chooses_pois_under_dp_and_its_spend_reaches_every_model(data_di
         prepare(root, "gowalla", tmp_path / "x", pois=5, candidates=tmp_path / "public.csv")
 
 
+@pytest.mark.slow
 def test_a_data_derived_candidate_list_is_caught_and_named_not_covered():
     """Issue #35's audit, small: a venue only one user visited is a candidate of the DP top-k only
     when that user is in the data. On D and D' = D without that user, 'the venue is chosen' happens
@@ -365,6 +372,7 @@ def test_the_sensitivity_check_catches_an_empty_trajectory_weighted_as_one():
         check_dp_sensitivity(OldPrivTrace, data, {})
 
 
+@pytest.mark.slow
 def test_the_sensitivity_check_catches_tpm_trimming_per_trace():
     """TPM before #35 trimmed each trace and counted traces: a user of 3 traces added 15
     transitions against the recorded sensitivity 5, and 3 to the count of 'users'."""

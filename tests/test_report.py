@@ -297,4 +297,11 @@ def test_labels_of_coincident_points_are_merged_and_placed_apart():
     fig.canvas.draw()
     boxes = [t.get_window_extent() for t in texts]
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
-    assert isinstance(fig, matplotlib.figure.Figure)
+    inside, dots = ax.get_window_extent(), {name: ax.transData.transform((x, y)) for name, x, y, _ in points}
+    for text, box in zip(texts, boxes):
+        names = text.get_text().split(" = ")
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1, names
+        assert not [other for other, dot in dots.items() if other not in names and box.contains(*dot)], names
+    colours = {t.get_text(): matplotlib.colors.to_hex(t.get_color()) for t in texts}   # baselines in grey
+    assert colours == {"training = none = cheat": "#666666", "uniform": "#666666", "krr": "#111111",
+                       "sglt": "#111111"}

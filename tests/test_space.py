@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from locsynth import Grid, InputError, POISpace
-from locsynth.io.foursquare_categories import TOP_LEVEL, TOP_LEVELS, top_level
+from locsynth.categories import TOP_LEVEL, TOP_LEVELS, top_level
 from locsynth.privacy.privelet import generalized_sensitivity
 from locsynth.space import Hierarchy, haversine_m
 

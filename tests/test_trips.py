@@ -10,11 +10,11 @@ from helpers import traceset
 
 from locsynth import InputError
 from locsynth.metrics.trips import (frequent_pattern_precision, jensen_shannon, pattern_supports,
-                                    source_destination_emd, top_patterns, trip_length_jsd)
+                                    source_destination_emd, top_patterns, trip_length_jsd, trip_statistics)
 from locsynth.space import haversine_m
 from locsynth.traces import TraceSet
 from locsynth.cab_trips import (PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
-                            make_trips, merge_self_loops, read_trips, trip_grid, trip_statistics, weekday_trips)
+                            make_trips, merge_self_loops, read_trips, trip_grid, weekday_trips)
 
 GRID = trip_grid(250)
 
@@ -325,7 +325,7 @@ def test_uniform_on_trips_keeps_each_trips_instants_and_draws_uniform_cells(tmp_
     """A day's walk per trip would be 1,440 events for a trip of a few: Uniform keeps the trips'
     instants, draws every cell uniformly (all cells about equally often), is seeded, and saves."""
     from helpers import trip_set
-    from locsynth.synth import load_model
+    from locsynth.synth import Synthesizer
     from locsynth.synth.baselines import Uniform
 
     paths = [[0, 1, 2], [1, 2], [2, 1, 0, 1]] * 400
@@ -339,4 +339,4 @@ def test_uniform_on_trips_keeps_each_trips_instants_and_draws_uniform_cells(tmp_
     assert np.array_equal(model.sample(users=np.arange(1200), seed=3).loc, syn.loc)
     assert not np.array_equal(model.sample(users=np.arange(1200), seed=4).loc, syn.loc)
     model.save(tmp_path / "u")
-    assert np.array_equal(load_model(tmp_path / "u").sample(users=np.arange(1200), seed=3).loc, syn.loc)
+    assert np.array_equal(Synthesizer.load(tmp_path / "u").sample(users=np.arange(1200), seed=3).loc, syn.loc)

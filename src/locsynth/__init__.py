@@ -1,21 +1,33 @@
 """locsynth: synthesize privacy-preserving location traces and measure their utility and privacy.
 
-The data model and the spaces are imported on first use, so that ``locsynth --help`` and a
-command that needs little start fast.
+This is the package's face: the data model's classes and every registered method's class
+(``locsynth.TraceSet``, ``locsynth.PPMTF``, ``locsynth.KRR``, ...) are imported on first use, so
+that ``locsynth --help`` and a command that needs little start fast. The methods come from
+:mod:`locsynth.registry` by class name, so a method registered there is exported here too.
 """
 
+from . import registry
 from .errors import InputError
+from .version import __version__
 
-__version__ = "0.2.0"
-_LAZY = {"Grid": "space", "POISpace": "space", "Space": "space", "TimeAxis": "timeaxis", "TraceSet": "traces"}
+#: the data model's classes and the modules they live in (full names, which the layer test reads)
+_DATA_MODEL = {"Grid": "locsynth.space", "POISpace": "locsynth.space", "Space": "locsynth.space",
+               "TimeAxis": "locsynth.timeaxis", "TraceSet": "locsynth.traces"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
+    if name in _DATA_MODEL:
         import importlib
 
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        return getattr(importlib.import_module(_DATA_MODEL[name]), name)
+    method = registry.by_class(name)
+    if method is not None:
+        return registry.get(method.name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Grid", "InputError", "POISpace", "Space", "TimeAxis", "TraceSet", "__version__"]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+__all__ = sorted(["InputError", "__version__", *_DATA_MODEL, *registry.class_names()])

@@ -94,7 +94,7 @@ def plan(data: list[Path], methods: list[str] | None, epsilons: list[float], rep
          ) -> tuple[list[Run], list[dict]]:
     """The runs, and the (dataset, method, reason) of every pair that cannot run, from the tags."""
     from . import registry
-    from .pipeline import skip_reason
+    from .registry import skip_reason
     from .validation import check_count, check_epsilon
 
     repeats = check_count(repeats, "repeats")

@@ -23,7 +23,8 @@ function below:
 
 The output is a TraceSet whose traces are the trips (ragged), on the grid, with 60-second
 instants in Pacific time (slots of one hour), and user-table columns ``user_id`` (the trip,
-``cab-00012``), ``cab`` and ``hour``. :func:`trip_statistics` gives the columns of Table 1.
+``cab-00012``), ``cab`` and ``hour``. :func:`locsynth.metrics.trips.trip_statistics` gives the
+columns of Table 1.
 
 Where §8.2 leaves a choice open, the choice is written beside the code (search "Choice:").
 """
@@ -322,16 +323,5 @@ def _traceset(visits: Visits, ids, hour: np.ndarray, grid: Grid, timezone: str, 
 
 # -- Table 1 -----------------------------------------------------------------------------------
 
-def trip_statistics(trips: TraceSet) -> dict:
-    """The columns of paper 004 Table 1: |D| trips, |L| cells visited, and the trip length (cells
-    per trip) max, mean and standard deviation (population, ddof = 0), plus the minimum."""
-    if trips.n_traces == 0:
-        raise InputError("no trips to describe")
-    length = trips.counts()
-    return {"trips": int(trips.n_traces), "cells": int(np.unique(trips.loc).size),
-            "length_max": int(length.max()), "length_mean": float(length.mean()),
-            "length_sd": float(length.std()), "length_min": int(length.min())}
-
-
 __all__ = ["PAPER_BBOX", "TIMEZONE", "Visits", "aggregate", "bad_trips", "interpolate_gaps", "majority_hour",
-           "make_trips", "merge_self_loops", "read_trips", "trip_grid", "trip_statistics", "weekday_trips"]
+           "make_trips", "merge_self_loops", "read_trips", "trip_grid", "weekday_trips"]

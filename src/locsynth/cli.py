@@ -237,7 +237,7 @@ def prepare(
         clock = "each point's local time" if ts.info.get("timezones") else ts.time.timezone
         say(f"  hour of day ({clock}): {describe_hours(ts.time.hour_profile(ts.t))}")
         if "trips" in ts.info:
-            from .cab_trips import trip_statistics
+            from .metrics.trips import trip_statistics
 
             t = trip_statistics(ts)
             say(f"  trips (paper 004 Table 1): {t['trips']} trips, {t['cells']} cells visited, length mean "

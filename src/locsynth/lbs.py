@@ -330,7 +330,7 @@ def run_lbs(test: str | Path, *, train: str | Path | None = None, model: str | P
     notes, ``spinner(text)`` wraps the fit."""
     import contextlib
 
-    from .synth.base import load_model
+    from .synth.base import Synthesizer
     from .synth.sglt import SGLT
 
     say = say or (lambda _: None)
@@ -345,7 +345,7 @@ def run_lbs(test: str | Path, *, train: str | Path | None = None, model: str | P
         say(f"note: the LBS scenario (paper 002 §VII) is made for users' daily traces; {test} holds "
             f"{users.n_traces} trips, one per trace, which it treats as {users.n_traces} users' days; going on")
     if model is not None:
-        fitted, source = load_model(model), f"the SGLT model {model}"
+        fitted, source = Synthesizer.load(model), f"the SGLT model {model}"
         if train is not None:
             say(f"using the model {model}; --train {train} is not read")
     else:

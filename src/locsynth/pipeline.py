@@ -16,34 +16,13 @@ import time
 from pathlib import Path
 
 from .errors import InputError
+from .registry import skip_reason
 from .traces import TraceSet, atomic_output
 
 DEMO_MARKER = "demo.json"
 #: the demo table's columns: metric key and a short header (report.html has every metric)
 SUMMARY = (("tp_tv", "TP-TV"), ("tm_emd_x", "EMD-X"), ("tm_emd_y", "EMD-Y"), ("reid_rate", "re-id"),
            ("mia_advantage", "MIA adv"))
-
-
-def skip_reason(name: str, train: TraceSet) -> str | None:
-    """Why method ``name`` cannot run on ``train`` (None: it can)."""
-    from . import registry
-
-    m = registry.method(name)
-    missing = m.missing()
-    if missing:
-        return (f"needs {', '.join(missing)}: pip install 'locsynth[{m.extra}]'" if m.extra
-                else f"needs {', '.join(missing)}")
-    tags = registry.get(name).tags
-    if tags.generalizes:
-        return "its output has deleted and generalized events, which the contest scores (locsynth contest run)"
-    if tags.trips and tags.mismatch(train, name):
-        return ("it synthesizes trips (one trace per trip with its hour), not daily traces: run it on "
-                "'locsynth prepare --format cab-trips' (or geolife-trips) output")
-    if tags.mismatch(train, name):
-        for_trips = [n for n in registry.names() if registry.get(n).tags.trips or registry.get(n).tags.ragged]
-        return ("it synthesizes users' daily traces (walks over every instant of a day), not trips: the methods "
-                f"for trips are those tagged 'trips' or 'ragged' ({', '.join(for_trips)})")
-    return tags.unmet(train)
 
 
 def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path | None = None,

@@ -1,11 +1,19 @@
 """Every method by name: where its class lives, imported only when the method is used.
 
     registry.get("ppmtf")            # -> the PPMTF class (imports locsynth.synth.ppmtf now)
-    registry.names("synthesizer")    # ['ppmtf', 'ppmtf-plus', 'sgd', 'training', 'uniform']
+    registry.names("anonymizer")     # ['cheat', 'kmeans', 'krr', 'mrlh', 'none', 'planar-laplace']
 
 A method whose optional dependency is missing (torch for DP-SGD) stays listed; asking for it
 raises an InputError that names the extra to install. Third-party methods join with
 :func:`register`.
+
+The registry stands on the ground floor, so that every floor can look a method up by name (a
+saved model's class, ``locsynth.synth``'s exports, the report's baselines, the demo, the CLI).
+:data:`BUILT_IN` names modules on the floors above (the methods, and the contest's defence); it is
+the one table of upward names the layer test allows (tests/test_layers.py checks that each entry
+names a module and a class that exist, and that nothing else here names a module above). A name is
+not an import: :func:`get` imports a method's module when a caller asks for it, and hands the
+class to that caller.
 """
 
 from __future__ import annotations
@@ -44,7 +52,45 @@ class Method:
         return [m for m in self.requires if importlib.util.find_spec(m) is None]
 
 
-_METHODS: dict[str, Method] = {}
+#: the built-in methods, in no particular order (:func:`names` sorts them)
+BUILT_IN: tuple[Method, ...] = (
+    Method("ppmtf", "locsynth.synth.ppmtf.model", "PPMTF", "synthesizer",
+           "PPMTF: Bayesian multiple tensor factorization, MH generation, PD test (Murakami et al., PoPETs 2021)"),
+    Method("ppmtf-plus", "locsynth.synth.ppmtf.model", "PPMTFPlus", "synthesizer",
+           "PPMTF+: virtual users from PPMTF's feature distribution, optional homes (PoPETs 2023, App. A, D)"),
+    Method("sglt", "locsynth.synth.sglt.model", "SGLT", "synthesizer",
+           "SGLT: semantic classes, randomized Viterbi from seeds, privacy tests (Bindschaedler and Shokri, S&P 2016)"),
+    Method("sgd", "locsynth.synth.baselines", "SGD", "synthesizer",
+           "SGD: one Markov chain per time slot for all users, xi events kept (paper 001 App. C)"),
+    Method("tpm", "locsynth.synth.tpm", "TPM", "synthesizer",
+           "TPM: one DP transition matrix for all users, walks from its stationary distribution (paper 000 §5.3)"),
+    Method("ngram", "locsynth.synth.ngram", "NGRAM", "synthesizer",
+           "NGRAM: DP variable-length n-grams, Markov-consistent, sequences by walks (Chen et al., CCS 2012)"),
+    Method("privtrace", "locsynth.synth.privtrace", "PrivTrace", "synthesizer",
+           "PrivTrace: adaptive two-level grid, first- and second-order DP Markov counts, walks (Wang et al., USENIX Sec 2023)"),
+    Method("dptrip", "locsynth.synth.dptrip.model", "DPTrip", "synthesizer",
+           "DPTrip: DP-SGD VAE of (source, destination, hour), DP-SGD next hops, shortest paths (Lestyan et al.)",
+           requires=("torch", "opacus"), extra="dp"),
+    Method("colocation", "locsynth.synth.colocation.model", "CoLocation", "synthesizer",
+           "Co-locations: DP friendship probability and co-location counts, TPM completion (Narita et al., DPM 2021)"),
+    Method("uniform", "locsynth.synth.baselines", "Uniform", "synthesizer",
+           "Uniform: every event at a uniformly random location (the no-utility baseline)"),
+    Method("training", "locsynth.synth.baselines", "Training", "synthesizer",
+           "Training: the training traces released as they are (the no-privacy baseline)"),
+    Method("krr", "locsynth.anonymize.obfuscate", "KRR", "anonymizer",
+           "k-RR: every event's location through k-ary randomized response (local DP per event)"),
+    Method("none", "locsynth.anonymize.shuffle", "NoObfuscation", "anonymizer",
+           "No obfuscation: the traces as they are (the contest then only pseudonymizes; paper 003 §4.1)"),
+    Method("mrlh", "locsynth.anonymize.generalize", "MRLH", "anonymizer",
+           "MRLH: merge grid cells by dropping low coordinate bits, hide events with probability lam (paper 003 §4.1)"),
+    Method("cheat", "locsynth.anonymize.shuffle", "Cheat", "anonymizer",
+           "Cheating anonymization: whole traces shuffled among the first share p of users (paper 003 §4.1)"),
+    Method("kmeans", "locsynth.contest.defence", "KMeansDefence", "anonymizer",
+           "The PWS Cup 2019 winner: k-means on visit counts, moves toward the cluster mean within s_U >= s_req (paper 003 §5.2)"),
+    Method("planar-laplace", "locsynth.anonymize.obfuscate", "PlanarLaplace", "anonymizer",
+           "Planar Laplace: every event moved by geo-indistinguishable noise and snapped to the grid"),
+)
+_METHODS: dict[str, Method] = {m.name: m for m in BUILT_IN}
 
 
 def register(name: str, module: str, cls: str, kind: str, summary: str, requires: tuple[str, ...] = (),
@@ -55,43 +101,6 @@ def register(name: str, module: str, cls: str, kind: str, summary: str, requires
     method = Method(name, module, cls, kind, summary, tuple(requires), extra)
     _METHODS[name] = method
     return method
-
-
-register("ppmtf", "locsynth.synth.ppmtf.model", "PPMTF", "synthesizer",
-         "PPMTF: Bayesian multiple tensor factorization, MH generation, PD test (Murakami et al., PoPETs 2021)")
-register("ppmtf-plus", "locsynth.synth.ppmtf.model", "PPMTFPlus", "synthesizer",
-         "PPMTF+: virtual users from PPMTF's feature distribution, optional homes (PoPETs 2023, App. A, D)")
-register("sglt", "locsynth.synth.sglt.model", "SGLT", "synthesizer",
-         "SGLT: semantic classes, randomized Viterbi from seeds, privacy tests (Bindschaedler and Shokri, S&P 2016)")
-register("sgd", "locsynth.synth.baselines", "SGD", "synthesizer",
-         "SGD: one Markov chain per time slot for all users, xi events kept (paper 001 App. C)")
-register("tpm", "locsynth.synth.tpm", "TPM", "synthesizer",
-         "TPM: one DP transition matrix for all users, walks from its stationary distribution (paper 000 §5.3)")
-register("ngram", "locsynth.synth.ngram", "NGRAM", "synthesizer",
-         "NGRAM: DP variable-length n-grams, Markov-consistent, sequences by walks (Chen et al., CCS 2012)")
-register("privtrace", "locsynth.synth.privtrace", "PrivTrace", "synthesizer",
-         "PrivTrace: adaptive two-level grid, first- and second-order DP Markov counts, walks (Wang et al., USENIX Sec 2023)")
-register("dptrip", "locsynth.synth.dptrip.model", "DPTrip", "synthesizer",
-         "DPTrip: DP-SGD VAE of (source, destination, hour), DP-SGD next hops, shortest paths (Lestyan et al.)",
-         requires=("torch", "opacus"), extra="dp")
-register("colocation", "locsynth.synth.colocation.model", "CoLocation", "synthesizer",
-         "Co-locations: DP friendship probability and co-location counts, TPM completion (Narita et al., DPM 2021)")
-register("uniform", "locsynth.synth.baselines", "Uniform", "synthesizer",
-         "Uniform: every event at a uniformly random location (the no-utility baseline)")
-register("training", "locsynth.synth.baselines", "Training", "synthesizer",
-         "Training: the training traces released as they are (the no-privacy baseline)")
-register("krr", "locsynth.anonymize.obfuscate", "KRR", "anonymizer",
-         "k-RR: every event's location through k-ary randomized response (local DP per event)")
-register("none", "locsynth.anonymize.shuffle", "NoObfuscation", "anonymizer",
-         "No obfuscation: the traces as they are (the contest then only pseudonymizes; paper 003 §4.1)")
-register("mrlh", "locsynth.anonymize.generalize", "MRLH", "anonymizer",
-         "MRLH: merge grid cells by dropping low coordinate bits, hide events with probability lam (paper 003 §4.1)")
-register("cheat", "locsynth.anonymize.shuffle", "Cheat", "anonymizer",
-         "Cheating anonymization: whole traces shuffled among the first share p of users (paper 003 §4.1)")
-register("kmeans", "locsynth.contest.defence", "KMeansDefence", "anonymizer",
-         "The PWS Cup 2019 winner: k-means on visit counts, moves toward the cluster mean within s_U >= s_req (paper 003 §5.2)")
-register("planar-laplace", "locsynth.anonymize.obfuscate", "PlanarLaplace", "anonymizer",
-         "Planar Laplace: every event moved by geo-indistinguishable noise and snapped to the grid")
 
 
 def method(name: str) -> Method:
@@ -117,3 +126,35 @@ def get(name: str) -> type:
         hint = f"pip install 'locsynth[{m.extra}]'" if m.extra else f"pip install {' '.join(missing)}"
         raise InputError(f"method {name!r} needs {', '.join(missing)}, which is not installed: {hint}")
     return getattr(importlib.import_module(m.module), m.cls)
+
+
+def by_class(cls: str) -> Method | None:
+    """The registered method whose class is named ``cls`` (``"SGLT"``), or None; what
+    ``locsynth.SGLT`` and ``locsynth.synth.SGLT`` look up."""
+    return next((m for m in _METHODS.values() if m.cls == cls), None)
+
+
+def class_names() -> list[str]:
+    """The class names of every registered method, sorted."""
+    return sorted({m.cls for m in _METHODS.values()})
+
+
+def skip_reason(name: str, train) -> str | None:
+    """Why method ``name`` cannot run on the TraceSet ``train`` (None: it can): a missing optional
+    dependency, or what its tags say of the data (the demo and the benchmark skip it, saying why)."""
+    m = method(name)
+    missing = m.missing()
+    if missing:
+        return (f"needs {', '.join(missing)}: pip install 'locsynth[{m.extra}]'" if m.extra
+                else f"needs {', '.join(missing)}")
+    tags = get(name).tags
+    if tags.generalizes:
+        return "its output has deleted and generalized events, which the contest scores (locsynth contest run)"
+    if tags.trips and tags.mismatch(train, name):
+        return ("it synthesizes trips (one trace per trip with its hour), not daily traces: run it on "
+                "'locsynth prepare --format cab-trips' (or geolife-trips) output")
+    if tags.mismatch(train, name):
+        for_trips = [n for n in names() if get(n).tags.trips or get(n).tags.ragged]
+        return ("it synthesizes users' daily traces (walks over every instant of a day), not trips: the methods "
+                f"for trips are those tagged 'trips' or 'ragged' ({', '.join(for_trips)})")
+    return tags.unmet(train)

@@ -200,7 +200,7 @@ def _pd_filter(synthetic: TraceSet, pdtest) -> tuple[np.ndarray, dict | None]:
 
 
 def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
-    from . import __version__
+    from .version import __version__
 
     info = synthetic.info
     ledger = synthetic.ledger or Ledger()

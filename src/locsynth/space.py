@@ -27,7 +27,7 @@ def haversine_m(lat1, lon1, lat2, lon2) -> np.ndarray:
 
 
 def _foursquare_top_level(category) -> np.ndarray | None:
-    from .io.foursquare_categories import top_level
+    from .categories import top_level
     return top_level(category)
 
 

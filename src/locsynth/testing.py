@@ -179,13 +179,11 @@ def check_options(cls, data, params) -> None:
 
 def check_save_load(cls, data, params) -> None:
     """A saved model loads with the same parameters, ledger and samples; an existing path is refused."""
-    from .synth.base import load_model
-
     model = _fitted(cls, data, params)
     per = _per(cls)
     with tempfile.TemporaryDirectory() as tmp:
         model.save(Path(tmp) / "m")
-        back = load_model(Path(tmp) / "m")
+        back = cls.load(Path(tmp) / "m")
         assert type(back) is type(model) and back.get_params() == model.get_params()
         assert back.ledger_.spends == model.ledger_.spends and back.training_ == model.training_
         assert np.array_equal(back.sample(seed=4, **per).loc, model.sample(seed=4, **per).loc)

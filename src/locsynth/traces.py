@@ -319,10 +319,6 @@ class TraceSet:
             return [self]
         return [self.select_users(np.flatnonzero(numbers == k)) for k in uniq]
 
-    def drop_empty(self) -> "TraceSet":
-        """Without traces that have no events."""
-        return self.select_users(np.flatnonzero(self.counts() > 0))
-
     def split(self, test: float, seed: int = 0) -> tuple["TraceSet", "TraceSet"]:
         """Seeded split by user into (train, test); ``test`` is the fraction of users held out."""
         if not 0 < test < 1:

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from locsynth.errors import InputError
-from locsynth.io import READERS, formats, read_points
+from locsynth.io import READERS, read_points
 from locsynth.io.generic import read_csv_points, read_parquet_points
 
 SKMOB = "lat,lng,datetime,uid\n"
@@ -103,5 +103,8 @@ def test_parquet(tmp_path):
 def test_registry():
     assert READERS["csv"] is read_csv_points
     assert READERS["parquet"] is read_parquet_points
-    assert set(formats()) >= {"pf", "foursquare", "foursquare-global", "foursquare-mat", "gowalla", "geolife",
-                              "cabs", "csv", "parquet"}
+    assert set(READERS) == {"pf", "foursquare", "foursquare-global", "foursquare-mat", "gowalla", "geolife",
+                            "cabs", "csv", "parquet"}
+    from locsynth.prepare import formats
+
+    assert set(formats()) == set(READERS) | {"cab-trips", "geolife-trips", "pf-synthetic"}

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InputError
-from ..synth.sglt.generate import LOG_ZERO
+from ..metrics.transitions import LOG_ZERO
 
 #: what the adversary knows: the aggregate model (§VII-B) or also the user's own chain
 ADVERSARIES = ("aggregate", "profile")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jinja2
 import pandas as pd
 
-from .. import __version__
+from ..version import __version__
 from ..report import plots
 from ..report.page import page
 from .scores import S_REQ

@@ -1,10 +1,11 @@
 """Readers: one per source format, each returning a validated points table (see :mod:`locsynth.points`).
 
-``read_points(format, path, ...)`` dispatches on the format name; ``FORMATS`` lists them.
+``read_points(format, path, ...)`` dispatches on the format name; ``READERS`` holds them, and
+:func:`locsynth.prepare.formats` lists every format, these and prepare's own.
 ``PRESETS`` holds a format's own discretization (PF comes with its grid and time axis),
 ``TIME_SHIFTS`` a format's clock correction (the VLDB'17 files are 8 h early).
 Every reader returns a points table; formats read straight into TraceSets (trips, the PPMTF
-authors' synthetic files) are prepare's (:data:`locsynth.prepare.SET_FORMATS`).
+authors' synthetic files) are prepare's (``TRIP_FORMATS``, ``TRACE_FORMATS`` in locsynth.prepare).
 """
 
 from __future__ import annotations
@@ -38,11 +39,6 @@ READERS = {
     "parquet": read_parquet_points,
 }
 PRESETS = {"pf": PF_PRESET}
-
-
-def formats() -> list[str]:
-    """The formats that read into points tables."""
-    return sorted(READERS)
 
 
 #: formats whose input comes with a list of venues and their coordinates (the VLDB'17 POI files),
@@ -133,7 +129,7 @@ def read_candidates(path: str | Path) -> pd.DataFrame:
 def read_points(format: str, path: str | Path, **options) -> pd.DataFrame:
     """Read ``path`` in ``format``; ``options`` are the reader's keyword arguments."""
     if format not in READERS:
-        raise InputError(f"unknown format {format!r}; expected one of {', '.join(formats())}")
+        raise InputError(f"unknown format {format!r}; expected one of {', '.join(sorted(READERS))}")
     accepted = inspect.signature(READERS[format]).parameters
     extra = sorted(set(options) - set(accepted))
     if extra:
@@ -152,7 +148,7 @@ def read_friends(path: str | Path) -> pd.DataFrame:
     return _read(path)
 
 
-__all__ = ["PRESETS", "READERS", "TIME_SHIFTS", "describe_time_shift", "formats", "read_cabs", "read_csv_points",
+__all__ = ["PRESETS", "READERS", "TIME_SHIFTS", "describe_time_shift", "read_cabs", "read_csv_points",
            "read_foursquare", "read_foursquare_global", "read_foursquare_mat", "read_geolife", "read_gowalla",
            "read_parquet_points", "read_friends", "read_pf", "read_pf_synthetic_table", "read_points",
            "time_shift"]

@@ -27,6 +27,10 @@ if TYPE_CHECKING:                   # scipy.sparse loads where it is used: PPMTF
     import scipy.sparse as sp
 
 KM_PER_DEGREE = 111.195
+#: log of probability 0, kept finite so that every path through a chain has a score: SGLT's
+#: decoding (synth/sglt/model.py) and the localization attack (attacks/localization.py) floor
+#: their log-probabilities at it
+LOG_ZERO = -690.0
 
 
 def transition_counts(traces: TraceSet, consecutive_only: bool = True) -> sp.csr_array:

@@ -1,7 +1,7 @@
 """Utility of synthetic trips (paper 004 §8.4): trip-length divergence, frequent patterns and the
 source-destination earth mover's distance, per hour of the day.
 
-Both sets are TraceSets of trips with an ``hour`` column in their user table (trips.py). A
+Both sets are TraceSets of trips with an ``hour`` column in their user table (cab_trips.py). A
 synthetic set without hours (NGRAM releases none: ``hour`` is -1 or missing) is compared as a
 whole with the real trips of every hour, as paper 004 §8.5 compares NGRAM with each hour of
 Figure 4; its trip-length divergence is one value (§8.5: "we only report one value").
@@ -33,6 +33,17 @@ def trip_hours(trips: TraceSet, *, from_events: bool = False) -> np.ndarray | No
         raise InputError(f"trip hours must be in 0..23 (or all -1 for a set without time), got "
                          f"{hour.min()}..{hour.max()}")
     return hour
+
+
+def trip_statistics(trips: TraceSet) -> dict:
+    """The columns of paper 004 Table 1: |D| trips, |L| cells visited, and the trip length (cells
+    per trip) max, mean and standard deviation (population, ddof = 0), plus the minimum."""
+    if trips.n_traces == 0:
+        raise InputError("no trips to describe")
+    length = trips.counts()
+    return {"trips": int(trips.n_traces), "cells": int(np.unique(trips.loc).size),
+            "length_max": int(length.max()), "length_mean": float(length.mean()),
+            "length_sd": float(length.std()), "length_min": int(length.min())}
 
 
 # -- trip length ---------------------------------------------------------------------------------
@@ -281,8 +292,6 @@ def _trip_group(ctx) -> GroupResult:
     ``meta['trips']``. A synthetic set of several trace numbers is measured as one set of trips.
     """
     import time
-
-    from ..cab_trips import trip_statistics
 
     test, train, synthetic = ctx.test, ctx.train, ctx.synthetic
     seed, max_trips, distance = ctx.option("seed", 0), ctx.option("trip_max_trips", 2000), \

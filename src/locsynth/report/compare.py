@@ -22,7 +22,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from ..version import __version__
 from ..errors import InputError
 from ..traces import atomic_output
 from . import plots

@@ -12,7 +12,7 @@ import math
 
 import jinja2
 
-from .. import __version__
+from ..version import __version__
 from . import plots
 from .page import page
 from .. import suite
@@ -287,10 +287,6 @@ def _rows(metrics: dict, keys: list[str], options: dict, space_kind: str | None)
 
 def _finite(value) -> bool:
     return value is not None and math.isfinite(float(value))
-
-
-def _count(meta: dict, name: str, field: str):
-    return (meta.get(name) or {}).get(field)
 
 
 def _n(value) -> str:

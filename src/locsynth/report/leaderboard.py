@@ -17,7 +17,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from ..version import __version__
 from . import plots
 from .compare import KIND_HEADINGS, KINDS
 from .page import page

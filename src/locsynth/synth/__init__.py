@@ -1,21 +1,23 @@
 """Synthesizers: one module (or package) per method, all following the protocol of base.py.
 
-The method classes are imported on first use (see locsynth.registry), so importing this package
-does not compile or load any method's kernels.
+Every registered method's class is exported here by its class name (``locsynth.synth.SGLT``,
+``locsynth.synth.KRR``), built from :mod:`locsynth.registry` and imported on first use, so
+importing this package does not compile or load any method's kernels.
 """
 
+from .. import registry
 from .base import Anonymizer, NotFittedError, Synthesizer, Tags, load_model
-
-_LAZY = {"PPMTF": "ppmtf", "PPMTFPlus": "ppmtf-plus", "SGD": "sgd", "Training": "training", "Uniform": "uniform"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        from .. import registry
-
-        return registry.get(_LAZY[name])
+    method = registry.by_class(name)
+    if method is not None:
+        return registry.get(method.name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Anonymizer", "NotFittedError", "PPMTF", "PPMTFPlus", "SGD", "Synthesizer", "Tags", "Training", "Uniform",
-           "load_model"]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+__all__ = sorted(["Anonymizer", "NotFittedError", "Synthesizer", "Tags", "load_model", *registry.class_names()])

@@ -124,6 +124,10 @@ class _Params:
     #: each constructor parameter's check, ``check(value, name) -> value`` (validation.py), applied
     #: when fit or transform starts; the common checks require one for every parameter
     checks: ClassVar[dict] = {}
+    #: the help of parameters every method that has them means alike (a class's docstring may say more)
+    common_help: ClassVar[dict[str, str]] = {
+        "seed": "Seed of the method's randomness that is not DP noise (trimming, initialisation, sampling); "
+                "sample uses it when given no seed. DP noise is never seeded."}
 
     @classmethod
     def hyperparameters(cls) -> dict[str, inspect.Parameter]:
@@ -132,7 +136,7 @@ class _Params:
     @classmethod
     def declarations(cls) -> dict[str, Hyperparameter]:
         """Every hyperparameter with its default, help and check (:class:`Hyperparameter`)."""
-        docs = parameter_docs(cls)
+        docs = {**cls.common_help, **{k: v for k, v in parameter_docs(cls).items() if v}}
         return {name: Hyperparameter(name, p.default, docs.get(name, ""), cls.checks.get(name))
                 for name, p in cls.hyperparameters().items()}
 
@@ -165,12 +169,6 @@ class _Params:
 
 class Synthesizer(_Params):
     """Base class of synthesizers: hyperparameters in ``__init__``, ``fit`` -> self, ``sample`` -> TraceSet.
-
-    Parameters
-    ----------
-    seed : int
-        Seed of the method's randomness that is not DP noise (trimming, initialisation, sampling);
-        :meth:`sample` uses it when given no seed. DP noise is never seeded.
 
     Fitted attributes every synthesizer has: ``users_`` (the training user table; empty for a DP
     method, whose model keeps nothing per training unit), ``space_``, ``time_``, ``training_``
@@ -505,7 +503,8 @@ def read_model_meta(path: Path) -> dict:
 
 
 def load_model(path: str | Path) -> Synthesizer:
-    """Load any saved synthesizer."""
+    """Load any saved synthesizer: :meth:`Synthesizer.load`, the one loader, under the name the
+    API guide gave it first."""
     return Synthesizer.load(path)
 
 

@@ -46,29 +46,6 @@ def reconstruct(a: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, phi:
     return UserModel(G / Z[:, None], GT / Z[None, :], V / V.sum(axis=1, keepdims=True))
 
 
-def mh_matrix(m: UserModel, l: int) -> np.ndarray:
-    """The full MH matrix Q_{n,l} (eq. 5), for tests and small spaces."""
-    p = m.piT[l]
-    out = np.minimum(m.Q, p[None, :] * m.QT / p[:, None])
-    np.fill_diagonal(out, 0.0)
-    out[np.diag_indices_from(out)] = 1.0 - out.sum(axis=1)
-    return out
-
-
-@njit(cache=True)
-def _mh_row(Q, QT, p, a, out):
-    """Row ``a`` of Q_{n,l} (pi_{n,l} = ``p``) into ``out``."""
-    inv = 1.0 / p[a]
-    total = 0.0
-    for b in range(Q.shape[0]):
-        f, r = Q[a, b], p[b] * QT[a, b] * inv
-        v = f if f < r else r
-        out[b] = v
-        total += v
-    total -= out[a]
-    out[a] = 1.0 - total
-
-
 @njit(cache=True)
 def _draw(p, u):
     """Index drawn from probabilities ``p`` with the uniform ``u`` (inverse CDF). The running sum
@@ -92,26 +69,6 @@ def _draw(p, u):
         if p[j] > 0:
             return j
     return n - 1
-
-
-@njit(cache=True)
-def generate_traces(Q, QT, piT, slots, uniforms, out, loglik):
-    """Traces of one user from ``uniforms`` (n_traces, n_instants): locations into ``out`` and
-    each trace's log p(y = M(n)) into ``loglik`` (paper 001 §3.5)."""
-    n_traces, T = uniforms.shape
-    row = np.empty(Q.shape[0])
-    for k in range(n_traces):
-        p0 = piT[slots[0]]
-        a = _draw(p0, uniforms[k, 0])
-        out[k, 0] = a
-        ll = np.log(p0[a])
-        for t in range(1, T):
-            _mh_row(Q, QT, piT[slots[t]], a, row)
-            b = _draw(row, uniforms[k, t])
-            ll += np.log(row[b])
-            a = b
-            out[k, t] = a
-        loglik[k] = ll
 
 
 @njit(parallel=True, cache=True)

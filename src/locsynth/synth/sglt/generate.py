@@ -31,9 +31,6 @@ from numba import njit
 from ...rng import below, uniform
 from .similarity import semantic_value_sorted
 
-#: log of probability 0 (kept finite so that every path has a score)
-LOG_ZERO = -690.0
-
 
 @njit(cache=True)
 def _add_class(c, mptr, members, keep, use_keep, exclude, stamp, stamp_id, buf, pos):

@@ -30,7 +30,8 @@ from ...rng import user_words
 from ...traces import TraceSet
 from ..base import Synthesizer, Tags
 from .clustering import choose_k, cluster_quality, semantic_clusters
-from .generate import LOG_ZERO, fakes_kernel, privacy_scores
+from ...metrics.transitions import LOG_ZERO
+from .generate import fakes_kernel, privacy_scores
 from .mobility import (aggregate_model, day_traces, distance_km, fill_missing, period_of, sorted_profiles,
                        visit_profiles)
 from .similarity import EDGE_WEIGHTS, edge_quantum, location_graph, pair_chunk

@@ -12,6 +12,10 @@ The names are those of the 2012-2014 tree the TSMC check-ins were recorded with 
 'Athletic & Sport', 'Ferry', 'Spa / Massage'), with 'Gym / Fitness Center' under 'Outdoors &
 Recreation' and 'City' / 'Neighborhood' (States & Municipalities) under 'Outdoors & Recreation'
 as in that tree; a few later names are included too. Every top-level name maps to itself.
+
+The tree is part of the data model (a Space's :meth:`~locsynth.space.Space.hierarchy` and
+:meth:`~locsynth.space.Space.top_category` read it), so it sits beside space.py rather than among
+the readers.
 """
 
 from __future__ import annotations
