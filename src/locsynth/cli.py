@@ -429,10 +429,10 @@ def sample(
 
     Any sample option the method declares is an option too: --NAME VALUE (locsynth methods METHOD
     lists them, e.g. --instants N, --home-regions)."""
-    from .synth.base import load_model
+    from .synth.base import Synthesizer
 
     _refuse_existing(out, overwrite=overwrite)
-    model = load_model(model_dir)
+    model = Synthesizer.load(model_dir)
     _, options = _method_args(type(model), ctx.args, [], model.sample_options, "sample option")
     if (workers is not None or scheduler is not None) and "sample" not in model.distributed:
         raise InputError(f"--workers and --scheduler do not apply to {model.name}")
@@ -451,7 +451,7 @@ def sample(
 @app.command()
 @reports_errors
 def pdtest(
-    model_dir: Path = typer.Argument(..., help="The PPMTF model that generated the traces."),
+    model_dir: Path = typer.Argument(..., help="The model that generated the traces (a method with the pd_test tag: ppmtf, ppmtf-plus)."),
     synthetic: Path = typer.Argument(..., help="Synthetic TraceSet from locsynth sample."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for pdtest.json and pdtest.csv."),
     k: int = typer.Option(10, help="Required k of (k, eta)-plausible deniability."),
@@ -464,11 +464,11 @@ def pdtest(
 ):
     """Privacy Test 1 (paper 001 §3.5) for every synthetic trace; its output filters a release."""
     from .parallel import executor
-    from .synth.base import load_model
+    from .synth.base import Synthesizer
     from .traces import TraceSet
 
     _refuse_existing(out, overwrite=overwrite)
-    model = load_model(model_dir)
+    model = Synthesizer.load(model_dir)
     if not model.tags.pd_test:
         raise InputError(f"the PD test needs a model with the pd_test tag (locsynth methods shows the tags); "
                          f"{model_dir} holds {model.name}")

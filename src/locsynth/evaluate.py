@@ -18,9 +18,9 @@ import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from .errors import InputError
+from .jsonable import json_default
 from . import suite
 from .metrics.groups import Context
 from .traces import TraceSet, atomic_output, check_same_frame
@@ -54,7 +54,7 @@ class Report:
         ``_meta`` holds the counts and options."""
         payload = dict(self.metrics)
         payload["_meta"] = self.meta
-        text = json.dumps(payload, indent=2, default=_json_default)
+        text = json.dumps(payload, indent=2, default=json_default)
         if path is not None:
             with atomic_output(Path(path), overwrite, directory=False) as tmp:
                 tmp.write_text(text)
@@ -85,16 +85,6 @@ class Report:
             with atomic_output(Path(path), overwrite, directory=False) as tmp:
                 tmp.write_text(html)
         return html
-
-
-def _json_default(value):
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating,)):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
 
 
 def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=None, options: dict | None = None,

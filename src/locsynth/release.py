@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .jsonable import json_default
 from .ledger import Ledger
 from .space import Space
 from .timeaxis import TimeAxis
@@ -65,7 +66,7 @@ class Release:
             csv.to_csv(tmp / "traces.csv", index=False, float_format="%.6f")
             frame.to_parquet(tmp / "traces.parquet", index=False)
             self.locations.to_csv(tmp / "locations.csv", index=False, float_format="%.6f")
-            (tmp / "release.json").write_text(json.dumps(self.card, indent=2, default=_json))
+            (tmp / "release.json").write_text(json.dumps(self.card, indent=2, default=json_default))
             (tmp / "RELEASE.md").write_text(card_markdown(self.card))
             if key is not None:
                 with atomic_output(key, overwrite, directory=False) as key_tmp:
@@ -180,7 +181,7 @@ def card_markdown(card: dict) -> str:
         lines.append(f"- Measured on: {scope}.")
     else:
         lines.append("- Not measured: no evaluation was given (locsynth release --evaluation DIR).")
-    lines += ["", "## Method parameters", "", "```json", json.dumps(card.get("params"), indent=2, default=_json), "```", ""]
+    lines += ["", "## Method parameters", "", "```json", json.dumps(card.get("params"), indent=2, default=json_default), "```", ""]
     return "\n".join(lines)
 
 
@@ -289,11 +290,3 @@ def _inside(a: Path, b: Path) -> bool:
         return True
     except ValueError:
         return False
-
-
-def _json(value):
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return str(value)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..jsonable import jsonable
 from ..ledger import Ledger
 from ..validation import check_count, check_epsilon, check_share, parse_value
 from ..space import Space
@@ -344,7 +345,7 @@ class Synthesizer(_Params):
                               "trace_no": np.asarray(trace_no).astype(np.int32)})
         for key, value in (extra or {}).items():
             users[key] = value
-        meta = {"source": self.name, "synthesizer": self.name, "params": _jsonable(self.get_params()),
+        meta = {"source": self.name, "synthesizer": self.name, "params": jsonable(self.get_params()),
                 "training": dict(self.training_), **(info or {})}
         if not presorted:
             return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends,
@@ -391,8 +392,8 @@ class Synthesizer(_Params):
         path = Path(path)
         with atomic_output(path, overwrite, directory=True) as tmp:
             meta = {"format": MODEL_FORMAT, "format_version": MODEL_VERSION, "method": self.name,
-                    "params": _jsonable(self.get_params()), "fitted": _jsonable(self._fitted_scalars()),
-                    "training": self.training_, "summary": _jsonable(self.summary()),
+                    "params": jsonable(self.get_params()), "fitted": jsonable(self._fitted_scalars()),
+                    "training": self.training_, "summary": jsonable(self.summary()),
                     "ledger": self.ledger_.to_dict(),
                     "space": self.space_.meta(), "time": self.time_.meta()}
             (tmp / "model.json").write_text(json.dumps(meta, indent=2))
@@ -459,7 +460,7 @@ class Anonymizer(_Params):
         made from (default: its own row)."""
         source = np.arange(traces.n_traces) if source is None else np.asarray(source)
         users = traces.users[["user_id"]].assign(source=source.astype(np.int32), trace_no=np.int32(0))
-        info = {"source": self.name, "anonymizer": self.name, "params": _jsonable(self.get_params()),
+        info = {"source": self.name, "anonymizer": self.name, "params": jsonable(self.get_params()),
                 "training": {"users": traces.n_users, "traces": traces.n_traces, "events": traces.n_events}}
         after = (traces.ledger or Ledger()).merged(ledger or Ledger())
         if not self.tags.dp:
@@ -506,17 +507,3 @@ def load_model(path: str | Path) -> Synthesizer:
     """Load any saved synthesizer: :meth:`Synthesizer.load`, the one loader, under the name the
     API guide gave it first."""
     return Synthesizer.load(path)
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return value
