@@ -255,3 +255,17 @@ def test_the_estimate_leaves_out_the_first_units_one_time_costs(monkeypatch):
     assert lines[-1] == "fitting ppmtf training RMSE 0.9: 1/100 (1%), 00:18 elapsed"
     bar.update(task, completed=2, description="fitting ppmtf training RMSE 0.5")
     assert lines[-1] == "fitting ppmtf training RMSE 0.5: 2/100 (2%), 00:18 elapsed, about 00:20 left"
+
+
+def test_library_errors_name_parameters_and_the_command_line_its_flags(tmp_path):
+    """Issue #36: the library names a parameter (`grid`), the command line the flag it has for it
+    (--grid); a name the running command has no option for loses its quotes."""
+    from locsynth import InputError
+    from locsynth.cli_common import as_flags
+    from locsynth.prepare import parse_grid
+
+    with pytest.raises(InputError, match="^`grid` '4' is not ROWSxCOLS"):
+        parse_grid("4")
+    res = run("prepare", tmp_path, "--format", "csv", "--grid", "4", "--out", tmp_path / "x")
+    assert res.exit_code == 2 and "--grid '4' is not ROWSxCOLS" in res.output and "`" not in res.output
+    assert as_flags("give `dp_epsilon` with `pois`") == "give dp_epsilon with pois"      # no command running

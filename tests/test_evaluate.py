@@ -61,7 +61,7 @@ def test_metrics_json_keys(pf_report, tmp_path):
 def test_incompatible_sets_are_refused(pf_sets):
     from helpers import traceset
 
-    with pytest.raises(InputError, match="prepare it with --like"):
+    with pytest.raises(InputError, match="prepare it with `like`"):
         evaluate(pf_sets["train"], pf_sets["test"], traceset([[(0, 0)]], synthetic=[(0, 0)]))
     with pytest.raises(InputError, match="unknown attack"):
         evaluate(pf_sets["train"], pf_sets["test"], pf_sets["train"], attacks=["guess"])

@@ -52,6 +52,7 @@ LOADERS = {
     "locsynth.suite": "the built-in metric groups (BUILT_IN)",
     "locsynth.plugins": "modules outside locsynth that LOCSYNTH_PLUGINS or entry points name",
     "locsynth.registry": "the methods (BUILT_IN)",
+    "locsynth.cli_common": "click's own modules, from typer's copy of click or click itself (not locsynth)",
 }
 
 #: arrows known to run the wrong way, with the issue that removes them: each must still exist (so

@@ -23,7 +23,7 @@ def test_valid_points_are_normalised_to_utc():
     ({"lon": [181.0, 0.0]}, r"longitude 181 out of range \[-180, 180\] in p.csv row 1"),
     ({"lat": [np.nan, 1.0]}, r"latitude nan is not a finite number in p.csv row 1"),
     ({"lon": [0.0, "east"]}, r"longitude 'east' is not a finite number in p.csv row 2"),
-    ({"time": ["2024-01-01 10:00", "2024-01-01 11:00"]}, r"naive timestamp .* --timezone"),
+    ({"time": ["2024-01-01 10:00", "2024-01-01 11:00"]}, r"naive timestamp .* `timezone`"),
     ({"time": ["2024-01-01T10:00Z", "yesterday"]}, r"timestamp 'yesterday' is not a valid date .* row 2"),
 ])
 def test_bad_values_name_file_row_and_value(over, match):

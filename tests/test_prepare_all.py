@@ -84,7 +84,7 @@ def test_timezone_auto_puts_every_point_on_its_local_clock(tmp_path):
     assert ts.info["timezones"] == {"America/Los_Angeles": 2, "America/New_York": 1}
     utc = prepare(csv, "csv", tmp_path / "utc", grid=(2, 2), bbox=(30, 45, -125, -70))[""]
     assert sorted(utc.time.start_of(utc.t).hour.tolist()) == [14, 17, 23]
-    with pytest.raises(InputError, match="--timezone auto does not apply to --format cab-trips"):
+    with pytest.raises(InputError, match="`timezone` auto does not apply to `format` cab-trips"):
         prepare(tmp_path, "cab-trips", tmp_path / "x", timezone="auto")
 
 
@@ -137,7 +137,7 @@ def test_gowalla_takes_its_8_hours_by_default_and_0_reads_the_times_as_stated(tm
                                              "+8 h (docs/data.md)")
     again = prepare(folder, "gowalla", tmp_path / "again", like=tmp_path / "stated", time_shift=0)[""]
     assert "clock" in again.info["frame"] and again.info["time_shift"]["hours"] == 0.0
-    with pytest.raises(InputError, match=r"^--time-shift must be a number of hours in \[-24, 24\]"):
+    with pytest.raises(InputError, match=r"^`time_shift` must be a number of hours in \[-24, 24\]"):
         prepare(folder, "gowalla", tmp_path / "bad", time_shift="8h")
     assert not (tmp_path / "bad").exists()
 
@@ -156,7 +156,7 @@ def test_trips_take_the_shift_and_synthetic_traces_refuse_it(tmp_path):
     assert moved.info["time_shift"] == {"hours": -3.5, "default": False}
     assert (plain.time.start_of(plain.t) - moved.time.start_of(moved.t) == pd.Timedelta(hours=3.5)).all()
     assert moved.info["frame"]["clock"] == "times moved -3.5 h (--time-shift)"
-    with pytest.raises(InputError, match="--time-shift does not apply to --format pf-synthetic"):
+    with pytest.raises(InputError, match="`time_shift` does not apply to `format` pf-synthetic"):
         prepare(tmp_path, "pf-synthetic", tmp_path / "syn", time_shift=1)
 
 

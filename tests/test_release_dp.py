@@ -276,9 +276,9 @@ def test_prepare_chooses_pois_under_dp_and_its_spend_reaches_every_model(data_di
     fitted = TPM(epsilon=1.0).fit(plain)
     assert fitted.ledger_.uncovered == plain.ledger.uncovered
     assert any("epsilon covers only the steps above" in line for line in fitted.ledger_.describe())
-    with pytest.raises(InputError, match="--dp-epsilon chooses the --pois under DP"):
+    with pytest.raises(InputError, match="`dp_epsilon` chooses the `pois` under DP"):
         prepare(root, "gowalla", tmp_path / "x", grid=(4, 4), dp_epsilon=1.0)
-    with pytest.raises(InputError, match="give --dp-epsilon"):
+    with pytest.raises(InputError, match="give `dp_epsilon`"):
         prepare(root, "gowalla", tmp_path / "x", pois=5, candidates=tmp_path / "public.csv")
 
 
@@ -331,9 +331,9 @@ def test_a_grid_over_a_public_box_gives_public_candidates(data_dir, tmp_path):
     assert ts.space.n_locations == 30 and ts.ledger.uncovered == [] and ts.ledger.traces_per_user == 1
     assert all(str(name).startswith("cell-") for name in ts.space.name)
     assert "cells of a 40 x 40 grid over a given box (public)" in ts.info["frame"]["space"]
-    with pytest.raises(InputError, match="give its box, --bbox"):
+    with pytest.raises(InputError, match="give its box, `bbox`"):
         prepare(root, "gowalla", tmp_path / "x", pois=30, grid=(40, 40), dp_epsilon=1.0)
-    with pytest.raises(InputError, match="give --dp-epsilon"):
+    with pytest.raises(InputError, match="give `dp_epsilon`"):
         prepare(root, "gowalla", tmp_path / "x", pois=30, grid=(40, 40))
 
 

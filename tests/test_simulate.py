@@ -168,11 +168,11 @@ def test_visited_locations_grow_sublinearly():
 
 # -- bad arguments ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(n_users=0), r"number of users \(--users\) must be at least 1"),
-    (dict(n_users=2.5), r"number of users \(--users\) must be an integer"),
-    (dict(days=0), r"days \(--days\) must be at least 1"),
-    (dict(checkin_rate=0.0), r"check-in rate \(--checkin-rate\) must be in \(0, 1\]"),
-    (dict(checkin_rate=1.5), r"check-in rate \(--checkin-rate\) must be in \(0, 1\]"),
+    (dict(n_users=0), r"number of users \(`users`\) must be at least 1"),
+    (dict(n_users=2.5), r"number of users \(`users`\) must be an integer"),
+    (dict(days=0), r"days \(`days`\) must be at least 1"),
+    (dict(checkin_rate=0.0), r"check-in rate \(`checkin_rate`\) must be in \(0, 1\]"),
+    (dict(checkin_rate=1.5), r"check-in rate \(`checkin_rate`\) must be in \(0, 1\]"),
     (dict(pois=0), "pois must be at least 1"),
     (dict(seed=-1), "seed must be a non-negative integer"),
     (dict(pois=10, space=Grid(2, 2, TOKYO_BBOX)), "either space or pois"),

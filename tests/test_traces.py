@@ -40,7 +40,7 @@ def test_save_load_identical(tmp_path):
 
 def test_save_refuses_existing_output(tmp_path):
     small_set().save(tmp_path / "s")
-    with pytest.raises(InputError, match="exists; pass --overwrite"):
+    with pytest.raises(InputError, match="exists; pass `overwrite`"):
         small_set().save(tmp_path / "s")
     small_set().save(tmp_path / "s", overwrite=True)
 

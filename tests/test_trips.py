@@ -267,9 +267,9 @@ def test_source_destination_emd_in_metres():
 def test_prepare_refuses_what_trips_ignore(tmp_path):
     from locsynth.prepare import prepare
 
-    with pytest.raises(InputError, match="--grid, --instant do not apply to --format cab-trips"):
+    with pytest.raises(InputError, match="`grid`, `instant` do not apply to `format` cab-trips"):
         prepare(tmp_path, "cab-trips", tmp_path / "t", grid=(3, 3), instant="1h")
-    with pytest.raises(InputError, match="--cell-m applies to --format cab-trips, geolife-trips only"):
+    with pytest.raises(InputError, match="`cell_m` applies to `format` cab-trips, geolife-trips only"):
         prepare(tmp_path, "cabs", tmp_path / "t", cell_m=500)
     with pytest.raises(InputError, match="no such file"):
         prepare(tmp_path / "missing", "cab-trips", tmp_path / "t")

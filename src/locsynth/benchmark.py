@@ -85,7 +85,7 @@ def parse_params(items: list[str]) -> dict[str, dict]:
         name, sep, value = item.partition("=")
         method, dot, param = name.partition(".")
         if not sep or not dot:
-            raise InputError(f"--param takes METHOD.NAME=VALUE, got {item!r}")
+            raise InputError(f"`param` takes METHOD.NAME=VALUE, got {item!r}")
         out.setdefault(method, {}).update(registry.get(method).parse_params({param: value}))
     return out
 
@@ -194,13 +194,13 @@ def _check_settings(out: Path, settings: dict) -> None:
     """Write ``benchmark.json``, or check that an existing one has the same shared settings."""
     marker = out / MARKER
     if out.exists() and not marker.is_file() and any(out.iterdir()):
-        raise InputError(f"{out} exists and is not a locsynth benchmark directory; choose another --out")
+        raise InputError(f"{out} exists and is not a locsynth benchmark directory; choose another `out`")
     if marker.is_file():
         old = json.loads(marker.read_text())
         differ = [k for k in SHARED if old.get(k) != settings.get(k)]
         if differ:
             raise InputError(f"{out} holds a benchmark with other settings ({', '.join(f'{k}: {old.get(k, _UNRECORDED)!r}' for k in differ)}); "
-                             f"use another --out or the same settings to resume it")
+                             f"use another `out` or the same settings to resume it")
     out.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(settings, indent=2))
 

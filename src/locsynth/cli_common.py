@@ -32,10 +32,36 @@ def reports_errors(fn):
         except InputError as exc:
             from rich.markup import escape
 
-            _console(True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            _console(True).print(f"[red]error:[/red] {escape(as_flags(str(exc)))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper
+
+
+def _click(module: str):
+    """click's ``module``: typer's own copy since typer 0.23 vendored it, else click itself."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"typer._click.{module}")
+    except ImportError:
+        return importlib.import_module(f"click.{module}")
+
+
+def as_flags(message: str) -> str:
+    """A library error as the command line says it: the library names a parameter in backquotes
+    (`` `dp_epsilon` ``), the running command's option of that name becomes its flag
+    (``--dp-epsilon``) and any other name loses its quotes."""
+    import re
+
+    ctx = _click("globals").get_current_context(silent=True)
+    flags = {}
+    if ctx is not None:
+        for param in ctx.command.get_params(ctx):
+            longs = [o for o in param.opts if o.startswith("--")]
+            if param.name and longs:
+                flags[param.name] = longs[0]
+    return re.sub(r"`([A-Za-z_][A-Za-z0-9_]*)`", lambda m: flags.get(m.group(1), m.group(1)), message)
 
 
 #: set by ``locsynth --quiet``: no progress bars, spinners or progress lines
@@ -290,7 +316,7 @@ def declared_command(provider=None, helps: dict | None = None):
 
 def given_options(ctx, names) -> dict:
     """The declared options the user gave on the command line (name -> value as typed)."""
-    from typer._click.core import ParameterSource
+    ParameterSource = _click("core").ParameterSource
 
     values = ctx.meta.get("declared", {})
     return {name: values[name] for name in names

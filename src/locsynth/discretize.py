@@ -19,7 +19,7 @@ def make_space(points: pd.DataFrame, grid: tuple[int, int] | None = None,
                bbox: tuple[float, float, float, float] | None = None, pois: int | None = None) -> Space:
     """A grid (``grid=(rows, cols)``, over ``bbox`` or the points' box) or the ``pois`` most visited venues."""
     if (grid is None) == (pois is None):
-        raise InputError("choose one space: --grid ROWSxCOLS or --pois N")
+        raise InputError("choose one space: `grid` ROWSxCOLS or `pois` N")
     if pois is not None:
         if bbox is not None:
             lat_min, lat_max, lon_min, lon_max = bbox
@@ -93,7 +93,7 @@ def discretize(points: pd.DataFrame, space: Space, time: TimeAxis, duplicates: s
     if n_dup and duplicates == "error":
         i = int(np.flatnonzero(same)[0])
         raise InputError(f"user {uniq[user[i]]} has several events in instant {int(t[i])}; "
-                         "choose --duplicates first, last or keep")
+                         "choose `duplicates` first, last or keep")
     if n_dup and duplicates in ("first", "last"):
         if duplicates == "first":
             drop = same

@@ -313,9 +313,9 @@ def parse_fakes(text: str) -> list[int]:
     try:
         counts = [int(token) for token in str(text).split(",")]
     except ValueError:
-        raise InputError(f"--fakes takes whole numbers separated by commas, e.g. 1,5,10; got {text!r}") from None
+        raise InputError(f"`fakes` takes whole numbers separated by commas, e.g. 1,5,10; got {text!r}") from None
     if not counts or min(counts) < 1:
-        raise InputError(f"--fakes: every number of fake traces must be at least 1, got {text!r}")
+        raise InputError(f"`fakes`: every number of fake traces must be at least 1, got {text!r}")
     return counts
 
 
@@ -337,9 +337,9 @@ def run_lbs(test: str | Path, *, train: str | Path | None = None, model: str | P
     counts = parse_fakes(fakes) if isinstance(fakes, str) else _fake_counts(fakes)
     check_adversary(adversary)
     if model is None and train is None:
-        raise InputError("give --train (to fit an SGLT model on) or --model (a fitted one)")
+        raise InputError("give `train` (to fit an SGLT model on) or `model` (a fitted one)")
     if model is not None and clusters is not None:
-        raise InputError("--clusters is for the model fitted on --train; it does not go with --model")
+        raise InputError("`clusters` is for the model fitted on `train`; it does not go with `model`")
     users = TraceSet.load(test)
     if is_trip_set(users):
         say(f"note: the LBS scenario (paper 002 §VII) is made for users' daily traces; {test} holds "

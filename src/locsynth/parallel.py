@@ -34,7 +34,7 @@ def executor(workers: int | None = None, scheduler: str | None = None,
     """Yield None (serial), a Client of a new LocalCluster of ``workers`` single-threaded
     processes, or a Client of the running cluster at ``scheduler``; closed on exit."""
     if workers is not None and scheduler is not None:
-        raise InputError("give --workers (a local cluster) or --scheduler (an existing one), not both")
+        raise InputError("give `workers` (a local cluster) or `scheduler` (an existing one), not both")
     if workers is not None and int(workers) < 1:
         raise InputError(f"workers must be at least 1, got {workers}")
     if workers is None and scheduler is None:

@@ -42,7 +42,7 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
 
     out = Path(out)
     if out.exists() and not (out / DEMO_MARKER).is_file():
-        raise InputError(f"{out} exists and is not a locsynth demo directory; choose another --out")
+        raise InputError(f"{out} exists and is not a locsynth demo directory; choose another `out`")
     say = status or (lambda _: None)
     if data is None:
         from .simulate import simulate

@@ -100,7 +100,7 @@ def _validate_time(raw: pd.Series, source: str, timezone: str | None) -> pd.Seri
     if getattr(times.dt, "tz", None) is None:
         if timezone is None:
             raise InputError(f"naive timestamp {str(raw.iloc[0])!r} in {source} row 1 has no timezone; "
-                             "give --timezone (e.g. --timezone UTC)")
+                             "give `timezone` (e.g. UTC)")
         check_timezone(timezone)
         times = times.dt.tz_localize(timezone, ambiguous="NaT", nonexistent="shift_forward")
         bad = times.isna().to_numpy()

@@ -44,9 +44,9 @@ def parse_grid(text: str) -> tuple[int, int]:
     try:
         rows, cols = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise InputError(f"--grid {text!r} is not ROWSxCOLS (e.g. 20x20)") from None
+        raise InputError(f"`grid` {text!r} is not ROWSxCOLS (e.g. 20x20)") from None
     if rows < 1 or cols < 1:
-        raise InputError(f"--grid {text!r} must have at least 1x1 cells")
+        raise InputError(f"`grid` {text!r} must have at least 1x1 cells")
     return rows, cols
 
 
@@ -56,14 +56,14 @@ def parse_bbox(text: str) -> tuple[float, float, float, float]:
     except ValueError:
         box = ()
     if len(box) != 4:
-        raise InputError(f"--bbox {text!r} is not LAT_MIN,LAT_MAX,LON_MIN,LON_MAX")
+        raise InputError(f"`bbox` {text!r} is not LAT_MIN,LAT_MAX,LON_MIN,LON_MAX")
     return box  # Grid checks the ranges
 
 
 def parse_window(text: str) -> tuple[str, str]:
     parts = text.split("-")
     if len(parts) != 2:
-        raise InputError(f"--window {text!r} is not START-END (e.g. 08:00-18:00)")
+        raise InputError(f"`window` {text!r} is not START-END (e.g. 08:00-18:00)")
     return parts[0], parts[1]
 
 
@@ -74,7 +74,7 @@ def parse_split(text: str) -> float:
     except ValueError:
         frac = -1.0
     if key.strip() != "test" or not 0 < frac < 1:
-        raise InputError(f"--split {text!r} is not test=FRACTION with 0 < FRACTION < 1 (e.g. test=0.2)")
+        raise InputError(f"`split` {text!r} is not test=FRACTION with 0 < FRACTION < 1 (e.g. test=0.2)")
     return frac
 
 
@@ -115,33 +115,33 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     """
     out = Path(out)
     if out.exists() and not overwrite:
-        raise InputError(f"{out} exists; pass --overwrite to replace it")
+        raise InputError(f"{out} exists; pass `overwrite` to replace it")
     if format not in formats():
         raise InputError(f"unknown format {format!r}; expected one of {', '.join(formats())}")
     if format in TRACE_FORMATS and time_shift is not None:
-        raise InputError(f"--time-shift does not apply to --format {format}: its traces take the time axis of --like")
+        raise InputError(f"`time_shift` does not apply to `format` {format}: its traces take the time axis of `like`")
     shift = io.time_shift(format, time_shift)
     if format in TRIP_FORMATS and timezone == AUTO:
-        raise InputError(f"--timezone auto does not apply to --format {format}: its trips keep one zone "
-                         f"(the cabs' America/Los_Angeles by default); give --timezone NAME")
+        raise InputError(f"`timezone` auto does not apply to `format` {format}: its trips keep one zone "
+                         f"(the cabs' America/Los_Angeles by default); give `timezone` NAME")
     if format in TRIP_FORMATS:
-        _refuse_for_trips(format, {"--grid": grid, "--pois": pois, "--instant": instant, "--slot": slot,
-                                   "--window": window, "--like": like, "--friends": friends, "--fold-days": fold_days,
-                                   "--dp-epsilon": dp_epsilon, "--start": start, "--candidates": candidates,
-                                   "--duplicates": None if duplicates == "first" else duplicates,
+        _refuse_for_trips(format, {"`grid`": grid, "`pois`": pois, "`instant`": instant, "`slot`": slot,
+                                   "`window`": window, "`like`": like, "`friends`": friends, "`fold_days`": fold_days,
+                                   "`dp_epsilon`": dp_epsilon, "`start`": start, "`candidates`": candidates,
+                                   "`duplicates`": None if duplicates == "first" else duplicates,
                                    **{"--" + k.replace("_", "-"): v for k, v in (reader_options or {}).items()}})
         sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed,
                              time_shift=time_shift)
     elif cell_m is not None:
-        raise InputError(f"--cell-m applies to --format {', '.join(TRIP_FORMATS)} only; use --grid with {format}")
+        raise InputError(f"`cell_m` applies to `format` {', '.join(TRIP_FORMATS)} only; use `grid` with {format}")
     elif dp_epsilon is not None and pois is None:
-        raise InputError("--dp-epsilon chooses the --pois under DP: give --pois N with it")
+        raise InputError("`dp_epsilon` chooses the `pois` under DP: give `pois` N with it")
     elif candidates is not None and dp_epsilon is None:
-        raise InputError("--candidates lists the venues a DP choice of --pois picks from: give --dp-epsilon")
+        raise InputError("`candidates` lists the venues a DP choice of `pois` picks from: give `dp_epsilon`")
     elif format in TRACE_FORMATS:
         like_set = TraceSet.load(like) if like is not None else None
         if like_set is None:
-            raise InputError(f"--format {format} needs --like DIR: the TraceSet whose space and time axis it uses")
+            raise InputError(f"`format` {format} needs `like` DIR: the TraceSet whose space and time axis it uses")
         sets = {"": TRACE_FORMATS[format](Path(input), like_set)}
     else:
         like_set = TraceSet.load(like) if like is not None else None
@@ -199,9 +199,9 @@ def _refuse_for_trips(format: str, options: dict) -> None:
     """An InputError naming the given options (flag -> value, None when not given) that trips ignore."""
     given = [flag for flag, value in options.items() if value is not None]
     if given:
-        raise InputError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to --format {format}: "
+        raise InputError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to `format` {format}: "
                          f"trips come on square cells of "
-                         f"--cell-m metres with one-minute instants (paper 004 §8.2)")
+                         f"`cell_m` metres with one-minute instants (paper 004 §8.2)")
 
 
 def attach_friends(ts: TraceSet, edges: pd.DataFrame) -> TraceSet:
@@ -226,7 +226,7 @@ def dp_top_venues(points: pd.DataFrame, n: int, epsilon: float, ledger: Ledger,
     from .privacy.topk import noisy_top_k
 
     if "venue" not in points:
-        raise InputError("--pois needs a venue column in the input (check-in data); use --grid for GPS points")
+        raise InputError("`pois` needs a venue column in the input (check-in data); use `grid` for GPS points")
     visits = points[["user", "venue"]].assign(venue=points["venue"].astype(str)).drop_duplicates()
     visitors = visits["venue"].value_counts()
     if venues is not None:
@@ -240,9 +240,9 @@ def dp_top_venues(points: pd.DataFrame, n: int, epsilon: float, ledger: Ledger,
         ledger.note_uncovered(
             f"which venues were candidates for the DP choice of locations: {source or 'the venues in the data'}, "
             f"which depends on the training users (a venue one person alone visited is a candidate only with that "
-            f"person); give a public list (--candidates FILE) or choose cells of a public grid (--grid, --bbox)")
+            f"person); give a public list (`candidates` FILE) or choose cells of a public grid (`grid`, `bbox`)")
     if n > candidates.size:
-        raise InputError(f"--pois {n} is more than the {candidates.size} candidate venues")
+        raise InputError(f"`pois` {n} is more than the {candidates.size} candidate venues")
     scores = visitors.reindex(candidates, fill_value=0).to_numpy(np.int64)
     chosen = noisy_top_k(scores, n, epsilon, ledger=ledger, unit="user",
                          saw=f"how many users visited each venue, to choose the {n} locations",
@@ -273,7 +273,7 @@ def _dp_space(points, format, input, pois, grid, bbox, epsilon, ledger, candidat
         points = points.loc[points["lat"].between(lat_min, lat_max) & points["lon"].between(lon_min, lon_max)]
     if candidates is not None:
         if grid is not None:
-            raise InputError("--candidates and --grid are two lists of candidates: give one")
+            raise InputError("`candidates` and `grid` are two lists of candidates: give one")
         venues = io.read_candidates(candidates)
         if bbox is not None:
             venues = venues.loc[venues["lat"].between(bbox[0], bbox[1]) & venues["lon"].between(bbox[2], bbox[3])]
@@ -283,8 +283,8 @@ def _dp_space(points, format, input, pois, grid, bbox, epsilon, ledger, candidat
         return points, space, f"{what} among the venues of {Path(candidates).name} (public, as given)"
     if grid is not None:
         if bbox is None:
-            raise InputError("--grid with --pois and --dp-epsilon chooses cells of a public grid: give its box, "
-                             "--bbox LAT_MIN,LAT_MAX,LON_MIN,LON_MAX")
+            raise InputError("`grid` with `pois` and `dp_epsilon` chooses cells of a public grid: give its box, "
+                             "`bbox` LAT_MIN,LAT_MAX,LON_MIN,LON_MAX")
         points, cells = grid_candidates(points, grid, bbox)
         space = dp_top_venues(points, pois, epsilon, ledger, cells,
                               source=f"the cells of a {grid[0]} x {grid[1]} grid over the given box")
@@ -331,10 +331,10 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
                                                    candidates, reader_options.get("pois_file"))
         else:
             if candidates is not None:
-                raise InputError("--candidates lists the venues a DP choice of --pois picks from: give --dp-epsilon")
+                raise InputError("`candidates` lists the venues a DP choice of `pois` picks from: give `dp_epsilon`")
             if grid is not None and pois is not None:
-                raise InputError("--grid with --pois picks the most visited cells of the grid under DP: give "
-                                 "--dp-epsilon (or one of --grid and --pois)")
+                raise InputError("`grid` with `pois` picks the most visited cells of the grid under DP: give "
+                                 "`dp_epsilon` (or one of `grid` and `pois`)")
             space = make_space(points, grid=grid, bbox=bbox, pois=pois)
             if pois is not None:
                 ledger.note_uncovered(f"the location space (the {pois} most visited POIs) was chosen from the "
@@ -357,7 +357,7 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
     fold = fold_days if fold_days is not None else preset.get("fold_days", DEFAULTS["fold_days"])
     if "split" in points:
         if split is not None:
-            raise InputError(f"--format {format} comes with its own train/test split; drop --split")
+            raise InputError(f"`format` {format} comes with its own train/test split; drop `split`")
         return {name: replace(discretize(points.loc[points["split"] == name].drop(columns="split"), space, axis,
                                          duplicates, info, fold), ledger=ledger.copy()) for name in ("train", "test")}
     ts = replace(discretize(points, space, axis, duplicates, info, fold), ledger=ledger)

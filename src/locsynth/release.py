@@ -59,7 +59,7 @@ class Release:
             if _inside(key, out):
                 raise InputError(f"the key file {key} would be inside the release {out}; write it elsewhere")
             if key.exists() and not overwrite:
-                raise InputError(f"{key} exists; pass --overwrite to replace it")
+                raise InputError(f"{key} exists; pass `overwrite` to replace it")
         with atomic_output(out, overwrite, directory=True) as tmp:
             frame = self.events
             csv = frame.assign(datetime=frame["datetime"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"))

@@ -582,10 +582,10 @@ def _simulate_range(setup: _Setup, lo: int, hi: int) -> tuple[np.ndarray, np.nda
 
 def _setup(n_users, days, space, pois, instant, slot, start_date, timezone, checkin_rate, seed) -> _Setup:
     """Validate the arguments and prepare the city, the space and the time axis."""
-    n_users, days, seed = _check_count(n_users, "number of users (--users)"), _check_count(days, "days (--days)"), _check_seed(seed)
+    n_users, days, seed = _check_count(n_users, "number of users (`users`)"), _check_count(days, "days (`days`)"), _check_seed(seed)
     if checkin_rate is not None and (isinstance(checkin_rate, bool) or not isinstance(checkin_rate, (int, float))
                                      or not 0 < checkin_rate <= 1):
-        raise InputError(f"check-in rate (--checkin-rate) must be in (0, 1], got {checkin_rate!r}")
+        raise InputError(f"check-in rate (`checkin_rate`) must be in (0, 1], got {checkin_rate!r}")
     if space is not None and pois is not None:
         raise InputError("pass either space or pois, not both")
     if space is not None and not isinstance(space, Space):

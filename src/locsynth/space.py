@@ -201,10 +201,10 @@ class POISpace(Space):
         of its events' coordinates, its category the most frequent one.
         """
         if "venue" not in points:
-            raise InputError("--pois needs a venue column in the input (check-in data); "
-                             "use --grid for GPS points")
+            raise InputError("`pois` needs a venue column in the input (check-in data); "
+                             "use `grid` for GPS points")
         if n < 1:
-            raise InputError(f"--pois must be at least 1, got {n}")
+            raise InputError(f"`pois` must be at least 1, got {n}")
         venue = points["venue"].astype(str)
         counts = venue.value_counts()
         order = pd.DataFrame({"v": counts.index, "c": counts.to_numpy()}).sort_values(

@@ -527,7 +527,7 @@ class atomic_output:
 
     def __enter__(self) -> Path:
         if self.path.exists() and not self.overwrite:
-            raise InputError(f"{self.path} exists; pass --overwrite to replace it")
+            raise InputError(f"{self.path} exists; pass `overwrite` to replace it")
         parent = self.path.parent
         parent.mkdir(parents=True, exist_ok=True)
         if self.directory:
@@ -578,11 +578,11 @@ def check_same_frame(reference, other, names: tuple[str, str] = ("reference", "o
         raise InputError(f"the {oth} set has {space_b.n_locations} {space_b.kind} locations "
                          f"{'(' + str(space_b.meta()) + ') ' if exact else ''}but the {ref} set has "
                          f"{space_a.n_locations} {space_a.kind}{' (' + str(space_a.meta()) + ')' if exact else ''}; "
-                         f"prepare it with --like")
+                         f"prepare it with `like`")
     if time and (time_b.n_slots != time_a.n_slots or time_b.instants_per_day != time_a.instants_per_day
                  or (exact and time_b.instant != time_a.instant)):
         raise InputError(f"the {oth} set's time axis ({time_b.describe()}) differs from the {ref} set's "
-                         f"({time_a.describe()}); prepare it with --like")
+                         f"({time_a.describe()}); prepare it with `like`")
 
 
 def sorted_unique(values: np.ndarray, return_counts: bool = False):

@@ -58,7 +58,7 @@ def check_sensitivity(sensitivity: float) -> float:
     return check_epsilon(sensitivity, "sensitivity")
 
 
-def check_time_shift(hours, name: str = "--time-shift") -> float:
+def check_time_shift(hours, name: str = "`time_shift`") -> float:
     """A clock correction in hours: a finite number in [-24, 24] (or its text), or an InputError
     naming it. The bound catches minutes or seconds given for hours."""
     try:

@@ -19,7 +19,7 @@ def test_skmob_geolife_sample(dataset):
     assert points["user"].value_counts().to_dict() == {"005": 109_046, "001": 108_607}
     assert points["time"].min() == pd.Timestamp("2008-10-23 05:53:05", tz="UTC")
     assert points["time"].max() == pd.Timestamp("2009-03-19 05:46:37", tz="UTC")
-    with pytest.raises(InputError, match=r"naive.*--timezone"):
+    with pytest.raises(InputError, match=r"naive.*`timezone`"):
         read_points("csv", path)
 
 
@@ -59,7 +59,7 @@ def test_bad_csv_inputs(write):
         read_csv_points(write("b.csv", SKMOB + row.replace("116.3", "")), timezone="UTC")
     with pytest.raises(InputError, match=r"lng 'east' is not a number in .*c\.csv row 1"):
         read_csv_points(write("c.csv", SKMOB + row.replace("116.3", "east")), timezone="UTC")
-    with pytest.raises(InputError, match=r"naive timestamp .* in .*d\.csv row 1 has no timezone; give --timezone"):
+    with pytest.raises(InputError, match=r"naive timestamp .* in .*d\.csv row 1 has no timezone; give `timezone`"):
         read_csv_points(write("d.csv", SKMOB + row))
     with pytest.raises(InputError, match=r"e\.csv is empty"):
         read_csv_points(write("e.csv", ""))

@@ -82,7 +82,7 @@ def parse_anonymizer(spec: str):
 def parse_anonymizers(specs: str) -> list[tuple[str, object]]:
     out = [(s.strip(), parse_anonymizer(s)) for s in specs.split(";") if s.strip()]
     if not out:
-        raise InputError(f"no anonymizer given; e.g. --anonymizers '{DEFAULT_ANONYMIZERS}'")
+        raise InputError(f"no anonymizer given; e.g. `anonymizers` '{DEFAULT_ANONYMIZERS}'")
     labels = [label for label, _ in out]
     if len(set(labels)) != len(labels):
         raise InputError(f"an anonymizer is listed twice in {specs!r}")

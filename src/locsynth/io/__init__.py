@@ -133,8 +133,8 @@ def read_points(format: str, path: str | Path, **options) -> pd.DataFrame:
     accepted = inspect.signature(READERS[format]).parameters
     extra = sorted(set(options) - set(accepted))
     if extra:
-        flags = ", ".join("--" + name.replace("_", "-") for name in extra)
-        raise InputError(f"{flags} does not apply to --format {format}")
+        flags = ", ".join(f"`{name}`" for name in extra)
+        raise InputError(f"{flags} does not apply to `format` {format}")
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")

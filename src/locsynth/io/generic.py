@@ -21,7 +21,7 @@ LAT_NAMES = ("lat", "latitude")
 LON_NAMES = ("lng", "lon", "longitude")
 _NUMBER = re.compile(r"\s*[-+]?\d+(\.\d*)?([eE][-+]?\d+)?\s*")
 _HINT = ("; name other columns with user_col, time_col, lat_col, lon_col, venue_col, category_col "
-         "(--user-col, --time-col, --lat-col, --lon-col, --venue-col)")
+         "(`user_col`, `time_col`, `lat_col`, `lon_col`, `venue_col`)")
 
 
 def read_csv_points(path: str | Path, timezone: str | None = None, user_col: str = "uid",
@@ -113,7 +113,7 @@ def _points(raw: pd.DataFrame, columns: dict[str, str], time_unit: str | None, s
         frame["time"] = unix_times(times, source, columns["time"], time_unit)
     elif pd.api.types.is_numeric_dtype(times.dtype) or _looks_numeric(times):
         raise InputError(f"time column {columns['time']!r} of {source} holds numbers (row 1: {times.iloc[0]!r}); "
-                         "give time_unit='s' or 'ms' (--time-unit) for unix times")
+                         "give time_unit='s' or 'ms' (`time_unit`) for unix times")
     elif not pd.api.types.is_datetime64_any_dtype(times.dtype):
         frame["time"] = times.astype(object)  # date-time strings, parsed as ISO 8601 by validate_points
     return validate_points(frame, source, timezone)

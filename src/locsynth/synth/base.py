@@ -92,7 +92,7 @@ class Tags:
     def unmet(self, train: TraceSet) -> str | None:
         """What ``train`` lacks that these tags need (None: nothing)."""
         if self.needs_friends and (train.friends is None or not len(train.friends)):
-            return "needs a training set with a friend graph (prepare it with --friends)"
+            return "needs a training set with a friend graph (prepare it with `friends`)"
         if self.needs_categories and train.space.category is None:
             return "needs locations with categories"
         return None
@@ -303,7 +303,7 @@ class Synthesizer(_Params):
         if "users" in self.training_:    # a size the method's neighbour relation makes public
             return int(self.training_["users"])
         raise InputError(f"this {self.name} model was fitted with size_share = 0 (no DP count of its training "
-                         f"data): give the number of synthetic users (n, or --users)")
+                         f"data): give the number of synthetic users (n, or `users`)")
 
     def check_is_fitted(self) -> None:
         if not hasattr(self, "users_"):
