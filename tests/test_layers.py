@@ -25,7 +25,7 @@ ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md"
 #: each top-level module or package of locsynth (``locsynth`` is the package's own __init__), by
 #: floor (0 is the ground): floor -> (what stands there, its modules)
 FLOORS = {
-    0: ("ground", {"errors", "validation", "rng", "ledger", "parallel", "graphs", "version", "registry", "plugins",
+    0: ("ground", {"errors", "validation", "rng", "ledger", "parallel", "graphs", "version", "registry", "plugins", "progress",
                    "jsonable"}),
     1: ("data model", {"points", "space", "timeaxis", "traces", "categories"}),
     2: ("counts and mechanisms", {"metrics", "privacy"}),

@@ -132,3 +132,20 @@ def test_a_toy_group_in_one_new_module_reaches_every_surface(tmp_path):
         "--out", "bench")
     assert "toy_gap" in (tmp_path / "bench" / "results.csv").read_text()
     assert "Toy multiple-of-2 gap" in (tmp_path / "bench" / "leaderboard.html").read_text()
+
+
+def test_one_progress_protocol_and_the_earlier_one_argument_form():
+    """Issue #36: evaluate (like fit, the contest, the LBS scenario, the demo) calls
+    progress(done, total, status); a one-argument callable, the form evaluate took before, gets the
+    step's name."""
+    from locsynth.evaluate import evaluate
+    from locsynth.progress import reporter
+
+    train, test, synthetic = daily(40)
+    calls, steps = [], []
+    evaluate(train, test, synthetic, groups=["population", "transitions"], attacks="none",
+             progress=lambda done, total, status="": calls.append((done, total, status)))
+    assert calls == [(0, 2, "population"), (1, 2, "transitions")]
+    evaluate(train, test, synthetic, groups=["population"], attacks="none", progress=steps.append)
+    assert steps == ["population"]
+    reporter(None)(1, 2, "nothing happens")

@@ -34,8 +34,8 @@ def _options(quiet: bool = typer.Option(False, "--quiet", "-q", help="No progres
 PARAMS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-from .cli_common import (_console, _refuse_existing, declared_command, given_options,  # noqa: E402
-                         progress_bar, reports_errors, say, spinner, typer_params)
+from .cli_common import (_console, _refuse_existing, as_flags, declared_command, given_options,  # noqa: E402
+                         on_bar, on_spinner, progress_bar, reports_errors, say, spinner, typer_params)
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]], compact: bool = False,
@@ -564,7 +564,7 @@ def evaluate(
     sets = {"train": TraceSet.load(train), "test": TraceSet.load(test)}
     with executor(workers, scheduler) as client, spinner("evaluating") as status:
         report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
-                              progress=lambda step: status.update(f"evaluating: {step}"))
+                              progress=on_spinner(status, "evaluating: "))
         report.save(out, overwrite=overwrite)
     cols = ("synthetic", "training", "uniform")
     _table(f"{synthetic} against {test}", ["metric", *cols],
@@ -668,11 +668,14 @@ def lbs(
 
     _refuse_existing(out, overwrite=overwrite)
     with progress_bar() as bar:
-        task = bar.add_task("LBS queries (repetition x method x m)", total=None)
-        table, what = run_lbs(test, train=train, model=model, clusters=clusters, fakes=fakes, repeats=repeats,
-                              pool=pool, adversary=adversary, query_minutes=query_minutes, temperature=temperature,
-                              seed=seed, say=say, spinner=spinner,
-                              progress=lambda done, total: bar.update(task, completed=done, total=total))
+        task = bar.add_task("LBS", total=None)
+        table, what, notes = run_lbs(test, train=train, model=model, clusters=clusters, fakes=fakes,
+                                     repeats=repeats, pool=pool, adversary=adversary, query_minutes=query_minutes,
+                                     temperature=temperature, seed=seed,
+                                     progress=lambda done, total, status="": bar.update(
+                                         task, completed=done, total=total, description=status or None))
+    for note in notes:
+        say("note: " + as_flags(note))
     png = lbs_png(table)
     with atomic_output(out, overwrite, directory=True) as tmp:
         table.to_csv(tmp / "lbs.csv", index=False)
@@ -775,8 +778,7 @@ def demo(
         task = bar.add_task("starting", total=None)
         summary = run_demo(out, users=users, seed=seed, data=data, iterations=iterations,
                            traces_per_user=traces_per_user, methods=method or None,
-                           status=lambda text: bar.update(task, description=text, completed=0, total=None),
-                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+                           progress=on_bar(bar, task))
     from .report.compare import KINDS, method_kind
 
     runs, n = summary["methods"], summary["users"]

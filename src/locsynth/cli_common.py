@@ -237,6 +237,22 @@ def progress_bar():
                  TimeRemainingColumn(), console=_console(True), transient=True)
 
 
+def on_spinner(status, prefix: str = ""):
+    """A callback of the progress protocol (progress.py) that shows each status on a spinner."""
+    def progress(done=0, total=None, text=""):
+        if text and hasattr(status, "update"):
+            status.update(prefix + text)
+    return progress
+
+
+def on_bar(bar, task):
+    """A callback of the progress protocol (progress.py) that moves a progress bar's task: its count,
+    its total and, when given, its status as the description."""
+    def progress(done, total=None, status=""):
+        bar.update(task, completed=done, total=total, description=status or None)
+    return progress
+
+
 def _new_step(current: str, description: str | None, base: str | None = None) -> bool:
     """A new description starts a new step: its own total (None: unknown) and its own clock; one
     that only adds a status to the step's name (``base``: 'fitting ppmtf training RMSE 0.1') does not."""

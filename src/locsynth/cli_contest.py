@@ -8,7 +8,8 @@ from typing import Optional
 
 import typer
 
-from .cli_common import _refuse_existing, declared_command, progress_bar, reports_errors, say, spinner
+from .cli_common import (_refuse_existing, declared_command, on_spinner, progress_bar, reports_errors, say,
+                         spinner)
 
 contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                           help="The PWS Cup anonymization contest: init, anonymize, pseudonymize, attack, score, analyze.")
@@ -80,8 +81,7 @@ def init(
         contest = teamdata.make_contest(model, teams=teams, users=users, reference_days=reference_days,
                                         original_days=original_days, seed=seed, home_boost=home_boost,
                                         hospitals_from=hospitals,
-                                        progress=lambda name: status.update(f"sampling {name}")
-                                        if hasattr(status, "update") else None)
+                                        progress=on_spinner(status, "sampling "))
     record = teamdata.write_contest(contest, out, overwrite=overwrite, meta={"seed": seed, "home_boost": home_boost})
     n_hosp = int(teamdata.hospitals(contest.grid).sum())
     k = teamdata.INSTANTS_PER_DAY
@@ -128,13 +128,10 @@ def run(
     _refuse_existing(out, overwrite=overwrite)
     original, reference = read_traces(org, grid, table), read_traces(ref, grid, table)
     with spinner("contest run") as status:
-        def progress(label):
-            if hasattr(status, "update"):
-                status.update(label)
-
+        progress = on_spinner(status)
         entries = contest.run(original, reference, specs, seed=seed, event_share=event_share,
-                              region_cap=kit_regions, progress=lambda label: progress(f"anonymizer {label}"))
-        progress("the §5.5 analyses")
+                              region_cap=kit_regions, progress=on_spinner(status, "anonymizer "))
+        progress(0, None, "the §5.5 analyses")
         analysis = analyses(original, [(e.label, e.anonymized) for e in entries], reference=reference, seed=seed)
     lead = (f"{original.n_traces} users, original {org.name} ({original.n_events} events), reference {ref.name} "
             f"({reference.n_events} events), seed {seed}. {contest.kit_phrase(event_share, kit_regions)}.")
@@ -347,7 +344,7 @@ def leaderboard(
         roster.append(Team(row.team, load(row.org), load(row.ref), anonymizer, row.attack.strip()))
     with spinner("leaderboard") as status:
         pairs, standings = board(roster, seed=seed, event_share=event_share, region_cap=kit_regions,
-                                 progress=lambda name: status.update(f"team {name}") if hasattr(status, "update") else None)
+                                 progress=on_spinner(status, "team "))
     import json
 
     with atomic_output(out, overwrite, directory=True) as tmp:

@@ -23,6 +23,7 @@ from .errors import InputError
 from .jsonable import json_default
 from . import suite
 from .metrics.groups import Context
+from .progress import reporter
 from .traces import TraceSet, atomic_output, check_same_frame
 
 #: the attacks (the attack groups of locsynth.suite), as earlier versions named them
@@ -105,7 +106,8 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
         declaration and an unknown one is refused, naming the valid ones. They may also be given as
         keywords (``evaluate(train, test, syn, top=50)``), as before the declarations.
     attacks : iterable of attack group names, 'all' or None (every attack: reid, mia)
-    progress : callable(step: str) called before each group.
+    progress : callable(done, total, status) called before each group, ``status`` naming it
+        (progress.py; a one-argument callable gets the step's name, as before the protocol).
     client : a Dask client (see parallel.py) on whose cluster the attacks score their chunks of
         traces and candidates; the results equal the serial ones.
     """
@@ -117,7 +119,7 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
     chosen = _check_inputs(train, test, synthetic, attacks)
     run = _chosen_groups(groups)
     ctx = Context(train, test, synthetic, {**settings, "attacks": list(chosen)}, client)
-    step = progress or (lambda _: None)
+    step = reporter(progress)
     metrics, details, timings, skipped = {}, {}, {}, []
     meta = {"train": _counts(train), "test": _counts(test), "synthetic": _counts(synthetic),
             "trace_numbers": 1 if ctx.trips else len(ctx.sets),
@@ -125,13 +127,13 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
     if not ctx.trips:
         details["space"] = {"kind": test.space.kind, "lat": test.space.lat, "lon": test.space.lon,
                             "rows": getattr(test.space, "rows", None), "cols": getattr(test.space, "cols", None)}
-    for group in run:
+    for number, group in enumerate(run):
         reason = group.skip(ctx)
         if reason is not None:
             if reason:
                 skipped.append({"group": group.name, "metrics": list(group.keys), "reason": reason})
             continue
-        step(group.step or group.name)
+        step(number, len(run), group.step or group.name)
         meta["options"].update({o.name: settings[o.name] for o in group.options if o.cli})
         start = _time.perf_counter()
         result = group.compute(ctx)

@@ -322,18 +322,18 @@ def parse_fakes(text: str) -> list[int]:
 def run_lbs(test: str | Path, *, train: str | Path | None = None, model: str | Path | None = None,
             clusters: int | None = None, fakes="1,5,10", repeats: int = 5, pool: int = 10,
             adversary: str = "aggregate", query_minutes: float = 40.0, temperature: float | None = None,
-            seed: int = 0, say=None, spinner=None, progress=None) -> tuple[pd.DataFrame, str]:
+            seed: int = 0, progress=None) -> tuple[pd.DataFrame, str, list[str]]:
     """``locsynth lbs``: the scenario on the test set at ``test`` with the SGLT model at ``model``,
     or one fitted on ``train`` as the authors' tool does (``tool=True``: its aggregate model mixes
     the distance kernel half and half, so random walks on it wander as the paper's baselines do).
-    Returns the :func:`lbs_scenario` table and a sentence of what was run. ``say(text)`` gets the
-    notes, ``spinner(text)`` wraps the fit."""
-    import contextlib
-
+    Returns the :func:`lbs_scenario` table, a sentence of what was run and notes on the input.
+    ``progress(done, total, status="")``, the protocol of every long step, is told the fit (no
+    total) and then each (repetition, method, m)."""
     from .synth.base import Synthesizer
     from .synth.sglt import SGLT
 
-    say = say or (lambda _: None)
+    notes: list[str] = []
+    report = progress or (lambda done, total, status="": None)
     counts = parse_fakes(fakes) if isinstance(fakes, str) else _fake_counts(fakes)
     check_adversary(adversary)
     if model is None and train is None:
@@ -342,20 +342,21 @@ def run_lbs(test: str | Path, *, train: str | Path | None = None, model: str | P
         raise InputError("`clusters` is for the model fitted on `train`; it does not go with `model`")
     users = TraceSet.load(test)
     if is_trip_set(users):
-        say(f"note: the LBS scenario (paper 002 §VII) is made for users' daily traces; {test} holds "
-            f"{users.n_traces} trips, one per trace, which it treats as {users.n_traces} users' days; going on")
+        notes.append(f"the LBS scenario (paper 002 §VII) is made for users' daily traces; {test} holds "
+                     f"{users.n_traces} trips, one per trace, which it treats as {users.n_traces} users' days; going on")
     if model is not None:
         fitted, source = Synthesizer.load(model), f"the SGLT model {model}"
         if train is not None:
-            say(f"using the model {model}; --train {train} is not read")
+            notes.append(f"using the model {model}; `train` {train} is not read")
     else:
         fitted = SGLT(tool=True, **({} if clusters is None else {"clusters": clusters}))
-        with (spinner or (lambda _: contextlib.nullcontext()))(f"fitting SGLT (the authors' tool's variant) on {train}"):
-            fitted.fit(TraceSet.load(train))
+        report(0, None, f"fitting SGLT (the authors' tool's variant) on {train}")
+        fitted.fit(TraceSet.load(train))
         source = f"SGLT (tool variant) with {fitted.clusters} classes fitted on {train}"
     table = lbs_scenario(fitted, users, fakes=counts, repeats=repeats, pool=pool, query_minutes=query_minutes,
-                         adversary=adversary, seed=seed, temperature=temperature, progress=progress)
+                         adversary=adversary, seed=seed, temperature=temperature,
+                         progress=lambda done, total: report(done, total, "LBS queries (repetition x method x m)"))
     what = (f"{users.n_traces} users of {test} query every {query_minutes:g} minutes on average, sending "
             f"m = {', '.join(str(m) for m in sorted(set(counts)))} fake traces; fakes and classes from {source}; "
             f"{adversary} adversary; {repeats} repetitions; pool {pool}; seed {seed}.")
-    return table, what
+    return table, what, notes

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from .errors import InputError
+from .progress import reporter
 from .registry import skip_reason
 from .traces import TraceSet, atomic_output
 
@@ -33,8 +34,9 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
     ``data``: a directory with ``train`` and ``test`` TraceSets (from ``locsynth prepare``);
     without it a city of ``users`` users is simulated and split in half. ``iterations`` are
     PPMTF's Gibbs sweeps. ``out`` is replaced when it holds an earlier demo (it has
-    ``demo.json``); any other existing path is refused. ``status(text)`` announces each step;
-    ``progress(done, total)`` reports long ones.
+    ``demo.json``); any other existing path is refused. ``progress(done, total, status="")``
+    (progress.py) announces each step (``progress(0, None, step)``) and counts long ones;
+    ``status(text)``, the earlier way to hear of the steps, still works.
     """
     from . import registry
     from .evaluate import evaluate
@@ -43,7 +45,8 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
     out = Path(out)
     if out.exists() and not (out / DEMO_MARKER).is_file():
         raise InputError(f"{out} exists and is not a locsynth demo directory; choose another `out`")
-    say = status or (lambda _: None)
+    announce = reporter(progress)
+    say = status or (lambda text: announce(0, None, text))
     if data is None:
         from .simulate import simulate
 
@@ -64,7 +67,7 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
         test.save(tmp / "test")
         for name in (n for n in chosen if n not in skipped):
             start = time.perf_counter()
-            synthetic, model, pd = _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, progress)
+            synthetic, model, pd = _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, announce)
             say(f"{name}: evaluating utility and privacy")
             factors = getattr(model, "factors_", {}).get("A") if model is not None else None
             report = evaluate(train, test, synthetic, seed=seed, user_factors=factors)
@@ -122,8 +125,7 @@ def _run_method(name, train, seed, iterations, traces_per_user, k, eta, say, pro
         say(f"{name}: anonymizing the training traces")
         return model.transform(train, seed=seed), None, None
     say(f"{name}: fitting to {train.n_users} training users")
-    fit_args = {"progress": (lambda done, total, status="": progress(done, total))} if progress else {}
-    model.fit(train, **fit_args)
+    model.fit(train, progress=lambda done, total, status="": progress(done, total))    # the step's text stays
     say(f"{name}: sampling")
     synthetic = model.sample(seed=seed + 1, traces_per_user=traces_per_user if model.several_traces else 1)
     pd = None

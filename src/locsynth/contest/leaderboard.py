@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..traces import TraceSet
 from . import scores
 from .attacks import ATTACKS, attack
+from ..progress import reporter
 from .run import _seed, attack_options, check_pair, score_entry
 
 
@@ -42,9 +43,9 @@ def leaderboard(teams: list[Team], *, seed: int = 0, progress=None, event_share:
         check_pair(t.original, t.reference)
     pairs, standings = [], []
     distances: dict[int, object] = {}
+    report = reporter(progress)
     for k, team in enumerate(teams):
-        if progress is not None:
-            progress(team.name)
+        report(k, len(teams), team.name)
         anonymized = team.anonymizer if isinstance(team.anonymizer, TraceSet) else \
             team.anonymizer.transform(team.original, seed=_seed(seed, k))
         space = team.original.space

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..traces import TraceSet, check_same_frame
+from ..progress import reporter
 from ..validation import parse_assignment
 from . import scores
 from .attacks import ATTACKS, attack
@@ -139,15 +140,16 @@ def kit_phrase(event_share: float = 1.0, region_cap: int | None = None) -> str:
 
 def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, progress=None,
         event_share: float = 1.0, region_cap: int | None = None) -> list[Entry]:
-    """Every anonymizer (``[(label, Anonymizer)]``) through the contest; ``progress(label)`` before each;
+    """Every anonymizer (``[(label, Anonymizer)]``) through the contest; ``progress(done, total, label)``
+    before each (progress.py);
     ``event_share`` < 1 (VisitProb) and ``region_cap`` (VisitProb and HomeProb): the organisers' kit's
     shortcuts (contest/attacks.py)."""
     check_pair(original, reference)
     d = scores.distance_matrix(original.space)
-    entries = []
+    entries, report = [], reporter(progress)
+    anonymizers = list(anonymizers)
     for k, (label, anonymizer) in enumerate(anonymizers):
-        if progress is not None:
-            progress(label)
+        report(k, len(anonymizers), label)
         anonymized = anonymizer.transform(original, seed=_seed(seed, k))
         entries.append(score_entry(original, reference, label, anonymized, seed=_seed(seed, k), distances=d,
                                    event_share=event_share, region_cap=region_cap))

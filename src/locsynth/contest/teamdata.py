@@ -45,6 +45,7 @@ from ..errors import InputError
 from ..space import Grid
 from ..validation import check_count
 from ..traces import TraceSet
+from ..progress import reporter
 from .files import HOSPITAL, TimeTable, default_times, hospitals, read_regions
 
 GRID = (32, 32)
@@ -160,16 +161,16 @@ def team_traces(model, users: int, times: TimeTable, *, seed: int, home_boost: f
 
 def make_contest(model, *, teams: int, users: int, reference_days: int = 2, original_days: int = 2, seed: int = 0,
                  home_boost: float = 20.0, hospitals_from=None, progress=None) -> Contest:
-    """Every team's data from a trained PPMTF+ ``model``; ``progress(team name)`` before each team."""
+    """Every team's data from a trained PPMTF+ ``model``; ``progress(done, total, team name)`` before
+    each team (progress.py)."""
     check_counts(teams=teams, users=users, reference_days=reference_days, original_days=original_days)
     check_frame(model.space_, model.time_, "the model's training set")
     grid = contest_grid(model.space_, hospitals_from)
     times = default_times(days=reference_days + original_days, reference_days=reference_days)
-    out = []
+    out, report = [], reporter(progress)
     for k in range(teams):
         name = f"team{k + 1:03d}"
-        if progress is not None:
-            progress(name)
+        report(k, teams, name)
         s = team_seed(seed, k)
         reference, original, homes = team_traces(model, users, times, seed=s, home_boost=home_boost, grid=grid)
         out.append(Team(name, s, reference, original, homes))
