@@ -152,3 +152,14 @@ def test_diversity_by_hand():
     # (0,0,1) against hers (0,0,1): 0, so 0.5; against the other user's original days: 1 and 1
     assert div["within_teams"][1] == {"team": "b", "same_user_tv": 0.5, "other_user_tv": 1.0}
     assert div["within_teams"][0]["same_user_tv"] == 0.0
+
+
+def test_contest_init_asks_for_a_capability_not_a_class():
+    """Issue #36: contest init takes any model of virtual users with homes (the capability), and
+    names what another model lacks."""
+    from locsynth.simulate import simulate
+    from locsynth.synth.baselines import Uniform
+
+    model = Uniform().fit(simulate(10, seed=1))
+    with pytest.raises(InputError, match="holds a uniform model: .*virtual users with homes"):
+        teamdata.check_model(model, "m")

@@ -34,30 +34,16 @@ def _options(quiet: bool = typer.Option(False, "--quiet", "-q", help="No progres
 PARAMS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-from .cli_common import (_console, _refuse_existing, as_flags, declared_command, given_options,  # noqa: E402
+from .cli_common import (console, _refuse_existing, as_flags, declared_command, given_options,  # noqa: E402
                          on_bar, on_spinner, progress_bar, reports_errors, say, spinner, typer_params)
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]], compact: bool = False,
            groups: list[str] | None = None):
-    """A rich table; ``groups`` (one heading per row) starts a section where the heading changes."""
-    from rich import box
-    from rich.table import Table
+    """Print a table laid out by report/terminal.py."""
+    from .report.terminal import TerminalTable
 
-    table = Table(title=title, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, pad_edge=not compact)
-    first = max([len(columns[0])] + [len(str(row[0])) for row in rows])   # names are never cut
-    for i, col in enumerate(columns):
-        table.add_column(col, justify="left" if i == 0 or col in ("what it does", "what it is", "tags") else "right",
-                         no_wrap=compact or i == 0, min_width=first if i == 0 else None)
-    previous = None
-    for i, row in enumerate(rows):
-        if groups is not None and groups[i] != previous:
-            if previous is not None:
-                table.add_section()
-            table.add_row(f"[dim]{groups[i]}[/dim]", *[""] * (len(columns) - 1))
-            previous = groups[i]
-        table.add_row(*row)
-    _console(False).print(table)
+    console().print(TerminalTable(title, columns, rows, compact, groups).rich())
 
 
 def _fmt(value, digits: int = 4) -> str:
@@ -274,7 +260,7 @@ def info(
         if key in ("kind", "ledger"):
             continue
         table.add_row(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else str(value))
-    _console(False).print(table)
+    console().print(table)
     for line in facts.get("ledger", {}).get("summary", ["no privacy ledger (real data)"]):
         say(f"privacy: {line}")
 
@@ -743,21 +729,11 @@ def benchmark(
 
 
 def _benchmark_table(results, standard_flavour: str) -> None:
-    """Per dataset, the mean rank and three standard metrics (in ``standard_flavour``) of every method
-    and epsilon."""
-    from .report.leaderboard import dataset_table, ranks, summarise
-    from .report.labels import format_metric, short
+    """Per dataset, the mean rank and a few metrics of every method and epsilon (report/terminal.py)."""
+    from .report.terminal import benchmark_tables
 
-    summary = summarise(results)
-    for name, part in summary.groupby("dataset", sort=False):
-        means, _, kinds, utility, _ = dataset_table(part)
-        shown = [k for k in ("query_error", "trip_error", "length_error", "mia_advantage") if k in means.columns]
-        rank = ranks(means, kinds, utility)
-        order = sorted(means.index, key=lambda r: (kinds[r] == "baseline", rank[r] if rank[r] == rank[r] else 1e9, r))
-        rows = [[r, "-" if rank[r] != rank[r] else f"{rank[r]:.1f}", *(format_metric(k, means.at[r, k]) for k in shown)]
-                for r in order]
-        _table(f"{name}: means over the repeats (lower is better; standard suite: {standard_flavour} flavour)", ["method", "rank", *(short(k) for k in shown)],
-               rows, compact=True, groups=[("baselines" if kinds[r] == "baseline" else "methods") for r in order])
+    for table in benchmark_tables(results, standard_flavour):
+        console().print(table.rich())
 
 
 @app.command()
@@ -804,32 +780,12 @@ def demo(
 
 
 def _comparison_table(table, show_all: bool) -> None:
-    """The key metrics of a comparison as a rich table that fits the terminal (every one with
-    ``show_all``), rows grouped by kind and labelled as in the page."""
-    import math
+    """The key metrics of a comparison that fit the terminal (every one with ``show_all``), laid out
+    by report/terminal.py."""
+    from .report.terminal import comparison_table
 
-    from .report.compare import row_kinds
-    from .report.labels import format_metric, key_metrics, short
-
-    present = [c for c in table.columns if table[c].notna().any()]
-    if show_all:
-        columns = present
-    else:
-        width = _console(False).width
-        used = max(len(str(name)) for name in table.index) + 4
-        columns = []
-        for key in key_metrics(present):
-            need = max(len(short(key)), 8) + 3
-            if used + need > width:
-                break
-            columns.append(key)
-            used += need
-    kinds = row_kinds(table)
-    rows = [[str(name), *("-" if not math.isfinite(float(row[c])) else format_metric(c, row[c]) for c in columns)]
-            for name, row in table.iterrows()]
-    _table("comparison (lower is better but for top-K, FP F1 and tau)", ["run", *(short(c) for c in columns)], rows,
-           compact=True, groups=[kinds[str(name)] + "s" for name in table.index])
-    left = [c for c in present if c not in columns]
+    shown, left = comparison_table(table, None if show_all else console().width)
+    console().print(shown.rich())
     if left:
         say(f"{len(left)} more metric{'s' if len(left) > 1 else ''} in compare.csv and compare.html (--all prints them)")
 

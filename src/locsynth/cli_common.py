@@ -18,6 +18,11 @@ def _console(stderr: bool):
     return Console(stderr=stderr)
 
 
+def console(stderr: bool = False):
+    """The rich console the commands print on (stderr for progress and errors)."""
+    return _console(stderr)
+
+
 def say(text: str) -> None:
     _console(False).print(text, highlight=False, soft_wrap=True, markup=False)
 

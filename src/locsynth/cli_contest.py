@@ -62,10 +62,11 @@ def init(
     teamdata.check_counts(teams=teams, users=users, reference_days=reference_days, original_days=original_days)
     _refuse_existing(out, overwrite=overwrite)
     if (train / "model.json").is_file():
-        from .synth.ppmtf.model import PPMTFPlus
+        from .synth.base import Synthesizer
 
-        model = PPMTFPlus.load(train)
-        say(f"loaded {train}: PPMTF+ trained on {model.training_.get('users', '?')} users")
+        model = Synthesizer.load(train)
+        teamdata.check_model(model, str(train))
+        say(f"loaded {train}: {model.name} trained on {model.training_.get('users', '?')} users")
     else:
         ts = TraceSet.load(train)
         teamdata.check_frame(ts.space, ts.time, str(train))

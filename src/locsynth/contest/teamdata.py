@@ -123,6 +123,15 @@ def contest_grid(space: Grid, hospitals_from=None) -> Grid:
     return Grid(space.rows, space.cols, space.bbox, category=category)
 
 
+def check_model(model, where: str) -> None:
+    """A model ``contest init`` can make teams with: virtual users (a team's users are nobody in
+    the training set) with homes (Appendix D: the sample option ``home_regions``), as PPMTF+ makes
+    them; an InputError names what the model at ``where`` lacks."""
+    if not (model.tags.virtual_users and "home_regions" in getattr(model, "sample_options", {})):
+        raise InputError(f"{where} holds a {model.name} model: a contest's teams need a method of virtual users with "
+                         f"homes (the sample option home_regions), such as ppmtf-plus")
+
+
 def fit_model(train: TraceSet, *, progress=None, **params):
     """PPMTF+ trained on ``train`` (Appendix A, step (i)), after checking the frame; ``params`` are
     its hyperparameters (its own defaults for the rest)."""
