@@ -497,7 +497,10 @@ def test_no_file_of_a_dp_release_states_an_exact_training_size(name, sized, tmp_
     card = release(synthetic, tmp_path / "r", evaluation=report)
     assert card["attacks"]["withheld"] and "reid_rate" not in card["attacks"]
     counts, ratios = _forbidden(train, test)
-    assert _leaks(tmp_path / "r", counts, ratios) == []
+    # the release's own sizes are DP outputs (a DP count, its synthetic events): one may equal an exact
+    # size by chance (the count's noise is 0 in about 1 of 40 fits), and stating it then leaks nothing
+    released = {card["traces"], card["events"], card["training"].get("dp_count")}
+    assert _leaks(tmp_path / "r", counts - released, ratios) == []
     # the scan finds what an honest card of a method without DP states, and what #35 found
     plain = release(registry.get("uniform")().fit(train).sample(seed=1), tmp_path / "u", evaluation=report)
     assert "mia_accuracy" in plain["attacks"] and _leaks(tmp_path / "u", counts, ratios)

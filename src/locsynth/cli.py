@@ -742,7 +742,8 @@ def demo(
     out: Path = typer.Option(Path("locsynth-demo"), "--out", "-o", help="Working directory of the demo."),
     data: Optional[Path] = typer.Option(None, help="A prepared pair DIR/train, DIR/test instead of a simulated city."),
     users: int = typer.Option(1000, help="Simulated users (half train, half test)."),
-    iterations: int = typer.Option(100, help="PPMTF's Gibbs sweeps."),
+    iterations: int = typer.Option(100, help="The iterations of every method with an iterations hyperparameter "
+                                   "(PPMTF's and PPMTF+'s Gibbs sweeps)."),
     traces_per_user: int = typer.Option(1, help="Synthetic traces per training user."),
     method: List[str] = typer.Option([], "--method", "-m", help="Run only these methods (default: every one)."),
     seed: int = typer.Option(0, help="Random seed."),

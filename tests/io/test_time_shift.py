@@ -42,11 +42,11 @@ def test_no_shift_is_the_table_as_read():
 
 @pytest.mark.parametrize("hours", ["abc", "", None, math.nan, math.inf, 25, -24.5, "480", True])
 def test_a_bad_shift_is_one_input_error(hours):
-    with pytest.raises(InputError, match=r"^--time-shift must be a number of hours in \[-24, 24\] "
+    with pytest.raises(InputError, match=r"^`time_shift` must be a number of hours in \[-24, 24\] "
                                          r"\(e\.g\. 8 or -3\.5\), got "):
         shift_times(points(), hours)
     if hours is not None:
-        with pytest.raises(InputError, match="--time-shift must be"):
+        with pytest.raises(InputError, match="`time_shift` must be"):
             time_shift("gowalla", hours)
 
 
