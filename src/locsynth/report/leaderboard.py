@@ -43,7 +43,10 @@ def _added(kind: str) -> list[str]:
 
 
 def _attacks() -> list[str]:
-    return [*ATTACKS, *(k for k in attack_keys() if k not in ATTACKS and k in _added("attack"))]
+    """The attacks' columns: the built-in two, then the first metric of every other attack group
+    (a new attack shows on the page without an edit here) and every metric of a plugin's."""
+    firsts = [g.metrics[0].key for g in suite.groups() if g.kind == "attack" and g.metrics]
+    return list(dict.fromkeys([*ATTACKS, *firsts, *_added("attack")]))
 #: the utility on the frontier's y axis: AdaTrace's first metric
 FRONTIER_UTILITY = "query_error"
 
