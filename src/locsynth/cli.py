@@ -501,18 +501,10 @@ def anonymize(
 def _evaluate_params():
     """--attacks and every option the metric groups declare (locsynth.suite), for ``evaluate``."""
     from . import suite
+    from .metrics.groups import Option
 
     help_ = (f"Attacks to run, comma-separated: {', '.join(suite.attacks())}; 'all' (the default) or 'none'.")
-    attacks = typer_params([_Declared("attacks", "all", help_)])
-    return attacks + typer_params(suite.options().values())
-
-
-class _Declared:
-    """An option declared here rather than by a metric group (``--attacks``)."""
-
-    def __init__(self, name, default, help):
-        self.name, self.default, self.help, self.check, self.choices, self.cli = name, default, help, str, None, True
-        self.flag = "--" + name
+    return typer_params([Option("attacks", "all", help_), *suite.options().values()])
 
 
 @app.command(cls=declared_command(_evaluate_params))

@@ -9,6 +9,7 @@ once, the first time the methods or the metric groups are listed.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 
@@ -22,13 +23,19 @@ _LOADED: set[str] = set()
 def plugin_names() -> list[str]:
     """The plugin modules named by the environment and by installed packages' entry points."""
     names = [n.strip() for n in os.environ.get(ENVIRONMENT, "").split(",") if n.strip()]
+    return list(dict.fromkeys([*names, *_entry_point_names()]))
+
+
+@functools.lru_cache(maxsize=1)
+def _entry_point_names() -> tuple[str, ...]:
+    """The installed packages' plugin modules, read once (scanning the metadata takes milliseconds,
+    and the labels of a report ask for the groups hundreds of times)."""
     try:
         from importlib.metadata import entry_points
 
-        names += [ep.value.split(":")[0] for ep in entry_points(group=ENTRY_POINTS)]
+        return tuple(ep.value.split(":")[0] for ep in entry_points(group=ENTRY_POINTS))
     except Exception:                                     # a broken installation's metadata: no plugins
-        pass
-    return list(dict.fromkeys(names))
+        return ()
 
 
 def load_plugins() -> None:

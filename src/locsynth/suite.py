@@ -18,6 +18,7 @@ import importlib
 from .errors import InputError
 from .metrics.groups import Metric, MetricGroup, Option, added
 from .plugins import load_plugins
+from .validation import check_seed
 
 #: group name -> "module:attribute" of the built-in groups, in the order evaluate runs them
 BUILT_IN = {
@@ -34,17 +35,7 @@ BUILT_IN = {
 }
 #: options of evaluate itself, beside the groups' own
 SEED = Option("seed", 0, "Seed of every random choice of the metrics and attacks (projections, samples, queries).",
-              lambda v: _whole(v, "seed"))
-
-
-def _whole(value, name: str) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = None
-    if number is None or isinstance(value, bool) or number != float(value) or number < 0:
-        raise InputError(f"{name} must be a whole number >= 0, got {value!r}")
-    return number
+              check_seed)
 
 
 @functools.lru_cache(maxsize=None)
@@ -67,12 +58,20 @@ def attacks() -> tuple[str, ...]:
 
 
 def catalogue() -> dict[str, tuple[MetricGroup, Metric]]:
-    """Every declared metric by key, with its group, in the groups' order."""
-    out = {}
-    for group in groups():
-        for metric in group.metrics:
-            out.setdefault(metric.key, (group, metric))
-    return out
+    """Every declared metric by key, with its group, in the groups' order (built once per set of
+    groups: the report asks for it once or more per metric)."""
+    current = groups()
+    key = tuple(map(id, current))
+    if _CATALOGUE.get("key") != key:
+        out = {}
+        for group in current:
+            for metric in group.metrics:
+                out.setdefault(metric.key, (group, metric))
+        _CATALOGUE.update(key=key, groups=current, table=out)
+    return _CATALOGUE["table"]
+
+
+_CATALOGUE: dict = {}
 
 
 def options() -> dict[str, Option]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .errors import InputError
 
 
@@ -104,7 +106,7 @@ def check_positive(value, name: str = "value") -> float:
 
 def check_flag(value, name: str = "flag") -> bool:
     """True or False (or their usual spellings in text), or an InputError naming it."""
-    if isinstance(value, (bool, *_numpy_bools())):
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     text = str(value).strip().lower()
     if text in ("true", "1", "yes", "on"):
@@ -112,12 +114,6 @@ def check_flag(value, name: str = "flag") -> bool:
     if text in ("false", "0", "no", "off"):
         return False
     raise InputError(f"{name} must be true or false, got {value!r}")
-
-
-def _numpy_bools() -> tuple:
-    import numpy as np
-
-    return (np.bool_,)
 
 
 def one_of(*choices):

@@ -23,6 +23,7 @@ those added here by :func:`register`)::
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -30,6 +31,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..traces import is_trip_set
+from ..validation import check_flag, check_whole, in_range
 
 #: what "better" means for a metric
 GOALS = ("lower", "higher")
@@ -95,27 +97,19 @@ class Option:
         return "--" + self.name.replace("_", "-")
 
     def parse(self, value):
-        """The value checked (and, from text, converted to the default's type); an InputError names the option."""
+        """The value checked (text read as the default's type, validation.parse_value); an
+        InputError names the option."""
         if self.choices is not None and value not in self.choices:
             raise InputError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
         if self.check is not None:
             return self.check(value)
-        kind = type(self.default)
-        if self.default is None or kind is str or isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
-            return value
-        try:
-            if kind is bool:
-                if str(value).lower() in ("1", "true", "yes", "on"):
-                    return True
-                if str(value).lower() in ("0", "false", "no", "off"):
-                    return False
-                raise ValueError
-            converted = kind(value)
-            if kind is int and converted != float(value):
-                raise ValueError
-            return converted
-        except (TypeError, ValueError):
-            raise InputError(f"{self.name} must be {kind.__name__}, got {value!r}") from None
+        if isinstance(self.default, bool):
+            return check_flag(value, self.name)
+        if isinstance(self.default, int):
+            return check_whole(value, self.name, -sys.maxsize)
+        if isinstance(self.default, float):
+            return in_range()(value, self.name)
+        return value
 
 
 @dataclass(frozen=True)
@@ -266,15 +260,7 @@ def not_for_trips(reason: str):
 def count(name: str, default: int | None, help: str, *, minimum: int = 1) -> Option:
     """An option that is a whole number >= ``minimum`` (or None, where the default is None)."""
     def check(value):
-        if value is None and default is None:
-            return None
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            number = None
-        if number is None or isinstance(value, bool) or number != float(value) or number < minimum:
-            raise InputError(f"{name} must be a whole number >= {minimum}, got {value!r}")
-        return number
+        return None if value is None and default is None else check_whole(value, name, minimum)
     return Option(name, default, help, check)
 
 
