@@ -89,7 +89,8 @@ class Report:
 
 
 def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=None, options: dict | None = None,
-             attacks=None, progress=None, client=None, **named) -> Report:
+             attacks=None, progress=None, client=None, references: dict | None = None,
+             **named) -> Report:
     """Utility of ``synthetic`` against ``test`` and attacks against ``train`` (members) / ``test``:
     every metric group that applies (:func:`locsynth.suite.groups`), in order, into one Report.
 
@@ -110,6 +111,10 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
         (progress.py; a one-argument callable gets the step's name, as before the protocol).
     client : a Dask client (see parallel.py) on whose cluster the attacks score their chunks of
         traces and candidates; the results equal the serial ones.
+    references : dict, optional
+        Kept by the caller across evaluations against the same ``train`` and ``test`` (the
+        benchmark keeps one per dataset): what does not depend on the synthetic set is computed
+        into it once (metrics.groups.Context.reference). Results equal those without it.
     """
     given = dict(options or {})
     twice = sorted(set(given) & set(named))
@@ -118,7 +123,7 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
     settings = suite.check_options({**given, **named})
     chosen = _check_inputs(train, test, synthetic, attacks)
     run = _chosen_groups(groups)
-    ctx = Context(train, test, synthetic, {**settings, "attacks": list(chosen)}, client)
+    ctx = Context(train, test, synthetic, {**settings, "attacks": list(chosen)}, client, references=references)
     step = reporter(progress)
     metrics, details, timings, skipped = {}, {}, {}, []
     meta = {"train": _counts(train), "test": _counts(test), "synthetic": _counts(synthetic),

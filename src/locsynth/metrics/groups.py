@@ -138,6 +138,18 @@ class Context:
     options: dict
     client: object = None
     cache: dict = field(default_factory=dict)
+    references: dict | None = None
+
+    def reference(self, key, compute: Callable[[], object]):
+        """What does not depend on the synthetic set (the real sets' own scores, mined patterns,
+        queries, grids): ``compute()`` once per ``key`` for these real sets. ``key`` must name
+        every option the value depends on. With ``references`` (a dict kept by the caller across
+        evaluations of the same real sets, e.g. the benchmark's per dataset) it is computed once
+        for all of them; without, once per evaluation."""
+        store = self.cache.setdefault("references", {}) if self.references is None else self.references
+        if key not in store:
+            store[key] = compute()
+        return store[key]
 
     @property
     def trips(self) -> bool:
