@@ -231,10 +231,12 @@ def test_trip_report_shows_the_papers_plots_and_what_it_skipped(trip_reports):
                     "Trips (paper 004 Table 1)", "Not computed"):
         assert heading in text
     images = [attrs["src"] for tag, attrs in page.tags if tag == "img"]
-    assert len(images) == 3 and all(base64.b64decode(src.split(",", 1)[1]).startswith(PNG_SIGNATURE)
+    # paper 004's two, the distance MIA's ROC and the Bayesian attack's divergences with the paper's threshold
+    assert len(images) == 5 and all(base64.b64decode(src.split(",", 1)[1]).startswith(PNG_SIGNATURE)
                                     for src in images)
     assert "Jensen-Shannon divergence in bits" in text and "TP-TV, TP-TV-Top50" in text
-    assert "No attack is run on trips" in text and "No attacks were run" not in text
+    assert "Distance MIA advantage" in text and "the paper's threshold 0.1" in text
+    assert "No attacks were run" not in text
     # the set without hours: one dashed value, and the caption says so
     assert "NGRAM releases none" in render_html(trip_reports["ngram"])
 
@@ -246,11 +248,14 @@ def test_trip_comparison_puts_the_sets_side_by_side(trip_reports, tmp_path):
         report.save(tmp_path / name)
     loaded = {name: load_metrics(tmp_path / name) for name in trip_reports}
     table, files = comparison(loaded)
-    assert list(table.index) == ["dptrip", "ngram", "Training"]          # no uniform baseline for trips
-    assert list(files) == ["trip_length_jsd.png", "trip_sd_emd.png", "compare.html"]
+    # the uniform row holds the attacks' chance values only (no uniform set of trips is made)
+    assert list(table.index) == ["dptrip", "ngram", "Training", "Uniform"]
+    assert table.loc["Uniform"].dropna().index.tolist() == ["dmia_advantage", "dmia_auc", "dmia_epsilon_lower_bound",
+                                                             "sniff_advantage", "bayes_gain", "outlier_advantage"]
+    assert list(files) == ["tradeoff.png", "trip_length_jsd.png", "trip_sd_emd.png", "compare.html"]
     assert all(files[f].startswith(PNG_SIGNATURE) for f in ("trip_length_jsd.png", "trip_sd_emd.png"))
     page = parse(files["compare.html"])
-    assert sum(tag == "img" for tag, _ in page.tags) == 2
+    assert sum(tag == "img" for tag, _ in page.tags) == 3
     # top-K precision: higher is better, so the larger value is highlighted
     best = table.loc[["dptrip", "ngram"], "trip_top10_precision"].max()
     assert best > table.loc[["dptrip", "ngram"], "trip_top10_precision"].min()

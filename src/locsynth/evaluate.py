@@ -32,7 +32,9 @@ ATTACKS = ("reid", "mia")
 BASELINES = {"traces": {"training": "the training traces released as they are",
                         "uniform": "uniformly random traces (uniform population, uniform transitions; reid: a "
                                    "random guess among the training users)"},
-             "trips": {"training": "the training trips released as they are"}}
+             "trips": {"training": "the training trips released as they are",
+                       "uniform": "chance: what an attack gets from a release that tells nothing (advantage and gain 0, "
+                                  "AUC 0.5)"}}
 
 
 @dataclass

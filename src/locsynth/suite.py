@@ -32,6 +32,10 @@ BUILT_IN = {
     "standard": "locsynth.metrics.standard:GROUP",
     "reid": "locsynth.attacks.groups:REIDENTIFICATION",
     "mia": "locsynth.attacks.groups:MEMBERSHIP",
+    "distance_mia": "locsynth.attacks.distance_mia:GROUP",
+    "sniffing": "locsynth.attacks.sniffing:GROUP",
+    "bayesian": "locsynth.attacks.bayesian:GROUP",
+    "outliers": "locsynth.attacks.outliers:GROUP",
 }
 #: options of evaluate itself, beside the groups' own
 SEED = Option("seed", 0, "Seed of every random choice of the metrics and attacks (projections, samples, queries).",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, Option, count, flag, row
+from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, flag, limit, row
 from .membership import membership_inference
 from .reidentify import reidentify
 
@@ -58,12 +58,6 @@ def _skip(name: str, reason: str):
     return skip
 
 
-def _limit(name: str, default: int, help: str) -> Option:
-    """A sample size, or None for no sample."""
-    whole = count(name, default, help)
-    return Option(name, default, help, lambda v: None if v is None or str(v).lower() == "none" else whole.parse(v))
-
-
 def _roc_figure(details: dict, meta: dict) -> bytes:
     from ..metrics.figures import roc_png
 
@@ -78,7 +72,7 @@ REIDENTIFICATION = MetricGroup(
         "re-identification names the training user whose transition matrix best explains a synthetic trace (paper "
         "001 §4.3); here every trip is its own user, trained on its few moves, and a trip synthesizer keeps no "
         "source user; paper 004 reports no attack")), step="re-identification", kind="attack",
-    options=(_limit("reid_max_traces", 20_000, "Re-identification: past this many synthetic traces, a seeded sample "
+    options=(limit("reid_max_traces", 20_000, "Re-identification: past this many synthetic traces, a seeded sample "
                     "(none: always all)."),))
 
 MEMBERSHIP = MetricGroup(
@@ -92,11 +86,12 @@ MEMBERSHIP = MetricGroup(
     _membership, _skip("mia", (
         "membership inference (paper 001 §4.3) models each candidate by a transition matrix trained on the "
         "candidate's own traces; one trip of a few cells gives a matrix of a few moves, so the score measures "
-        "overlap with popular routes rather than membership; paper 004 reports no attack")),
+        "overlap with popular routes rather than membership; paper 004 reports no attack; the attacks on trajectories "
+        "(distance_mia, sniffing, bayesian, outliers) run instead")),
     step="membership inference", kind="attack",
     options=(flag("mia_per_trace_number", False, "Membership inference: decide once per trace number, as the "
                   "authors' script does (the paper decides over all traces)."),
-             _limit("mia_max_candidates", 10_000, "Membership inference: past this many candidate users, a seeded "
+             limit("mia_max_candidates", 10_000, "Membership inference: past this many candidate users, a seeded "
                     "sample (none: always all).")),
     figures=(Figure("Membership inference ROC",
                     "True-positive against false-positive rate of the membership-inference attack over all "

@@ -281,3 +281,24 @@ def trip_lengths_png(distributions: dict) -> bytes:
     ax.grid(True, linewidth=0.4, alpha=0.5)
     ax.legend(fontsize=7, frameon=False)
     return to_png(fig)
+
+
+def threshold_bars_png(values: dict, labels: dict, threshold: float, y_label: str) -> bytes:
+    """Grouped bars, one group per key of ``labels``, one bar per set of ``values`` ({set: {key:
+    value or None}}), with a dashed line at ``threshold``."""
+    sets = [s for s in values if any(v is not None for v in values[s].values())]
+    fig = new_figure(4.6, 2.8)
+    ax = fig.subplots()
+    width = 0.8 / max(len(sets), 1)
+    x = np.arange(len(labels))
+    for i, name in enumerate(sets):
+        heights = [values[name].get(key) or 0.0 for key in labels]
+        bars = ax.bar(x + (i - (len(sets) - 1) / 2) * width, heights, width, label=NAMES.get(name, name),
+                      color=COLORS.get(name, COLORS["synthetic"]))
+        ax.bar_label(bars, fmt="%.3f", fontsize=7)
+    ax.axhline(threshold, linestyle="--", color="#d62728", linewidth=1.2, label=f"threshold {threshold:g}")
+    ax.set_xticks(x, list(labels.values()), fontsize=8)
+    ax.set_ylabel(y_label, fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7, frameon=False)
+    return to_png(fig)

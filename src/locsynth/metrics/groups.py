@@ -276,6 +276,12 @@ def count(name: str, default: int | None, help: str, *, minimum: int = 1) -> Opt
     return Option(name, default, help, check)
 
 
+def limit(name: str, default: int, help: str) -> Option:
+    """A sample size: a whole number >= 1, or None (also 'none' on the command line) for no sample."""
+    whole = count(name, default, help)
+    return Option(name, default, help, lambda v: None if v is None or str(v).lower() == "none" else whole.parse(v))
+
+
 def flag(name: str, default: bool, help: str) -> Option:
     """An option that is True or False."""
     return Option(name, default, help)

@@ -26,7 +26,7 @@ from ..version import __version__
 from ..errors import InputError
 from ..traces import atomic_output
 from . import plots
-from .labels import attack_keys, format_metric, higher_is_better, metric_description, metric_label, utility_keys
+from .labels import attack_headlines, attack_keys, format_metric, higher_is_better, metric_description, metric_label, utility_keys
 from .page import page
 
 #: the rows that hold the baselines of the first evaluation
@@ -336,18 +336,28 @@ def trip_figures(reports: dict[str, dict]) -> list[dict]:
     return figures
 
 
+#: the trade-off of sets of trips: the standard suite's first metric against every attack's first
+TRIP_UTILITY, TRIP_PRIVACY = "query_error", "dmia_advantage"
+
+
 def comparison(reports: dict[str, dict], *, utility: str = "tp_tv", privacy: str = "reid_rate",
                title: str | None = None) -> tuple[pd.DataFrame, dict[str, bytes | str]]:
     """Everything ``locsynth compare`` writes besides compare.csv: (the :func:`compare` table,
-    file name -> content). The files are ``tradeoff.png`` (:func:`tradeoff_plot`; left out when every
-    evaluation is of trips, on which no attack runs), the :func:`trip_figures` when some are of
-    trips, and ``compare.html`` showing them all."""
+    file name -> content). The files are ``tradeoff.png`` (:func:`tradeoff_plot`; when every
+    evaluation is of trips, the query error against the attacks on trajectories, where they ran), the
+    :func:`trip_figures` when some are of trips, and ``compare.html`` showing them all."""
     table = compare(reports)
     figures = trip_figures(reports)
     files: dict[str, bytes | str] = {}
     png = None
     if not figures or not all(_trips_meta(data) for data in reports.values()):
         png = files["tradeoff.png"] = tradeoff_plot(table, utility=utility, privacy=privacy)
+    elif {TRIP_UTILITY, TRIP_PRIVACY} <= set(table.columns):
+        # every evaluation is of trips: the trip attacks against the standard suite's query error
+        png = files["tradeoff.png"] = tradeoff_plot(
+            table, utility=TRIP_UTILITY if utility == "tp_tv" else utility,
+            privacy=TRIP_PRIVACY if privacy == "reid_rate" else privacy,
+            also=tuple(k for k in attack_headlines() if k in table.columns))
     files.update({fig["file"]: fig["png"] for fig in figures})
     files["compare.html"] = compare_html(table, png, title=title, figures=figures)
     return table, files

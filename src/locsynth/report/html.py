@@ -104,10 +104,6 @@ counted once per trip) found among the set's own top K.</p>
 The lower of synthetic and training is highlighted.</p>
 {{ table(privacy, "Uniform / random guess") }}
 {% for note in privacy_notes %}<p class="note">{{ note }}</p>{% endfor %}
-{% elif trips %}
-<p class="note">No attack is run on trips: the attacks of paper 001 assume users with many traces
-{%- if trips.attacks_skipped %} (see <a href="#skipped">Not computed</a>){% endif %}; paper 004 reports none.
-What protects the trips is the guarantee below.</p>
 {% else %}
 <p class="note">No attacks were run (<code>attacks=()</code>), so this report measures utility only.</p>
 {% endif %}
@@ -388,8 +384,35 @@ def trip_summary(metrics: dict, distance: bool = False) -> list[str]:
     if top:
         parts.append(f"{top} of the real top-10 route segments are among the synthetic top 10")
     out = ["Utility: " + "; ".join(parts) + "." if parts else "Utility: no trip metric could be computed."]
-    out.append("Privacy: no attack is run on trips (paper 004 reports none); see the guarantees below.")
+    out.append(trip_privacy(metrics))
     return out
+
+
+def trip_privacy(metrics: dict) -> str:
+    """The attacks on trajectories (attacks/distance_mia.py, sniffing.py, bayesian.py, outliers.py) in words."""
+    def value(key, which="synthetic"):
+        v = (metrics.get(key) or {}).get(which)
+        return v if _finite(v) else None
+
+    parts = []
+    adv = value("dmia_advantage")
+    if adv is not None:
+        train = value("dmia_advantage", "training")
+        parts.append(f"membership inference by trajectory distance reaches an advantage of {adv:.3f}"
+                     + (f" ({train:.3f} on the training trips; 0 is guessing)" if train is not None else ""))
+        eps = value("dmia_epsilon_lower_bound")
+        if eps:
+            parts.append(f"at 95% confidence it shows the release is not {eps:.2f}-differentially private or better")
+    for key, what in (("sniff_advantage", "a sniffed part reconstructs"), ("outlier_advantage", "outlier leakage")):
+        v = value(key)
+        if v is not None:
+            parts.append(f"{what}: {v:+.3f} more of the members than of unseen trips")
+    gain = value("bayes_gain")
+    if gain is not None:
+        parts.append(f"the trips through the sensitive zone bring the adversary {gain:+.3f} (JSD) towards its visitors")
+    if not parts:
+        return "Privacy: no attack was run on these trips; see the guarantees below."
+    return "Privacy: " + "; ".join(parts) + "."
 
 
 def _trip_tables(trips: dict, skipped: list | None) -> dict:

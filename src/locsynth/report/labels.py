@@ -24,6 +24,11 @@ def attack_keys() -> list[str]:
     return [key for key, (group, _) in suite.catalogue().items() if group.kind == "attack"]
 
 
+def attack_headlines() -> list[str]:
+    """Every attack group's first metric (what the trade-off plots and the frontier show)."""
+    return [g.keys[0] for g in suite.groups() if g.kind == "attack" and g.keys]
+
+
 def other_keys() -> list[str]:
     """The metrics shown under "other metrics" (declared not featured)."""
     return [key for key, (group, m) in suite.catalogue().items() if group.kind != "attack" and not m.featured]

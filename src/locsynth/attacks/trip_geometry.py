@@ -1,0 +1,320 @@
+"""What the attacks on trajectories share (attacks on trips, issue 37): the sets as planar points,
+two trajectory distances, the nearest trajectory of a pool found through an index, balanced target
+samples, a uniform grid over the public space, and the members-against-non-members summary.
+
+Points are the locations' representative points (a discrete set's cells' centres) in metres,
+equirectangular around the space's mean latitude (metrics/standard.py ``planar``), so every set
+over one space is measured in one frame. A trajectory is one trace; generalized events are left
+out and empty traces dropped (``standard.points``).
+
+Distances (both on points, in metres):
+
+- the discrete Frechet distance (Eiter and Mannila 1994): the smallest, over monotone couplings of
+  the two point sequences that start at both starts and end at both ends, of the largest distance
+  between coupled points. It reads "every point of one is within d of its partner in the other",
+  whatever the lengths; the membership inference and the outlier leakage use it.
+- DTW (dynamic time warping), the same couplings with the sum instead of the largest; AdaTrace's
+  sniffing attack uses it (Evaluation.calculateDTW: Euclidean point distances, summed).
+
+Both couple the two starts and the two ends, so both are at least max(d(starts), d(ends)), which
+is at least the Euclidean distance of the 4-vectors (start, end) divided by sqrt(2). A k-d tree on
+(start, end) thus finds the exact nearest trajectory: score the k nearest by (start, end), then
+every trajectory whose (start, end) lies within sqrt(2) x the best distance so far (never all
+pairs; :func:`nearest`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..metrics.standard import planar, points
+from ..privacy.empirical import clopper_pearson
+from ..traces import TraceSet
+
+SQRT2 = float(np.sqrt(2.0))
+DISTANCES = ("frechet", "dtw")
+
+
+@dataclass(frozen=True)
+class Trajectories:
+    """Point sequences: trajectory ``i`` is ``x[offsets[i]:offsets[i + 1]]`` (metres), likewise ``y``."""
+
+    x: np.ndarray
+    y: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.offsets.size - 1)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def ends(self) -> np.ndarray:
+        """(n, 4): every trajectory's start x, y and end x, y."""
+        first, last = self.offsets[:-1], self.offsets[1:] - 1
+        return np.column_stack([self.x[first], self.y[first], self.x[last], self.y[last]])
+
+    def subset(self, rows) -> "Trajectories":
+        rows = np.asarray(rows, np.int64)
+        lengths = self.lengths[rows]
+        idx = _ranges(self.offsets[rows], lengths)
+        return Trajectories(self.x[idx], self.y[idx], np.r_[0, np.cumsum(lengths)].astype(np.int64))
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    if lengths.size == 0:
+        return np.zeros(0, np.int64)
+    total = int(lengths.sum())
+    base = np.repeat(starts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
+    return base + np.arange(total, dtype=np.int64)
+
+
+def trajectories(ts: TraceSet) -> Trajectories:
+    """``ts`` as planar trajectories (module docstring)."""
+    p = points(ts, planar(ts.space))
+    return Trajectories(p.x, p.y, p.offsets)
+
+
+def public_box(space) -> tuple[float, float, float, float]:
+    """(x0, y0, x1, y1) in metres of the space's own locations: the public space, never a data set's
+    extent."""
+    x, y = planar(space)
+    return float(x.min()), float(y.min()), float(x.max()), float(y.max())
+
+
+def diagonal(box) -> float:
+    return float(np.hypot(box[2] - box[0], box[3] - box[1]))
+
+
+# -- distances ----------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _frechet(ax, ay, bx, by):
+    n, m = ax.size, bx.size
+    row = np.empty(m)
+    for i in range(n):
+        prev_diag = 0.0
+        for j in range(m):
+            d = np.hypot(ax[i] - bx[j], ay[i] - by[j])
+            if i == 0 and j == 0:
+                best = d
+            elif i == 0:
+                best = max(row[j - 1], d)
+            elif j == 0:
+                best = max(row[0], d)
+            else:
+                best = max(min(row[j], row[j - 1], prev_diag), d)
+            prev_diag, row[j] = row[j], best
+    return row[m - 1]
+
+
+@njit(cache=True)
+def _dtw(ax, ay, bx, by):
+    n, m = ax.size, bx.size
+    row = np.empty(m)
+    for i in range(n):
+        prev_diag = 0.0
+        for j in range(m):
+            d = np.hypot(ax[i] - bx[j], ay[i] - by[j])
+            if i == 0 and j == 0:
+                best = d
+            elif i == 0:
+                best = row[j - 1] + d
+            elif j == 0:
+                best = row[0] + d
+            else:
+                best = min(row[j], row[j - 1], prev_diag) + d
+            prev_diag, row[j] = row[j], best
+    return row[m - 1]
+
+
+@njit(cache=True)
+def _pair_distances(ax, ay, aoff, bx, by, boff, left, right, kind):
+    out = np.empty(left.size)
+    for k in range(left.size):
+        i, j = left[k], right[k]
+        a0, a1, b0, b1 = aoff[i], aoff[i + 1], boff[j], boff[j + 1]
+        if kind == 0:
+            out[k] = _frechet(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1])
+        else:
+            out[k] = _dtw(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1])
+    return out
+
+
+def pair_distances(a: Trajectories, b: Trajectories, left, right, distance: str = "frechet") -> np.ndarray:
+    """The distance of a[left[k]] to b[right[k]] for every k."""
+    left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
+    return _pair_distances(a.x, a.y, a.offsets, b.x, b.y, b.offsets, left, right, DISTANCES.index(distance))
+
+
+def distance(a: Trajectories, i: int, b: Trajectories, j: int, distance: str = "frechet") -> float:
+    return float(pair_distances(a, b, [i], [j], distance)[0])
+
+
+# -- the nearest trajectory through an index -------------------------------------------------------------
+
+def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet", k: int = 16,
+            exclude: np.ndarray | None = None, ties: bool = False):
+    """For every target, its distance to the nearest trajectory of ``pool`` (exact; module docstring).
+
+    exclude : for each target a pool row it may not match (itself, when the pool holds it), or -1.
+    ties : also return, per target, every pool row at that distance (a list of arrays).
+
+    Returns (distance, row) arrays (inf and -1 for an empty pool), and the ties when asked.
+    """
+    from scipy.spatial import cKDTree
+
+    n = len(targets)
+    best = np.full(n, np.inf)
+    row = np.full(n, -1, np.int64)
+    tied = [np.zeros(0, np.int64) for _ in range(n)] if ties else None
+    if n == 0 or len(pool) == 0:
+        return (best, row, tied) if ties else (best, row)
+    exclude = np.full(n, -1, np.int64) if exclude is None else np.asarray(exclude, np.int64)
+    tree = cKDTree(pool.ends())
+    q = targets.ends()
+    kk = min(k + 1, len(pool))
+    radius, found = tree.query(q, k=kk)
+    radius, found = radius.reshape(n, kk), found.reshape(n, kk)
+    left = np.repeat(np.arange(n), kk)
+    right = found.ravel()
+    d = pair_distances(targets, pool, left, right, distance).reshape(n, kk)
+    d[found == exclude[:, None]] = np.inf
+    first = np.argmin(d, axis=1)
+    best = d[np.arange(n), first]
+    row = np.where(np.isfinite(best), found[np.arange(n), first], -1)
+    # unexamined rows have a (start, end) distance >= the k-th radius, so a distance >= radius / sqrt(2)
+    open_ = (kk < len(pool)) & ((best > radius[:, -1] / SQRT2) | ties)
+    for t in np.flatnonzero(open_):
+        limit = best[t] * SQRT2 if np.isfinite(best[t]) else np.inf
+        cand = np.asarray(tree.query_ball_point(q[t], limit * (1 + 1e-9) + 1e-9) if np.isfinite(limit)
+                          else np.arange(len(pool)), np.int64)
+        cand = cand[cand != exclude[t]]
+        if cand.size == 0:
+            continue
+        dc = pair_distances(targets, pool, np.full(cand.size, t), cand, distance)
+        j = int(np.argmin(dc))
+        if dc[j] < best[t] or (dc[j] == best[t] and cand[j] < row[t]):
+            best[t], row[t] = dc[j], cand[j]
+        if ties:
+            tied[t] = np.sort(cand[dc <= best[t] * (1 + 1e-12)])
+    if ties:
+        for t in np.flatnonzero(~open_ & np.isfinite(best)):
+            at = d[t] <= best[t] * (1 + 1e-12)
+            tied[t] = np.sort(found[t][at])
+        return best, row, tied
+    return best, row
+
+
+# -- targets and the summary -------------------------------------------------------------------------------
+
+def balanced(n_members: int, n_non_members: int, limit: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Equal numbers of member and non-member rows, a seeded sample of each: min(n_members,
+    n_non_members, limit) of both, so that no score depends on the split's sizes."""
+    n = min(n_members, n_non_members) if limit is None else min(n_members, n_non_members, int(limit))
+    rng = np.random.default_rng(seed)
+    return (np.sort(rng.choice(n_members, n, replace=False)), np.sort(rng.choice(n_non_members, n, replace=False)))
+
+
+def roc(member_scores: np.ndarray, non_member_scores: np.ndarray) -> dict:
+    """Members are called at score <= threshold (a smaller distance). TPR and FPR at every cut
+    between distinct scores, the AUC (ties counted half), the best advantage and where."""
+    s = np.r_[member_scores, non_member_scores]
+    y = np.r_[np.ones(member_scores.size, bool), np.zeros(non_member_scores.size, bool)]
+    order = np.argsort(s, kind="stable")
+    s, y = s[order], y[order]
+    last = np.r_[s[1:] != s[:-1], True]
+    tp, fp = np.r_[0, np.cumsum(y)[last]], np.r_[0, np.cumsum(~y)[last]]
+    pos, neg = max(int(y.sum()), 1), max(int((~y).sum()), 1)
+    tpr, fpr = tp / pos, fp / neg
+    auc = float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2))
+    adv = tpr - fpr
+    best = int(np.argmax(adv))
+    thresholds = np.r_[-np.inf, s[last]]
+    return {"tpr": tpr, "fpr": fpr, "auc": auc, "advantage": float(adv[best]), "threshold": float(thresholds[best]),
+            "thresholds": thresholds, "tp": tp, "fp": fp, "positives": pos, "negatives": neg}
+
+
+def held_out_epsilon(member_scores: np.ndarray, non_member_scores: np.ndarray, seed: int) -> float:
+    """The empirical epsilon lower bound at 95% (privacy/empirical.py: Clopper-Pearson bounds on
+    TPR / FPR, or TNR / FNR), with the threshold and the direction chosen on one half of the
+    targets and the bound computed on the other half, so that the confidence holds for the number
+    reported (the largest bound over every threshold of the same targets would overstate it)."""
+    rng = np.random.default_rng(seed)
+    m_half = rng.permutation(member_scores.size) < member_scores.size // 2
+    n_half = rng.permutation(non_member_scores.size) < non_member_scores.size // 2
+    first = roc(member_scores[m_half], non_member_scores[n_half])
+    if first["tp"].size < 2:
+        return 0.0
+    bounds = _bounds(first["tp"], first["positives"] - first["tp"], first["fp"], first["negatives"] - first["fp"])
+    bounds[~np.isfinite(bounds)] = -np.inf
+    direction, cut = np.unravel_index(int(np.argmax(bounds)), bounds.shape)
+    threshold = first["thresholds"][cut]
+    ms, ns = member_scores[~m_half], non_member_scores[~n_half]
+    tp, fp = int((ms <= threshold).sum()), int((ns <= threshold).sum())
+    held = _bounds(np.array([tp]), np.array([ms.size - tp]), np.array([fp]), np.array([ns.size - fp]))[direction, 0]
+    return float(max(held, 0.0)) if np.isfinite(held) else 0.0
+
+
+def _bounds(tp, fn, fp, tn) -> np.ndarray:
+    """(2, cuts): log(TPR_low / FPR_high) and log(TNR_low / FNR_high) at 95%."""
+    tpr_low, _ = clopper_pearson(tp, tp + fn)
+    _, fpr_high = clopper_pearson(fp, fp + tn)
+    tnr_low, _ = clopper_pearson(tn, fp + tn)
+    _, fnr_high = clopper_pearson(fn, tp + fn)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.vstack([np.log(tpr_low / fpr_high), np.log(tnr_low / fnr_high)])
+
+
+# -- a uniform grid over the public space -------------------------------------------------------------------
+
+def grid_cells(x: np.ndarray, y: np.ndarray, box, g: int) -> np.ndarray:
+    """The cell of every point on a g x g grid over ``box`` (row-major from the lower left; points on
+    the far edges in the last cell)."""
+    cx = np.clip(((x - box[0]) / max(box[2] - box[0], 1e-9) * g).astype(np.int64), 0, g - 1)
+    cy = np.clip(((y - box[1]) / max(box[3] - box[1], 1e-9) * g).astype(np.int64), 0, g - 1)
+    return cy * g + cx
+
+
+def trips_through(cells: np.ndarray, offsets: np.ndarray, n_cells: int) -> np.ndarray:
+    """How many trajectories pass through each cell (each trajectory counted once per cell)."""
+    owner = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    pairs = np.unique(owner * n_cells + cells)
+    return np.bincount(pairs % n_cells, minlength=n_cells)
+
+
+def nth_densest(counts: np.ndarray, n: int) -> int:
+    """The n-th densest cell (1-based; ties by the smaller cell; the last non-empty one when fewer
+    cells are visited)."""
+    order = np.lexsort((np.arange(counts.size), -counts))
+    visited = int((counts > 0).sum())
+    return int(order[min(n, max(visited, 1)) - 1])
+
+
+# -- what the groups share -------------------------------------------------------------------------------------
+
+def context_sets(ctx) -> tuple[Trajectories, Trajectories, Trajectories, tuple]:
+    """The training, test and synthetic sets of an evaluation as trajectories, and the public box;
+    the real sets' once per set of real sets (Context.reference)."""
+    train, test, box = ctx.reference(("trajectories",), lambda: (trajectories(ctx.train), trajectories(ctx.test),
+                                                                  public_box(ctx.test.space)))
+    if "trajectories" not in ctx.cache:
+        ctx.cache["trajectories"] = trajectories(ctx.synthetic)
+    return train, test, ctx.cache["trajectories"], box
+
+
+def applies(name: str, minimum: int = 4):
+    """A group's ``skip``: silent when the attack was not asked for; with a reason when the real sets
+    are too small to draw members and non-members from."""
+    def skip(ctx):
+        if name not in ctx.option("attacks", ()):
+            return ""
+        if ctx.train.n_traces < minimum or ctx.test.n_traces < minimum:
+            return (f"the attack draws members from the training set and non-members from the test set; each "
+                    f"needs at least {minimum} trajectories")
+        return None
+    return skip
