@@ -7,12 +7,15 @@ equal size, m = min(``targets``, n_train, n_test / 2), so that no score depends 
 sizes. The test trajectories not drawn are the reference set R. For a target x:
 
     d_S(x) = min over synthetic y of F(x, y),   d_R(x) = min over r in R of F(x, r),
-    score(x) = d_S(x) - d_R(x)
+    score(x) = (d_S(x) + h) / (d_R(x) + h),   h = 1 m,
 
 with F the discrete Frechet distance on points in metres (trip_geometry.py). d_R calibrates the
 score: a trajectory on a busy route is close to many trajectories, trained on or not; what a
-release adds is how much closer the synthetic set brings it than unseen real data does. Members
-are called at score <= threshold. Reported: the AUC (ties counted half), the best advantage TPR -
+release adds is how much closer the synthetic set brings it than unseen real data does. A ratio
+rather than a difference: a trajectory released exactly scores about 0 whatever its
+neighbourhood, while realistic trajectories that are merely near (which bring members and
+non-members alike closer) keep scores near 1; h keeps a trajectory whose twin lies in both sets
+at 1. Members are called at score <= threshold. Reported: the AUC (ties counted half), the best advantage TPR -
 FPR over thresholds, and the empirical epsilon lower bound at 95% confidence (Clopper-Pearson, as
 the likelihood-ratio attack reports), with the threshold chosen on half of the targets and the
 bound computed on the other half (trip_geometry.held_out_epsilon).
@@ -31,6 +34,11 @@ import numpy as np
 
 from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, limit, row
 from .trip_geometry import Trajectories, applies, context_sets, held_out_epsilon, nearest, roc
+
+
+#: metres added to both distances of the score, so that 0 / 0 (a trajectory whose twin is in both
+#: sets) reads as 1, no evidence
+H_M = 1.0
 
 
 @dataclass(frozen=True)
@@ -73,12 +81,17 @@ def choose_targets(train: Trajectories, test: Trajectories, targets: int | None,
     return Targets(members, non_members, nearest(members, reference)[0], nearest(non_members, reference)[0])
 
 
+def score(to_synthetic: np.ndarray, to_reference: np.ndarray) -> np.ndarray:
+    """(d_S + h) / (d_R + h), h = 1 m (module docstring); no synthetic trajectory: every score equal."""
+    with np.errstate(invalid="ignore"):
+        s = (to_synthetic + H_M) / (to_reference + H_M)
+    return np.nan_to_num(s, nan=1e300, posinf=1e300)
+
+
 def distance_membership(targets: Targets, synthetic: Trajectories, seed: int = 0) -> DistanceMIA:
     """The attack against ``synthetic`` (module docstring)."""
-    member = nearest(targets.members, synthetic)[0] - targets.member_reference
-    non = nearest(targets.non_members, synthetic)[0] - targets.non_member_reference
-    # no synthetic trajectory: every distance infinite, every score equal
-    member, non = np.nan_to_num(member, posinf=1e300), np.nan_to_num(non, posinf=1e300)
+    member = score(nearest(targets.members, synthetic)[0], targets.member_reference)
+    non = score(nearest(targets.non_members, synthetic)[0], targets.non_member_reference)
     summary = roc(member, non)
     return DistanceMIA(member, non, summary["auc"], summary["advantage"], summary["threshold"],
                        held_out_epsilon(member, non, seed), summary["tpr"], summary["fpr"])

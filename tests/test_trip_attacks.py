@@ -1,0 +1,214 @@
+"""The attacks on trajectories (issue 37): distances and the index against plain references, each
+attack on a hand-made example with hand-computed values, and a leaking mutant caught on real trips."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from locsynth.attacks import bayesian as by
+from locsynth.attacks import distance_mia as dm
+from locsynth.attacks import outliers as ol
+from locsynth.attacks import sniffing as sn
+from locsynth.attacks.trip_geometry import (Trajectories, balanced, held_out_epsilon, nearest, nth_densest,
+                                            pair_distances, roc)
+
+
+def trajs(*paths) -> Trajectories:
+    """Trajectories from lists of (x, y) points."""
+    pts = [np.asarray(p, float).reshape(-1, 2) for p in paths]
+    lengths = [len(p) for p in pts]
+    xy = np.concatenate(pts) if pts else np.zeros((0, 2))
+    return Trajectories(xy[:, 0].copy(), xy[:, 1].copy(), np.r_[0, np.cumsum(lengths)].astype(np.int64))
+
+
+def reference_distance(a, b, kind):
+    """The textbook recursions over the full matrix."""
+    n, m = len(a), len(b)
+    d = np.array([[math.dist(p, q) for q in b] for p in a])
+    c = np.full((n, m), np.inf)
+    for i in range(n):
+        for j in range(m):
+            prev = 0.0 if i == j == 0 else min(c[i - 1, j] if i else np.inf, c[i, j - 1] if j else np.inf,
+                                               c[i - 1, j - 1] if i and j else np.inf)
+            c[i, j] = max(prev, d[i, j]) if kind == "frechet" else prev + d[i, j]
+    return c[-1, -1]
+
+
+# -- distances and the index ---------------------------------------------------------------------------
+
+def test_frechet_and_dtw_of_a_hand_made_pair():
+    # a runs along y = 0, b along y = 1 with two points: every coupling pairs a's middle point with a
+    # b point sqrt(2) away; DTW sums 1 + sqrt(2) + 1
+    t = trajs([(0, 0), (1, 0), (2, 0)], [(0, 1), (2, 1)])
+    assert pair_distances(t, t, [0], [1], "frechet")[0] == pytest.approx(math.sqrt(2))
+    assert pair_distances(t, t, [0], [1], "dtw")[0] == pytest.approx(2 + math.sqrt(2))
+    assert pair_distances(t, t, [0, 1], [0, 1], "frechet").tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("kind", ["frechet", "dtw"])
+def test_the_distances_equal_the_full_matrix_recursion(kind):
+    rng = np.random.default_rng(3)
+    paths = [rng.normal(size=(rng.integers(1, 7), 2)) for _ in range(12)]
+    t = trajs(*paths)
+    left, right = np.repeat(np.arange(12), 12), np.tile(np.arange(12), 12)
+    got = pair_distances(t, t, left, right, kind)
+    want = [reference_distance(paths[i], paths[j], kind) for i, j in zip(left, right)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["frechet", "dtw"])
+def test_the_index_finds_the_exact_nearest_trajectory_and_its_ties(kind):
+    rng = np.random.default_rng(5)
+    pool_paths = [rng.integers(0, 6, size=(rng.integers(1, 6), 2)) for _ in range(300)]
+    target_paths = [rng.integers(0, 6, size=(rng.integers(1, 6), 2)) for _ in range(40)] + pool_paths[:5]
+    pool, targets = trajs(*pool_paths), trajs(*target_paths)
+    exclude = np.r_[np.full(40, -1), np.arange(5)]           # the last five may not match themselves
+    best, row, tied = nearest(targets, pool, kind, k=4, exclude=exclude, ties=True)
+    for t in range(len(targets)):
+        d = pair_distances(targets, pool, np.full(len(pool), t), np.arange(len(pool)), kind)
+        d[exclude[t]] = np.inf if exclude[t] >= 0 else d[exclude[t]]
+        assert best[t] == pytest.approx(d.min())
+        assert d[row[t]] == pytest.approx(d.min())
+        np.testing.assert_array_equal(tied[t], np.flatnonzero(np.isclose(d, d.min(), rtol=1e-12, atol=0)))
+    plain = nearest(targets, pool, kind, k=4, exclude=exclude)
+    np.testing.assert_allclose(plain[0], best)
+
+
+def test_roc_auc_and_advantage_of_a_hand_made_example():
+    # members 0, 1; non-members 1, 2: P(member closer) + P(tie) / 2 = (3 + 0.5) / 4
+    r = roc(np.array([0.0, 1.0]), np.array([1.0, 2.0]))
+    assert r["auc"] == pytest.approx(0.875) and r["advantage"] == pytest.approx(0.5)
+    np.testing.assert_allclose(r["tpr"], [0, 0.5, 1, 1])
+    np.testing.assert_allclose(r["fpr"], [0, 0, 0.5, 1])
+
+
+def test_the_held_out_bound_is_zero_without_a_signal_and_large_with_one():
+    rng = np.random.default_rng(0)
+    same = held_out_epsilon(rng.normal(size=2000), rng.normal(size=2000), seed=1)
+    apart = held_out_epsilon(np.zeros(2000), np.ones(2000), seed=1)
+    # 1000 held-out members all below the cut, no non-member: ln(TPR_low / FPR_high) at 95%
+    assert same < 0.2 and apart == pytest.approx(math.log(0.025 ** (1 / 1000) / (1 - 0.025 ** (1 / 1000))), rel=1e-6)
+
+
+def test_balanced_samples_have_equal_sizes():
+    m, n = balanced(100, 7, 1000, seed=0)
+    assert m.size == n.size == 7 and len(set(m)) == 7 and n.tolist() == list(range(7))
+    assert nth_densest(np.array([0, 5, 5, 9]), 2) == 1 and nth_densest(np.array([0, 5, 0, 0]), 3) == 1
+
+
+# -- each attack on a hand-made example -------------------------------------------------------------------
+
+def test_distance_mia_calls_a_copied_member_and_not_a_far_non_member():
+    # members sit at y = 0, 10; non-members at y = 20, 30 and the reference at y = 40, 50, 60, 70
+    line = lambda y: [(0, y), (1, y), (2, y)]                            # noqa: E731
+    train, test = trajs(line(0), line(10)), trajs(line(20), line(30), line(40), line(50), line(60), line(70))
+    targets = dm.choose_targets(train, test, None, seed=0)
+    assert len(targets.members) == len(targets.non_members) == 2
+    result = dm.distance_membership(targets, train, seed=0)            # the training set released as is
+    # every member at distance 0 from the release; every non-member closer to the reference than to it
+    assert result.member_scores.max() < result.non_member_scores.min()
+    assert result.auc == 1.0 and result.advantage == 1.0
+    far = dm.distance_membership(targets, trajs(line(1000)), seed=0)
+    # one far parallel line: d_S = 1000 - y; d_R = the nearest reference line's |y - y_r|; h = 1 m
+    chosen = set(targets.non_members.y[::3])
+    reference = [y for y in (20, 30, 40, 50, 60, 70) if y not in chosen]
+    for scores, ys in ((far.member_scores, targets.members.y[::3]), (far.non_member_scores, targets.non_members.y[::3])):
+        np.testing.assert_allclose(scores, [(1000 - y + 1) / (min(abs(y - r) for r in reference) + 1) for y in ys])
+
+
+def test_sniffing_reconstructs_the_member_whose_copy_was_released():
+    # 6 x 6 grid of 1 m cells over (0, 0, 6, 6); the region is the densest cell, (2, 2) -> cell 14
+    box = (0.0, 0.0, 6.0, 6.0)
+    through = lambda x0: [(x0, 0.5), (x0, 1.5), (2.5, 2.5), (2.5, 3.5), (3.5, 3.5), (4.5, 3.5), (5.5, 3.5),  # noqa
+                          (5.5, 4.5), (5.5, 5.5)]
+    other = [(2.5, 2.5), (1.5, 2.5), (0.5, 2.5), (0.5, 3.5), (0.5, 4.5), (0.5, 5.5), (1.5, 5.5)]
+    train, test = trajs(through(0.5)), trajs(other, [(2.5, 2.5)], [(2.5, 2.2)])
+    targets = sn.choose_targets(train, test, box, grid=6, rank=1, targets=None, seed=0)
+    assert targets.region == 14 and len(targets.members) == len(targets.non_members) == 1
+    result = sn.sniffing(targets, train, box, grid=6, radius=0.1, min_shared=5, seed=0)
+    # the member's 8 points outside its one sniffed point all lie on the released copy
+    assert result.revealed_members.tolist() == [8] and result.members == 1.0
+    # the non-member drawn (one of the two through the region) reveals at most what it shares with the copy
+    assert result.non_members == 0.0 and result.advantage == 1.0
+    nothing = sn.sniffing(targets, trajs([(5.5, 0.5)]), box, grid=6, radius=0.1, seed=0)
+    assert nothing.members == nothing.non_members == 0.0
+
+
+def test_bayesian_divergences_and_gain_by_hand():
+    # 2 x 2 grid over (0, 0, 2, 2): cells 0 (lower left), 1, 2, 3 (upper right); zone = the densest
+    box = (0.0, 0.0, 2.0, 2.0)
+    test = trajs([(0.5, 0.5), (1.5, 0.5)], [(0.5, 0.5), (0.5, 1.5)])      # trips 0 -> 1 and 0 -> 2
+    train = trajs([(0.5, 0.5), (1.5, 0.5)], [(1.5, 1.5), (1.5, 0.5)])     # 0 -> 1 and 3 -> 1
+    zone = by.choose_zone(train, test, box, grid=2, rank=1)
+    assert zone.zone == 0 and zone.visitors == 1                         # cell 0: both test trips; one training trip
+    released = trajs([(0.5, 0.5), (1.5, 0.5)])                           # one trip 0 -> 1 through the zone
+    result = by.bayesian(zone, released, box, grid=2)
+    # prior (trip 0->1, 0->2) = (1/2, 1/2), posterior (1, 0): M = (3/4, 1/4)
+    jsd = 0.5 * (0.5 * math.log(0.5 / 0.75) + 0.5 * math.log(0.5 / 0.25)) + 0.5 * math.log(1 / 0.75)
+    assert result.trip_jsd == pytest.approx(jsd) and result.markov_jsd == pytest.approx(jsd)
+    # the truth (the training trip through the zone, 0 -> 1) equals the posterior: gain = JSD(prior, truth) - 0
+    assert result.gain == pytest.approx(jsd)
+    away = by.bayesian(zone, trajs([(1.5, 1.5), (0.5, 1.5)]), box, grid=2)
+    assert away.gain == 0.0 and away.trip_jsd is None                   # no released trip through the zone
+
+
+def test_outliers_by_hand():
+    # starts on a line: 0, 1, 2, 3 and one far at 100 in each set; the far start has the largest mean
+    # distance to its 2 nearest
+    line = lambda x: [(x, 0.0), (x, 1.0)]                                # noqa: E731
+    train = trajs(*(line(x) for x in (0, 1, 2, 3, 100)))
+    test = trajs(*(line(x) for x in (0.5, 1.5, 2.5, 3.5, 200)))
+    assert ol.outlier_rows(train, count=1, neighbours=2).tolist() == [4]
+    targets = ol.choose_targets(train, test, count=1, neighbours=2, seed=0)
+    result = ol.outliers(targets, trajs(line(100.0), line(1.0)), threshold_m=1.0)
+    assert result.members == 1.0 and result.non_members == 0.0 and result.advantage == 1.0
+
+
+# -- a leaking mutant on real trips --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cab_trips(data_dir):
+    from locsynth.cab_trips import read_trips
+
+    path = data_dir / "sf-cabspotting" / "cabs"
+    if not path.is_dir():
+        pytest.skip("Cabspotting cabs not found")
+    return read_trips(path, cell_m=500).split(0.2, seed=0)
+
+
+def with_copies(synthetic, train, share: float, seed: int):
+    """``synthetic`` plus ``share`` of the training trips, copied."""
+    from locsynth import TraceSet
+
+    rng = np.random.default_rng(seed)
+    copied = train.select_users(np.sort(rng.choice(train.n_traces, int(share * train.n_traces), replace=False)))
+    user = np.r_[synthetic.user, copied.user + synthetic.n_traces]
+    t, loc = np.r_[synthetic.t, copied.t], np.r_[synthetic.loc, copied.loc]
+    users = pd.DataFrame({"user_id": np.arange(synthetic.n_traces + copied.n_traces)})
+    return TraceSet.from_events(user, t, loc, users, synthetic.space, synthetic.time)
+
+
+@pytest.mark.slow
+def test_a_release_that_copies_five_percent_of_its_training_trips_is_caught(cab_trips):
+    from scipy.stats import fisher_exact
+
+    from locsynth.evaluate import evaluate
+    from locsynth.synth.ngram import NGRAM
+
+    train, test = cab_trips
+    honest = NGRAM(epsilon=1.0).fit(train).sample(test.n_traces, seed=0)
+    mutant = with_copies(honest, train, 0.05, seed=1)
+    groups = ["distance_mia", "outliers"]
+    fair, leak = (evaluate(train, test, s, groups=groups, options={"outlier_count": 400}) for s in (honest, mutant))
+    # the membership inference: an epsilon lower bound above 0 at 95% on held-out targets
+    assert fair.metrics["dmia_epsilon_lower_bound"]["synthetic"] == 0.0
+    assert leak.metrics["dmia_epsilon_lower_bound"]["synthetic"] > 0.0
+    assert leak.metrics["dmia_advantage"]["synthetic"] > fair.metrics["dmia_advantage"]["synthetic"]
+    # outlier leakage: more members' outliers reproduced than non-members', beyond chance (one-sided Fisher)
+    n = leak.details["outliers"]["outliers"]
+    hit_m, hit_n = leak.details["outliers"]["leaked"]
+    assert fisher_exact([[hit_m, n - hit_m], [hit_n, n - hit_n]], alternative="greater")[1] < 0.05
+    # (the honest release's outliers may differ by chance or within its epsilon: not asserted alike)
+    assert leak.metrics["outlier_advantage"]["synthetic"] > fair.metrics["outlier_advantage"]["synthetic"]
