@@ -1,0 +1,62 @@
+"""The attacks on trajectories at the cabs' size: seconds per attack on the 200 cabs' test set
+(18,117 trips) against a synthetic set of that size and of twice it, and the `locsynth evaluate`
+command a user waits for.
+
+Each attack runs through ``evaluate(groups=[name])``, so the time includes its training-set
+baseline and its reference work (targets, their distances to the reference set). Printed per
+attack: seconds at n and 2n synthetic trips, their ratio (2.0 = linear in the synthetic set; the
+attacks sample their targets, so less), and the ratio to the compute floor, reading the three sets
+as planar trajectories (what every attack must do once).
+
+    locsynth prepare ../shared/data/sf-cabspotting/cabs200 --format cab-trips --cell-m 500 --split test=0.2 --out cabs200
+    python benchmarks/bench_trip_attacks.py cabs200
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from locsynth import TraceSet
+from locsynth.attacks.trip_geometry import trajectories
+from locsynth.evaluate import evaluate
+from locsynth.synth.ngram import NGRAM
+
+ATTACKS = ("distance_mia", "sniffing", "bayesian", "outliers")
+
+
+def seconds(f) -> float:
+    start = time.perf_counter()
+    f()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path, help="a prepared trips dataset (train/ and test/)")
+    args = parser.parse_args()
+    train, test = TraceSet.load(args.data / "train"), TraceSet.load(args.data / "test")
+    model = NGRAM(epsilon=1.0).fit(train)
+    sets = {n: model.sample(n, seed=0) for n in (test.n_traces, 2 * test.n_traces)}
+    evaluate(train, test, sets[test.n_traces], groups=list(ATTACKS))        # warm-up: imports, numba
+    floor = seconds(lambda: [trajectories(s) for s in (train, test, sets[test.n_traces])])
+    print(f"test trips {test.n_traces:,}; training trips {train.n_traces:,}; floor (sets as trajectories) "
+          f"{floor:.2f} s")
+    print(f"{'attack':>14} {'n s':>8} {'2n s':>8} {'2n / n':>7} {'n / floor':>10}")
+    for name in ATTACKS:
+        t = {n: seconds(lambda s=s: evaluate(train, test, s, groups=[name])) for n, s in sets.items()}
+        n, n2 = test.n_traces, 2 * test.n_traces
+        print(f"{name:>14} {t[n]:>8.2f} {t[n2]:>8.2f} {t[n2] / t[n]:>7.2f} {t[n] / floor:>10.1f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        sets[test.n_traces].save(Path(tmp) / "syn")
+        command = ["locsynth", "evaluate", "--train", str(args.data / "train"), "--test", str(args.data / "test"),
+                   "--synthetic", str(Path(tmp) / "syn"), "--out", str(Path(tmp) / "report")]
+        wall = seconds(lambda: subprocess.run(command, check=True, capture_output=True))
+        print(f"locsynth evaluate (every group, the command): {wall:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
