@@ -60,14 +60,16 @@ SPLIT = (0.2, 0.4, 0.4)
 END_WEIGHT, END_WEIGHT_FIRST_CELL = 0.8, 0.5
 
 
-def check_split(value, name: str = "split") -> tuple[float, float, float]:
-    """Three positive shares of epsilon that sum to 1 (grid, first order, second order)."""
+def check_split(value, name: str = "split", parts: int = 3) -> tuple[float, ...]:
+    """``parts`` positive shares of epsilon that sum to 1 (PrivTrace's three: grid, first order,
+    second order)."""
     try:
         split = tuple(float(v) for v in np.asarray(value, np.float64).ravel())
     except (TypeError, ValueError):
         split = ()
-    if len(split) != 3 or any(not (0 < v <= 1) for v in split) or abs(sum(split) - 1) > 1e-9:
-        raise InputError(f"{name} must be three positive shares of epsilon that sum to 1, got {value!r}")
+    if len(split) != parts or any(not (0 < v <= 1) for v in split) or abs(sum(split) - 1) > 1e-9:
+        words = {3: "three", 4: "four"}.get(parts, str(parts))
+        raise InputError(f"{name} must be {words} positive shares of epsilon that sum to 1, got {value!r}")
     return split
 
 
