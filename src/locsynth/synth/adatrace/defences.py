@@ -92,7 +92,8 @@ class Trips:
     def plus(self, other: "Trips") -> "Trips":
         return Trips(np.concatenate([self.states, other.states]),
                      np.concatenate([self.soff, self.soff[-1] + other.soff[1:]]),
-                     np.concatenate([self.locs, other.locs]), np.concatenate([self.loff, self.loff[-1] + other.loff[1:]]))
+                     np.concatenate([self.locs, other.locs]),
+                     np.concatenate([self.loff, self.loff[-1] + other.loff[1:]]))
 
 
 def _rows(values, offsets, keep):

@@ -2,7 +2,10 @@
 and Attack-Resilient Location Traces", ACM CCS 2018), after the authors' Java code
 (git-disl/AdaTrace: Main.Synthesize_Trajectories, Cell, Grid, GridTrajectory, TripDistribution,
 LengthDistribution; REFERENCE.md). The unit is one trajectory (a trip); neighbouring inputs differ
-by one trajectory added or removed. The steps, in the order the data flows:
+by one trajectory added or removed. The paper's text was not at hand for this implementation (it is
+not among the project's papers): its section numbers below are those the authors' code cites
+(§5.1 synthesis, §5.2 attacks), §4 standing for the model the synthesis draws from. The steps, in
+the order the data flows:
 
 1. Size: a DP count of the training trajectories (privacy/count.py), ``size_share`` of epsilon,
    sizes the output by default (the authors' code makes exactly as many as it read: not DP).
