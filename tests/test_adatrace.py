@@ -14,7 +14,9 @@ from locsynth.synth.adatrace.model import DEFENCES_UNCOVERED
 from locsynth.synth.privtrace import markov
 from locsynth.synth.privtrace.grid import TwoLevelGrid
 from locsynth.testing import check_data, check_dp_sensitivity
-from test_release_dp import audited, claimed, runs, size, at_location, without_last
+from test_release_dp import _forbidden, _leaks, audited, claimed, runs, size, sized, at_location, without_last
+
+__all__ = ["sized"]         # the fixture of test_release_dp, used here
 
 
 def test_split_sizes_by_hand():
@@ -201,7 +203,7 @@ def test_defence_pieces_by_hand():
 
 
 @pytest.mark.slow
-def test_release_holds_its_epsilon_and_the_exact_size_and_halved_noise_are_caught():
+def test_release_holds_its_epsilon_and_an_exact_size_and_a_quiet_count_are_caught():
     x1 = trips()            # 6 trips on a 1 x 3 grid; level1 = 2 keeps the noise-driven split small
     x2 = without_last(x1)
     eps, relation = claimed(AdaTrace(epsilon=1.0, level1=2).fit(x1).sample(seed=0), "trace")
@@ -214,11 +216,26 @@ def test_release_holds_its_epsilon_and_the_exact_size_and_halved_noise_are_caugh
     exact = runs(lambda x, i: AdaTrace(epsilon=1.0, level1=2, size_share=0).fit(x).sample(x.n_traces, seed=i),
                  x1, x2, 60, [size])
     assert not audited(exact, 0, eps).passed
-    # a mutant whose size count draws a twentieth of the noise its ledger's epsilon calls for
+    # a mutant whose size count draws a hundredth of the noise it should (a count-epsilon of 5, where the
+    # release claims 1 in all: 20 x less noise would only spend the whole 1 on the count, which passes)
     class Loud(AdaTrace):
         def _count_units(self, count, epsilon, share, unit):
-            super()._count_units(count, 20 * epsilon, share, unit)
+            super()._count_units(count, 100 * epsilon, share, unit)
             return (1 - share) * epsilon
 
     loud = runs(lambda x, i: Loud(epsilon=1.0, level1=2).fit(x).sample(seed=i), x1, x2, 100, [size])
     assert not audited(loud, 0, eps).passed
+
+
+def test_no_file_of_its_release_states_an_exact_training_size(sized, tmp_path):
+    """test_release_dp's scan (issue #35) on AdaTrace's release with its evaluation."""
+    from locsynth.evaluate import evaluate
+    from locsynth.release import release
+
+    train, test = sized
+    synthetic = AdaTrace(level1=3).fit(train).sample(seed=1)
+    card = release(synthetic, tmp_path / "r", evaluation=evaluate(train, test, synthetic, sglt=False))
+    assert card["attacks"]["withheld"] and "reid_rate" not in card["attacks"]
+    counts, ratios = _forbidden(train, test)
+    released = {card["traces"], card["events"], card["training"].get("dp_count")}
+    assert _leaks(tmp_path / "r", counts - released, ratios) == []

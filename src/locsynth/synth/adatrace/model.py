@@ -100,7 +100,9 @@ class AdaTrace(Synthesizer):
         States per synthetic trajectory at most (the authors precompute 100 steps).
     max_extra : int
         Clip of a trajectory's extra length (states beyond the shortest route), the sensitivity of
-        each trip pair's noisy sum of extra lengths, and the largest extra sampled.
+        each trip pair's noisy sum of extra lengths, and the largest extra sampled (the authors
+        cap at 1.3 x each pair's exact maximum, which is not DP; 10 lies above 99.9 % of the
+        200 cabs' trips at 500 m).
     defences : bool
         Apply the three attack-resilience defences of §5.2 when sampling (Bayesian inference,
         partial sniffing, outlier leakage). They read the real trajectories, so the model keeps
@@ -121,7 +123,7 @@ class AdaTrace(Synthesizer):
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, level1: int = synopsis.LEVEL1,
-                 max_length: int = 100, max_extra: int = 20, defences: bool = False, size_share: float = SIZE_SHARE,
+                 max_length: int = 100, max_extra: int = 10, defences: bool = False, size_share: float = SIZE_SHARE,
                  max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.split = tuple(split)
