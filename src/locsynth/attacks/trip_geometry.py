@@ -161,6 +161,10 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
             exclude: np.ndarray | None = None, ties: bool = False):
     """For every target, its distance to the nearest trajectory of ``pool`` (exact; module docstring).
 
+    The k nearest by (start, end) are scored first; a target whose best distance so far exceeds the
+    k-th (start, end) distance / sqrt(2) (the bound on every trajectory not yet scored) asks for 4k
+    more, and so on, so the work follows how far the nearest trajectory is, never all pairs.
+
     exclude : for each target a pool row it may not match (itself, when the pool holds it), or -1.
     ties : also return, per target, every pool row at that distance (a list of arrays).
 
@@ -168,44 +172,36 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
     """
     from scipy.spatial import cKDTree
 
-    n = len(targets)
+    n, m = len(targets), len(pool)
     best = np.full(n, np.inf)
     row = np.full(n, -1, np.int64)
     tied = [np.zeros(0, np.int64) for _ in range(n)] if ties else None
-    if n == 0 or len(pool) == 0:
+    if n == 0 or m == 0:
         return (best, row, tied) if ties else (best, row)
     exclude = np.full(n, -1, np.int64) if exclude is None else np.asarray(exclude, np.int64)
     tree = cKDTree(pool.ends())
     q = targets.ends()
-    kk = min(k + 1, len(pool))
-    radius, found = tree.query(q, k=kk)
-    radius, found = radius.reshape(n, kk), found.reshape(n, kk)
-    left = np.repeat(np.arange(n), kk)
-    right = found.ravel()
-    d = pair_distances(targets, pool, left, right, distance).reshape(n, kk)
-    d[found == exclude[:, None]] = np.inf
-    first = np.argmin(d, axis=1)
-    best = d[np.arange(n), first]
-    row = np.where(np.isfinite(best), found[np.arange(n), first], -1)
-    # unexamined rows have a (start, end) distance >= the k-th radius, so a distance >= radius / sqrt(2)
-    open_ = (kk < len(pool)) & ((best > radius[:, -1] / SQRT2) | ties)
-    for t in np.flatnonzero(open_):
-        limit = best[t] * SQRT2 if np.isfinite(best[t]) else np.inf
-        cand = np.asarray(tree.query_ball_point(q[t], limit * (1 + 1e-9) + 1e-9) if np.isfinite(limit)
-                          else np.arange(len(pool)), np.int64)
-        cand = cand[cand != exclude[t]]
-        if cand.size == 0:
-            continue
-        dc = pair_distances(targets, pool, np.full(cand.size, t), cand, distance)
-        j = int(np.argmin(dc))
-        if dc[j] < best[t] or (dc[j] == best[t] and cand[j] < row[t]):
-            best[t], row[t] = dc[j], cand[j]
-        if ties:
-            tied[t] = np.sort(cand[dc <= best[t] * (1 + 1e-12)])
+    todo, kk = np.arange(n), min(k + 1, m)
+    while todo.size:
+        radius, found = tree.query(q[todo], k=kk)
+        radius, found = radius.reshape(todo.size, kk), found.reshape(todo.size, kk)
+        d = pair_distances(targets, pool, np.repeat(todo, kk), found.ravel(), distance).reshape(todo.size, kk)
+        d[found == exclude[todo, None]] = np.inf
+        first = np.argmin(d, axis=1)
+        at = np.arange(todo.size)
+        best[todo] = d[at, first]
+        row[todo] = np.where(np.isfinite(best[todo]), found[at, first], -1)
+        if kk == m:
+            break
+        # every row not scored has a (start, end) distance >= the kk-th, so a distance >= it / sqrt(2)
+        todo = todo[best[todo] > radius[:, -1] / SQRT2]
+        kk = min(4 * kk, m)
     if ties:
-        for t in np.flatnonzero(~open_ & np.isfinite(best)):
-            at = d[t] <= best[t] * (1 + 1e-12)
-            tied[t] = np.sort(found[t][at])
+        for t in np.flatnonzero(np.isfinite(best)):
+            cand = np.asarray(tree.query_ball_point(q[t], best[t] * SQRT2 * (1 + 1e-9) + 1e-9), np.int64)
+            cand = cand[cand != exclude[t]]
+            dc = pair_distances(targets, pool, np.full(cand.size, t), cand, distance)
+            tied[t] = np.sort(cand[dc <= best[t] * (1 + 1e-12)])
         return best, row, tied
     return best, row
 

@@ -29,8 +29,13 @@ def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_l
     frontier of the points that are not baselines (no other point is lower in both).
     """
     panels = [(x_label, points)] + list(panels or [])
-    fig = new_figure(5.2 * len(panels), 4.2)
-    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    cols = min(len(panels), 2)                  # two to a row, so that four attacks stay legible
+    rows = -(-len(panels) // cols)
+    fig = new_figure(5.2 * cols, 4.2 * rows)
+    grid = fig.subplots(rows, cols, sharey=True, squeeze=False)
+    for extra in grid.ravel()[len(panels):]:
+        extra.remove()
+    axes = grid.ravel()[:len(panels)]
     ys = [p[2] for _, pts in panels for p in pts]
     for ax, (label, pts) in zip(axes, panels):
         for name, x, y, baseline in pts:
@@ -55,7 +60,8 @@ def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_l
         ax.annotate("better", xy=(0.03, 0.03), xytext=(0.13, 0.13), xycoords="axes fraction",
                     textcoords="axes fraction", fontsize=8, color="#2ca02c",
                     arrowprops={"arrowstyle": "->", "color": "#2ca02c"})
-    axes[0].set_ylabel(f"{y_label} (utility loss, lower is better)", fontsize=8)
+    for ax in grid[:, 0]:
+        ax.set_ylabel(f"{y_label} (utility loss, lower is better)", fontsize=8)
     fig.canvas.draw()                       # the constrained layout fixes the axes before labels are placed
     for ax, (_, pts) in zip(axes, panels):
         _label_points(ax, pts)
