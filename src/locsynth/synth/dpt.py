@@ -127,10 +127,13 @@ class ReferenceSystems:
         return self.finest * float(self.branching) ** (self.levels - 1 - level)
 
     def shape(self, level: int) -> tuple[int, int]:
-        """(rows, cols) of a level."""
+        """(rows, cols) of a level: the finest covers the box to within half a cell (points beyond go
+        to the edge cells), and each coarser level covers the next finer one, ``branching`` cells
+        a side per cell."""
         x0, y0, x1, y1 = self.box
-        s = self.side(level)
-        return max(int(math.ceil((y1 - y0) / s - 1e-9)), 1), max(int(math.ceil((x1 - x0) / s - 1e-9)), 1)
+        rows, cols = (max(int(math.floor(d / self.finest + 0.5)), 1) for d in (y1 - y0, x1 - x0))
+        k = self.branching ** (self.levels - 1 - level)
+        return -(-rows // k), -(-cols // k)
 
     @property
     def offsets(self) -> np.ndarray:
@@ -539,10 +542,10 @@ class DPT(Synthesizer):
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "DPT":
         eps, order, l_max = check_epsilon(self.epsilon), check_count(self.order, "order"), check_count(self.l_max, "l_max")
+        self._remember_frame(train)
         if self.select_share + (self.hour_share if "hour" in train.users else 0.0) >= 1:
             raise InputError(f"select_share + hour_share must leave a budget for the trees, got "
                              f"{self.select_share} + {self.hour_share}")
-        self._remember_frame(train)
         if not (train.loc >= 0).all():
             raise InputError("dpt needs located events; the training set has generalized ones")
         train = self._bounded_traces(train, self.max_traces_per_user)
@@ -649,6 +652,19 @@ class DPT(Synthesizer):
         start = np.floor((hour * 3600.0 - axis.window_start.total_seconds()) / step).astype(np.int64)
         start = np.where(hour < 0, 0, start)
         return np.clip(start, 0, np.maximum(days * axis.instants_per_day - length, 0))
+
+    def next_moves(self, cells) -> np.ndarray:
+        """The probabilities of the 9 moves (column END: the end) after the trip ``cells`` (global
+        cells, consecutive ones neighbours), from the longest released suffix as sampling uses it;
+        all 0 where no suffix has a released count (the walk ends there)."""
+        self.check_is_fitted()
+        cells = np.asarray(cells, np.int64).ravel()
+        if not cells.size:
+            raise InputError("next_moves needs at least one cell")
+        moves = np.zeros(cells.size, np.int64)
+        moves[1:] = move_of(self.rs_, cells[:-1], cells[1:])
+        v = _context(self.first_, self.child_.astype(np.int64), cells, moves, cells.size, int(self.order), self.hist_)
+        return np.zeros(BINS) if v < 0 else self.hist_[v] / self.hist_[v].sum()
 
     def summary(self) -> dict:
         depth = np.bincount(self.node_depth_) if hasattr(self, "node_depth_") else []
