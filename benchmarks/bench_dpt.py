@@ -92,7 +92,8 @@ def main() -> None:
         other = cls(epsilon=args.epsilon).fit(train).sample(seed=1)
         print(f"  {name}: fit + sample {time.perf_counter() - start:.2f} s")
         rows[name] = metrics(test, other)
-    print(f"{'method':<10} {'length JSD':>11} {'FP precision (top K: share)':>30} {'SD EMD':>9}   (against the test trips)")
+    print(f"{'method':<10} {'length JSD':>11} {'FP precision (top K: share)':>30} {'SD EMD':>9}"
+          "   (against the test trips)")
     for name, row in rows.items():
         print(f"{name:<10} {row['length_jsd']:>11.4f} {row['fp']:>30} {row['sd_emd']:>9.4f}")
 

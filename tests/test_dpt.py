@@ -233,6 +233,25 @@ def test_a_tree_noised_as_if_a_trajectory_added_one_gram_per_depth_is_caught():
         check_dp_sensitivity(OneGram, trips(8, hours=False), {})
 
 
+def test_a_bound_on_traces_per_user_is_enforced_and_one_not_enforced_is_caught():
+    """As NGRAM and PrivTrace (tests/test_release_dp.py): fit keeps a user's first
+    max_traces_per_user trajectories; a mutant that records the bound but keeps every trajectory
+    moves its DP count by 3 for a person of 3 trajectories."""
+    from locsynth.testing import check_dp_sensitivity
+
+    class Unbounded(DPT):
+        def _bounded_traces(self, train, k):
+            self.ledger_.bound_traces(k)
+            return train
+
+    data = trips(8, hours=False)
+    with pytest.raises(AssertionError, match="three traces added: vector 0 .*moved by 3 in L1"):
+        check_dp_sensitivity(Unbounded, data, {})
+    model = DPT(max_traces_per_user=3).fit(data)
+    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(3 * model.ledger_.totals()["trace"]["epsilon"])
+    check_dp_sensitivity(DPT, data, {"max_traces_per_user": 3})
+
+
 # -- end to end: the release audit (tests/test_release_dp.py's pattern) -----------------------------
 
 @pytest.mark.slow

@@ -83,6 +83,7 @@ from ..traces import TraceSet
 from ..validation import check_count, check_epsilon, check_seed, check_share, in_range
 from .base import SIZE_SHARE, Synthesizer, Tags
 from .ngram import GramIndex
+from .privtrace.model import _draw
 
 #: direction code (dr + 1) * 3 + (dc + 1) of a move; (0, 0), which merged repeats never make, is the end
 END = 4
@@ -396,20 +397,6 @@ def start_weights(trees: PrefixTrees, cols: np.ndarray) -> np.ndarray:
 # -- 7. sampling ---------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _draw(weights, u):
-    total = weights.sum()
-    if total <= 0:
-        return -1
-    target = u * total
-    acc = 0.0
-    for i in range(weights.size):
-        acc += weights[i]
-        if target < acc:
-            return i
-    return weights.size - 1
-
-
-@njit(cache=True)
 def _context(first, child, buf, moves, k, order, hist):
     """The node of the longest suffix of buf[:k] (at most ``order`` cells) with a released count."""
     m = min(order, k)
@@ -541,7 +528,8 @@ class DPT(Synthesizer):
         self.seed = seed
 
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "DPT":
-        eps, order, l_max = check_epsilon(self.epsilon), check_count(self.order, "order"), check_count(self.l_max, "l_max")
+        eps = check_epsilon(self.epsilon)
+        order, l_max = check_count(self.order, "order"), check_count(self.l_max, "l_max")
         self._remember_frame(train)
         if self.select_share + (self.hour_share if "hour" in train.users else 0.0) >= 1:
             raise InputError(f"select_share + hour_share must leave a budget for the trees, got "
