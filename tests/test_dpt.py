@@ -44,6 +44,12 @@ def test_the_finest_level_of_a_grid_space_is_its_own_grid():
     assert (r * 5 + c).tolist() == list(range(15))                  # one location per finest cell
 
 
+def test_a_finest_side_too_small_for_the_space_is_refused():
+    ts = traceset([[(0, 0)]], rows=3, cols=5)
+    with pytest.raises(InputError, match="finest = 0.01 m makes"):
+        DPT(finest=0.01).fit(ts)
+
+
 def test_discretisation_at_two_resolutions_by_hand():
     rs = hrs()
     x = np.array([0.5, 3.5, 3.5, 0.5, 2.5, 0.6, 0.7])

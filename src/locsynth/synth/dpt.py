@@ -92,6 +92,8 @@ DR = np.array([-1, -1, -1, 0, 0, 0, 1, 1, 1], np.int64)
 DC = np.array([-1, 0, 1, -1, 0, 1, -1, 0, 1], np.int64)
 #: hours of the hour histogram: -1 (a trip without hour) and 0-23
 HOURS = 25
+#: cells of the finest level at most (a finer grid than this is refused: its arrays would not fit)
+MAX_CELLS = 1 << 22
 #: OpenDP's privacy map gives back epsilon up to float rounding
 _SLACK = 1e-9
 
@@ -122,7 +124,13 @@ class ReferenceSystems:
         finest = max(float(finest), 1e-6)
         pad = finest / 2
         box = (float(xs.min()) - pad, float(ys.min()) - pad, float(xs.max()) + pad, float(ys.max()) + pad)
-        return cls(box, finest, int(levels), int(branching))
+        rs = cls(box, finest, int(levels), int(branching))
+        rows, cols = rs.shape(rs.levels - 1)
+        if rows * cols > MAX_CELLS:
+            raise InputError(f"finest = {finest:g} m makes {rows} x {cols} cells over the space's "
+                             f"{box[2] - box[0]:.0f} x {box[3] - box[1]:.0f} m box (at most {MAX_CELLS:,}): "
+                             f"give a larger one")
+        return rs
 
     def side(self, level: int) -> float:
         return self.finest * float(self.branching) ** (self.levels - 1 - level)
