@@ -330,7 +330,7 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
                          f"calibrated to it (they were truncated to {index.l_max})")
     eps_d = check_epsilon(epsilon) / (order + 1)
     scale = l_max / eps_d
-    n_cells, amp = int(rs.offsets[-1]), index.n_symbols
+    n_cells, end_symbol = int(rs.offsets[-1]), index.n_symbols
     cols, valid = rs.cell_cols(), rs.valid_moves()
     level_cells = np.diff(rs.offsets)[rs.cell_level()]
     sym = index.symbols
@@ -356,7 +356,7 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
     while hi > lo:
         follow = sym[seq, pos + depth].astype(np.int64)
         prev = sym[seq, pos + depth - 1].astype(np.int64)
-        end = follow >= amp
+        end = follow >= end_symbol
         move = np.where(end, END, move_of(rs, prev, np.where(end, prev, follow)))
         true = np.bincount((node - lo) * BINS + move, minlength=(hi - lo) * BINS).astype(np.float64)
         noisy, e = _noised(true, eps_d, l_max)
