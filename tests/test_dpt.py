@@ -145,9 +145,23 @@ def test_pruning_by_the_noisy_count_threshold(monkeypatch):
     assert dpt_module.threshold(1.0, np.array([9, 3, 2])) == pytest.approx([np.log(4.5), np.log(1.5), 0.0])
     t = tree(9.0)
     assert t.root.tolist() == [3, 4, 3]
-    assert gram_hist(t, [0]) == {5: 2.0} and gram_hist(t, [1]) == {5: 2.0} and gram_hist(t, [2]) == {END: 2.0}
-    # only released moves grow nodes: (0, 1) and (1, 2); (0, 1)'s counts of 1 are pruned
-    assert t.n_nodes == 5 and gram_hist(t, [0, 1]) == {} and gram_hist(t, [1, 2]) == {END: 2.0}
+    # released: right twice after 0 and after 1, the end twice after 2; the counts of 1 are pruned,
+    # and the unreleased moves that stay on the row share what the node's count leaves (consistency)
+    assert gram_hist(t, [0]) == {5: 2.0, END: 3 - 2.0}
+    assert gram_hist(t, [1]) == {5: 2.0, 3: (4 - 2) / 2, END: (4 - 2) / 2}
+    assert gram_hist(t, [2]) == {END: 2.0, 3: 3 - 2.0}
+    # only released moves grow nodes: (0, 1) and (1, 2); (0, 1) releases nothing and spreads its 2
+    assert t.n_nodes == 5 and t.child[t.first[0], END] == -1 and t.child[t.first[2], 3] == -1
+    assert gram_hist(t, [0, 1]) == pytest.approx({3: 2 / 3, 5: 2 / 3, END: 2 / 3})
+    assert gram_hist(t, [1, 2]) == {END: 2.0}
+
+
+def test_consistency_shares_what_a_node_count_leaves():
+    noisy = np.array([[5.0, -2.0, 1.0, 0.5], [3.0, 4.0, 9.0, 0.0]])
+    released = np.array([[True, False, False, False], [True, True, True, False]])
+    valid = np.array([[True, True, False, True], [True, True, True, True]])
+    out = dpt_module.consistent(noisy, released, valid, np.array([9.0, 10.0]))
+    assert out.tolist() == [[5.0, 2.0, 0.0, 2.0], [3.0, 4.0, 9.0, 0.0]]      # nothing left in row 2
 
 
 def test_the_tree_refuses_sequences_longer_than_its_sensitivity():

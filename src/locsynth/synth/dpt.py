@@ -51,8 +51,10 @@ marked "Choice" below and on the docs page (docs/methods/dpt.md). The steps, as 
 6. Pruning (§4): a bin is released when its noisy count exceeds theta = scale ln(B / 2), B its
    histogram's bins (9; the level's cells at the root): the threshold of CCS 2012 §4.3.3, which
    lets one empty bin of B through on average (choice: the paper's own threshold was not at
-   hand). Only released gram bins become nodes of the next depth; unreleased and negative bins
-   count 0, and bins that would leave the grid are 0 (public).
+   hand). Only released gram bins become nodes of the next depth. Consistency (CCS 2012 §4.3,
+   as NGRAM's; post-processing): in a node's histogram the unreleased bins share equally what the
+   node's own count (its released bin in its parent's histogram) leaves after the released ones;
+   bins that would leave the grid are 0 (public). The root keeps its released cells only.
 7. Sampling across resolutions (:func:`walk`): each synthetic trip's level is drawn in proportion
    to the kept levels' noisy counts, its first cell in proportion to c(x) - sum_y c(y -> x) (the
    occurrences of x not preceded by a move, as synth/ngram.start_counts), then each move from the
@@ -351,6 +353,7 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
     at = node >= 0
     seq, pos, node = seq[at], pos[at], node[at]
     hists, noisy_all, childs, cell_all, depth_all = [], [], [], [cells], [np.ones(cells.size, np.int64)]
+    count = root[cells]                          # each node's released count in its parent's histogram
     lo, hi, depth = 0, cells.size, 1
     theta = float(threshold(scale, np.array([BINS]))[0])
     while hi > lo:
@@ -364,7 +367,7 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
         noisy = noisy.reshape(hi - lo, BINS)
         here = np.concatenate(cell_all)[lo:hi]
         out = (noisy > theta) & valid[here]
-        hists.append(np.where(out, noisy, 0.0))
+        hists.append(consistent(noisy, out, valid[here], count))
         noisy_all.append(noisy)
         child = np.full((hi - lo, BINS), -1, np.int64)
         if depth < order:
@@ -374,6 +377,7 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
             child[v, b] = hi + np.arange(v.size)
             cell_all.append(here[v] + DR[b] * cols[here[v]] + DC[b])
             depth_all.append(np.full(v.size, depth + 1, np.int64))
+            count = noisy[v, b]
             nxt = np.where(end, -1, child[node - lo, move])
             at = nxt >= 0
             seq, pos, node = seq[at], pos[at], nxt[at]
@@ -387,6 +391,17 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
                        np.concatenate(childs) if childs else empty.astype(np.int64),
                        np.concatenate(cell_all), np.concatenate(depth_all), noisy_root,
                        np.concatenate(noisy_all) if noisy_all else empty, spent)
+
+
+def consistent(noisy: np.ndarray, released: np.ndarray, valid: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Histograms (rows) made consistent with their nodes' counts (CCS 2012 §4.3, as NGRAM's for
+    a root Markov parent; post-processing): released bins keep their noisy counts, the other
+    valid bins share equally what the node's count leaves, invalid bins are 0 (step 6)."""
+    kept = np.where(released, noisy, 0.0)
+    others = valid & ~released
+    left = np.maximum(count - kept.sum(axis=1), 0.0)
+    share = np.divide(left, others.sum(axis=1), out=np.zeros_like(left), where=others.any(axis=1))
+    return np.where(others, share[:, None], kept)
 
 
 def start_weights(trees: PrefixTrees, cols: np.ndarray) -> np.ndarray:
