@@ -202,20 +202,23 @@ def test_fit_and_sample_give_dp_sized_trips_with_hours():
     out = model.sample(seed=3)
     assert out.n_traces == model.training_["dp_count"]
     assert (out.counts() >= 1).all() and (out.counts() <= model.l_max).all()
-    assert set(out.users["hour"].unique()) <= set(range(-1, 24)) and (out.users["hour"].isin([7, 8])).mean() > 0.8
+    assert set(out.users["hour"].unique()) <= set(range(24)) and (out.users["hour"].isin([7, 8])).mean() > 0.8
     # each trip's events sit on consecutive instants from the start of its hour (hour-long instants here)
     first = out.offsets[:-1]
     hour = out.users["hour"].to_numpy()
-    assert (out.t[first][hour >= 0] == np.minimum(hour[hour >= 0], 24 - out.counts()[hour >= 0])).all()
+    assert (out.t[first] == np.minimum(hour, 24 - out.counts())).all()
     same = out.user[1:] == out.user[:-1]
     assert not (same & (out.loc[1:] == out.loc[:-1])).any()
     assert np.array_equal(model.sample(seed=3).loc, out.loc) and model.sample(40, seed=3).n_traces == 40
 
 
-def test_a_set_without_hours_spends_nothing_on_them():
+def test_a_set_without_hours_spends_nothing_on_them_and_one_of_hours_minus_one_gets_none():
     model = DPT(epsilon=1.0).fit(trips(hours=False))
     assert model.ledger_.totals()["trace"]["spends"] == 3
     assert (model.sample(seed=0).users["hour"] == -1).all()
+    # a trip set without time (NGRAM's output) has the column, all -1: its histogram's largest bin is -1
+    untimed = DPT(epsilon=40.0).fit(trip_set([[0, 1, 2], [2, 1], [1, 2, 3]] * 50, [-1] * 150, cols=4))
+    assert untimed.ledger_.totals()["trace"]["spends"] == 4 and (untimed.sample(seed=0).users["hour"] == -1).all()
 
 
 def test_the_shares_must_leave_budget_for_the_trees():

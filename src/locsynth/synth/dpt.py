@@ -64,8 +64,9 @@ marked "Choice" below and on the docs page (docs/methods/dpt.md). The steps, as 
    to its centre when none lies inside), as PrivTrace maps its cells back; consecutive repeats are
    merged. The hour of each trip (trip sets have one; DPT has no time of day, so this is an
    addition here) is drawn from a DP histogram of the training trips' hours (25 bins: -1 and
-   0-23, sensitivity 1); its events sit on consecutive instants from the start of that hour. A
-   set without an ``hour`` column gets hour -1 and no spend. Not reproduced: the paper's
+   0-23, sensitivity 1), from its bins 0-23 (a trip set's hours are all in 0-23 or all -1): all
+   -1 when the -1 bin is the largest (post-processing); its events sit on consecutive instants
+   from the start of that hour. A set without an ``hour`` column gets hour -1 and no spend. Not reproduced: the paper's
    direction-weighted sampling (its exact weighting was not at hand).
 """
 
@@ -646,8 +647,9 @@ class DPT(Synthesizer):
         keep[1:] = (loc[1:] != loc[:-1]) | (trip[1:] != trip[:-1])
         loc, trip = loc[keep], trip[keep]
         length = np.bincount(trip, minlength=m)
-        hour = (rng.choice(HOURS, size=m, p=self.hours_ / self.hours_.sum()) - 1 if self.hours_.sum() > 0
-                else np.full(m, -1))
+        hour = np.full(m, -1)
+        if self.hours_[1:].sum() > 0 and np.argmax(self.hours_) > 0:   # a set with time (not mostly -1)
+            hour = rng.choice(HOURS - 1, size=m, p=self.hours_[1:] / self.hours_[1:].sum())
         start = self._hour_start(hour, length, days)
         user = np.repeat(np.arange(m, dtype=np.int32), length)
         t = np.repeat(start, length) + np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
