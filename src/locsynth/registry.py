@@ -70,6 +70,8 @@ BUILT_IN: tuple[Method, ...] = (
            "PrivTrace: adaptive two-level grid, first- and second-order DP Markov counts, walks (Wang et al., USENIX Sec 2023)"),
     Method("adatrace", "locsynth.synth.adatrace", "AdaTrace", "synthesizer",
            "AdaTrace: density-aware grid, DP Markov model, trip and length distributions, Markov bridges (Gursoy et al., CCS 2018)"),
+    Method("dpt", "locsynth.synth.dpt", "DPT", "synthesizer",
+           "DPT: DP prefix trees on hierarchical reference systems, per-trajectory resolution (He et al., PVLDB 2015)"),
     Method("dptrip", "locsynth.synth.dptrip.model", "DPTrip", "synthesizer",
            "DPTrip: DP-SGD VAE of (source, destination, hour), DP-SGD next hops, shortest paths (Lestyan et al.)",
            requires=("torch", "opacus"), extra="dp"),
