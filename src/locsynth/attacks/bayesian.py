@@ -35,7 +35,7 @@ import numpy as np
 from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, count, row
 from ..metrics.standard import jsd
 from .sniffing import GRID
-from .trip_geometry import Trajectories, applies, context_sets, grid_cells, nth_densest, trips_through
+from .trip_geometry import Trajectories, applies, context_sets, grid_cells, nth_densest, ranges, trips_through
 
 #: the paper's vartheta: a defence fails when either divergence exceeds it
 THRESHOLD = 0.1
@@ -65,10 +65,8 @@ def distributions(t: Trajectories, cells: np.ndarray, n_cells: int, rows=None) -
     offsets = t.offsets
     if rows is not None:
         rows = np.asarray(rows, np.int64)
-        sub = t.subset(rows)
-        idx = np.concatenate([np.arange(offsets[r], offsets[r + 1]) for r in rows]) if rows.size else \
-            np.zeros(0, np.int64)
-        cells, offsets = cells[idx], sub.offsets
+        lengths = offsets[rows + 1] - offsets[rows]
+        cells, offsets = cells[ranges(offsets[rows], lengths)], np.r_[0, np.cumsum(lengths)].astype(np.int64)
     n = offsets.size - 1
     if n == 0:
         return np.zeros(n_cells * n_cells), np.zeros(n_cells * n_cells)

@@ -11,9 +11,10 @@ diagonal of the public box, beta = 0.05 (the paper's plausible-deniability beta)
 start within beta x diagonal of the outlier's start, inside the paper's closeness threshold of
 0.1 x diagonal.
 
-Members against non-members: the outliers of a seeded sample of the training set and those of the
-test set, both of min(n_train, n_test) trajectories (outlier scores depend on a set's density,
-so the two pools are of equal size). Reported: the share of each that leaks and the difference,
+Members against non-members: the outliers of seeded samples of the training and the test set, both
+of min(n_train, n_test, ``pool``) trajectories (outlier scores depend on a set's density, so the
+two pools are of equal size; ``pool`` = 20,000 keeps the scoring at a city's size to that of the
+200 cabs' test set, 18,117 trips, where it takes them all). Reported: the share of each that leaks and the difference,
 ``outlier_advantage``.
 """
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, row
+from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, limit, row
 from ..validation import in_range
 from .trip_geometry import Trajectories, applies, context_sets, diagonal, nearest
 
@@ -65,9 +66,10 @@ def outlier_rows(t: Trajectories, count: int = 200, neighbours: int = 50) -> np.
 
 
 def choose_targets(train: Trajectories, test: Trajectories, count: int = 200, neighbours: int = 50,
-                   seed: int = 0) -> OutlierTargets:
-    """The outliers of equal-sized seeded samples of the training and test sets."""
-    n = min(len(train), len(test))
+                   seed: int = 0, pool: int | None = 20_000) -> OutlierTargets:
+    """The outliers of equal-sized seeded samples of the training and test sets (at most ``pool``
+    trajectories each; None: min(n_train, n_test))."""
+    n = min(len(train), len(test)) if pool is None else min(len(train), len(test), int(pool))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(37, 5)))
     pools = [np.sort(rng.choice(len(t), n, replace=False)) for t in (train, test)]
     chosen = [t.subset(rows) for t, rows in zip((train, test), pools)]
@@ -88,11 +90,12 @@ def outliers(targets: OutlierTargets, synthetic: Trajectories, threshold_m: floa
 
 def _compute(ctx) -> GroupResult:
     train, test, synthetic, box = context_sets(ctx)
-    n, k, beta, seed = (ctx.option(name) for name in ("outlier_count", "outlier_neighbours", "outlier_beta", "seed"))
-    targets = ctx.reference(("outliers", n, k, seed), lambda: choose_targets(train, test, n, k, seed))
+    n, k, beta, pool, seed = (ctx.option(name) for name in ("outlier_count", "outlier_neighbours", "outlier_beta",
+                                                              "outlier_pool", "seed"))
+    targets = ctx.reference(("outliers", n, k, pool, seed), lambda: choose_targets(train, test, n, k, seed, pool))
     threshold = beta * diagonal(box)
     result = outliers(targets, synthetic, threshold)
-    base = ctx.reference(("outliers", n, k, seed, beta, "training"), lambda: outliers(targets, train, threshold))
+    base = ctx.reference(("outliers", n, k, pool, seed, beta, "training"), lambda: outliers(targets, train, threshold))
     metrics = {"outlier_advantage": row(result.advantage, base.advantage, 0.0),
                "outlier_members": row(result.members, base.members, None),
                "outlier_non_members": row(result.non_members, base.non_members, None)}
@@ -117,6 +120,8 @@ GROUP = MetricGroup(
     options=(count("outlier_count", 200, "Outlier leakage: how many outliers of each set (AdaTrace: 200)."),
              count("outlier_neighbours", 50, "Outlier leakage: a start's score is its mean distance to this many "
                    "nearest starts (AdaTrace: 50)."),
+             limit("outlier_pool", 20_000, "Outlier leakage: the outliers of a seeded sample of this many "
+                   "trajectories of each set (none: min(n_train, n_test))."),
              Option("outlier_beta", 0.05, "Outlier leakage: an outlier leaks when a synthetic trajectory lies within "
                     "this share of the public box's diagonal (AdaTrace's beta: 0.05).",
                     lambda v: in_range(0.0, 1.0)(v, "outlier_beta"))),

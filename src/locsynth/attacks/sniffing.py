@@ -34,7 +34,8 @@ from numba import njit
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, limit, row
 from ..validation import in_range
-from .trip_geometry import Trajectories, applies, context_sets, grid_cells, nearest, nth_densest, trips_through
+from .trip_geometry import (Trajectories, applies, context_sets, grid_cells, nearest, nth_densest, ranges,
+                            trips_through)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def sniffed(t: Trajectories, cells: np.ndarray, region: int) -> tuple[np.ndarray
     runs = _first_runs(cells, t.offsets, region)
     rows = np.flatnonzero(runs[:, 0] >= 0)
     lengths = runs[rows, 1] - runs[rows, 0]
-    idx = np.concatenate([np.arange(a, b) for a, b in runs[rows]]) if rows.size else np.zeros(0, np.int64)
+    idx = ranges(runs[rows, 0], lengths)
     return rows, Trajectories(t.x[idx], t.y[idx], np.r_[0, np.cumsum(lengths)].astype(np.int64)), runs
 
 
@@ -133,7 +134,7 @@ def choose_targets(train: Trajectories, test: Trajectories, box, grid: int = 6, 
         # the runs relative to the chosen subset's offsets
         shift = chosen.offsets[:-1] - t.offsets[pick]
         local = runs[pick] + shift[:, None]
-        idx = np.concatenate([np.arange(a, b) for a, b in local]) if m else np.zeros(0, np.int64)
+        idx = ranges(local[:, 0], local[:, 1] - local[:, 0])
         part = Trajectories(chosen.x[idx], chosen.y[idx], np.r_[0, np.cumsum(local[:, 1] - local[:, 0])].astype(np.int64))
         out.append((chosen, local, part))
     (mem, mem_runs, mem_part), (non, non_runs, non_part) = out

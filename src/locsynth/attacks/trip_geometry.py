@@ -61,11 +61,12 @@ class Trajectories:
     def subset(self, rows) -> "Trajectories":
         rows = np.asarray(rows, np.int64)
         lengths = self.lengths[rows]
-        idx = _ranges(self.offsets[rows], lengths)
+        idx = ranges(self.offsets[rows], lengths)
         return Trajectories(self.x[idx], self.y[idx], np.r_[0, np.cumsum(lengths)].astype(np.int64))
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices start, ..., start + length - 1 of every (start, length), concatenated."""
     if lengths.size == 0:
         return np.zeros(0, np.int64)
     total = int(lengths.sum())
