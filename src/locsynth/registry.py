@@ -68,6 +68,8 @@ BUILT_IN: tuple[Method, ...] = (
            "NGRAM: DP variable-length n-grams, Markov-consistent, sequences by walks (Chen et al., CCS 2012)"),
     Method("privtrace", "locsynth.synth.privtrace", "PrivTrace", "synthesizer",
            "PrivTrace: adaptive two-level grid, first- and second-order DP Markov counts, walks (Wang et al., USENIX Sec 2023)"),
+    Method("ldptrace", "locsynth.synth.ldptrace", "LDPTrace", "synthesizer",
+           "LDPTrace: local DP, each user's OUE reports of length, start, moves and end on a grid, Markov walks (Du et al., PVLDB 2023)"),
     Method("dptrip", "locsynth.synth.dptrip.model", "DPTrip", "synthesizer",
            "DPTrip: DP-SGD VAE of (source, destination, hour), DP-SGD next hops, shortest paths (Lestyan et al.)",
            requires=("torch", "opacus"), extra="dp"),

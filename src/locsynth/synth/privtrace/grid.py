@@ -107,3 +107,32 @@ class TwoLevelGrid:
         both = np.unique(np.concatenate([both, both[:, ::-1]]), axis=0)
         indptr = np.concatenate([[0], np.cumsum(np.bincount(both[:, 0], minlength=self.n_states))])
         return indptr.astype(np.int64), both[:, 1].astype(np.int64)
+
+
+def public_box(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float, float]:
+    """(x0, y0, x1, y1): the box of the space's locations (``xs``, ``ys`` in metres; every location
+    is public, visited or not), widened to at least a tenth as high as wide and vice versa (a line
+    of locations has no area) and by a hair, so that every location lies inside."""
+    side = max(float(xs.max() - xs.min()), float(ys.max() - ys.min()), 1.0)
+    px, py = (max(side / 10 - float(v.max() - v.min()), 0.0) / 2 + 1e-6 * side for v in (xs, ys))
+    return float(xs.min()) - px, float(ys.min()) - py, float(xs.max()) + px, float(ys.max()) + py
+
+
+def locations_of_states(grid: TwoLevelGrid, xy: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per state, the space's locations inside its cell, or the one nearest to its centre when none
+    lies inside: CSR (indptr, indices) over the locations' points ``xy`` (metres)."""
+    from scipy.spatial import cKDTree
+
+    state = grid.state(*xy)
+    s = grid.n_states
+    order = np.argsort(state, kind="stable")
+    counts = np.bincount(state, minlength=s)
+    empty = np.flatnonzero(counts == 0)
+    rect = grid.rectangles()[empty]
+    nearest = cKDTree(np.column_stack(xy)).query(np.column_stack([(rect[:, 0] + rect[:, 2]) / 2,
+                                                                  (rect[:, 1] + rect[:, 3]) / 2]))[1]
+    members = np.concatenate([order, nearest])
+    owner = np.concatenate([state[order], empty])
+    by = np.argsort(owner, kind="stable")
+    return (np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=s))]).astype(np.int64),
+            members[by].astype(np.int64))

@@ -50,7 +50,7 @@ from ...traces import TraceSet
 from ...validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, Synthesizer, Tags
 from . import markov
-from .grid import TwoLevelGrid, level1_size, level2_sizes
+from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, public_box
 from ...validation import check_seed, check_share
 
 #: the authors' default split of epsilon: grid, first order, second order
@@ -148,11 +148,7 @@ class PrivTrace(Synthesizer):
         split threshold, is the DP count; without one (``size_share`` = 0) the sum of the noisy
         level-1 densities, to which every trajectory adds 1 (post-processing: the authors' code
         reads the exact number, which no spend covers)."""
-        xs, ys = planar(self.space_)
-        # a box at least a tenth as high as wide and vice versa (a line of locations has no area)
-        side = max(float(xs.max() - xs.min()), float(ys.max() - ys.min()), 1.0)
-        px, py = (max(side / 10 - float(v.max() - v.min()), 0.0) / 2 + 1e-6 * side for v in (xs, ys))
-        box = (float(xs.min()) - px, float(ys.min()) - py, float(xs.max()) + px, float(ys.max()) + py)
+        box = public_box(*planar(self.space_))
         points = float(np.minimum(np.diff(offsets), cap).sum())
         points = laplace(np.array([points]), epsilon / 4, float(cap), ledger=self.ledger_, unit="trace",
                          saw=f"the number of points, each trajectory's clipped at {cap}")[0]
@@ -164,21 +160,7 @@ class PrivTrace(Synthesizer):
 
     def _locations_of_states(self, xy) -> None:
         """Per state, the locations inside its cell (CSR), or the nearest one to its centre."""
-        from scipy.spatial import cKDTree
-
-        state = self.grid_.state(*xy)
-        s = self.grid_.n_states
-        order = np.argsort(state, kind="stable")
-        counts = np.bincount(state, minlength=s)
-        empty = np.flatnonzero(counts == 0)
-        rect = self.grid_.rectangles()[empty]
-        nearest = cKDTree(np.column_stack(xy)).query(np.column_stack([(rect[:, 0] + rect[:, 2]) / 2,
-                                                                      (rect[:, 1] + rect[:, 3]) / 2]))[1]
-        members = np.concatenate([order, nearest])
-        owner = np.concatenate([state[order], empty])
-        by = np.argsort(owner, kind="stable")
-        self.loc_indices_ = members[by].astype(np.int64)
-        self.loc_indptr_ = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=s))]).astype(np.int64)
+        self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy)
 
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
                 progress=None, client=None) -> TraceSet:
