@@ -127,12 +127,19 @@ def perturb_mobility(v: Values, grid_size: int, epsilon: float) -> tuple[np.ndar
         oue.perturb(v.end, cells, epsilon)
 
 
-def report(cells, grid_size: int, max_len: int, epsilon: float, length_share: float = 0.1) -> Report:
-    """What ONE user sends: the perturbed reports of their trajectory ``cells`` (its cell sequence,
-    consecutive cells touching) in both rounds, L = ``max_len`` being public by round 2; ``epsilon``
-    in all, against the collector too (local DP)."""
-    cells = np.asarray(cells, np.int64).ravel()
-    v = values(cells, np.array([0, cells.size]), grid_size, max_len)
+def reports(cells, offsets, grid_size: int, max_len: int, epsilon: float, length_share: float = 0.1) -> Report:
+    """Both rounds' reports of many users at once (row u: user u's trajectory,
+    ``cells[offsets[u]:offsets[u + 1]]``), each row drawn as :func:`report` draws it, L = ``max_len``
+    public by round 2."""
+    v = values(cells, offsets, grid_size, max_len)
     eps_length, eps_each = budgets(epsilon, max_len, length_share)
     start, moves, end = perturb_mobility(v, grid_size, eps_each)
     return Report(perturb_length(v.length, grid_size, eps_length), start, moves, end)
+
+
+def report(cells, grid_size: int, max_len: int, epsilon: float, length_share: float = 0.1) -> Report:
+    """What ONE user sends: the perturbed reports of their trajectory ``cells`` (its cell sequence,
+    consecutive cells touching) in both rounds, L = ``max_len`` being public by round 2; ``epsilon``
+    in all, against the collector too (local DP). Each field has one row."""
+    cells = np.asarray(cells, np.int64).ravel()
+    return reports(cells, np.array([0, cells.size]), grid_size, max_len, epsilon, length_share)
