@@ -87,9 +87,9 @@ def test_what_a_user_reports_is_truncated_padded_and_clipped():
 # -- the collector ------------------------------------------------------------------------------
 
 def test_max_length_and_the_mobility_model_by_hand():
-    assert collector.max_length(np.array([10.0, 50.0, 30.0, 10.0]), 0.9) == 3       # 10, 60, 90 >= 90
-    assert collector.max_length(np.array([-5.0, 50.0, 60.0, -5.0]), 0.9) == 3       # unclipped, as the authors'
-    assert collector.max_length(np.array([-1.0, -2.0]), 0.9) == 2                   # nothing positive: the largest
+    assert collector.max_length(np.array([10.0, 50.0, 30.0, 10.0]), 100, 0.9) == 3   # 10, 60, 90 >= 0.9 x 100
+    assert collector.max_length(np.array([40.0, -30.0, 60.0, 5.0]), 100, 0.9) == 3   # clipped: 40, 40, 100
+    assert collector.max_length(np.array([-1.0, -2.0]), 100, 0.9) == 2             # never reached: the largest
     n = 3
     moves = np.zeros(8 * n * n)
     moves[8 * 4 + 4] = 30.0                        # centre -> east

@@ -14,7 +14,9 @@ the collector as well (ledger.py, ``local``). The steps, in the order the data f
    followed, privtrace/markov.states), repeats merged.
 2. Length, round 1 (user.py, collector.py): every user reports their length in cells by OUE at
    epsilon / 10 (``length_share``); the collector estimates the length distribution and takes its
-   ``length_quantile`` (0.9) quantile as the maximum length L (the authors' estimate_max_length).
+   ``length_quantile`` (0.9) quantile as the maximum length L (the authors' estimate_max_length;
+   choice: the quantile of the clipped estimates against the number of reports, where the authors
+   divide by the sum of the estimates, which is far noisier: collector.max_length).
 3. Mobility, round 2: every user reports L + 1 OUE values at 9 epsilon / 10 / (L + 1) each: the
    start cell, L - 1 moves as (cell, one of 8 directions), the end cell, of the trajectory's first
    min(l, L) cells. Choice (user.py): a shorter trajectory pads with reports of no value, so that
@@ -124,7 +126,7 @@ class LDPTrace(Synthesizer):
         oue.record(self.ledger_, eps_length, d_len, saw=f"each trajectory's length in cells of the {n} x {n} grid, "
                                                         f"clipped at {d_len}")
         estimate = oue.estimate(tally.counts["length"], tally.reports["length"], eps_length)
-        self.max_len_ = collector.max_length(estimate, float(self.length_quantile))
+        self.max_len_ = collector.max_length(estimate, tally.reports["length"], float(self.length_quantile))
         self.lengths_ = collector.distribution(estimate)
         self._mobility(cells, offsets, eps, tally)
         self._locations(xy)
