@@ -181,7 +181,7 @@ def test_local_spends_in_the_ledger():
 T1, T2 = [0, 1], [3, 2, 0]
 
 
-def privacy_loss(bits_of):
+def privacy_loss():
     """The statistic: the report's log-likelihood ratio of T1 against T2 under the claimed epsilon
     (every bit where T1's and T2's values differ, each report's epsilon), a function of the output."""
     eps_length, each = user.budgets(1.0, 2)
@@ -190,7 +190,8 @@ def privacy_loss(bits_of):
 
     def loss(rep):
         total = np.zeros(rep.length.shape[0])
-        for bits, va, vb, qq in ((rep.length, a.length[0], b.length[0], q_length), (rep.start, a.start[0], b.start[0], q),
+        for bits, va, vb, qq in ((rep.length, a.length[0], b.length[0], q_length),
+                                 (rep.start, a.start[0], b.start[0], q),
                                  (rep.moves[:, 0], a.moves[0, 0], b.moves[0, 0], q), (rep.end, a.end[0], b.end[0], q)):
             for v, sign in ((va, 1), (vb, -1)):
                 if v >= 0:
@@ -213,7 +214,7 @@ def test_one_users_report_holds_its_epsilon_and_a_weakened_oue_is_caught(monkeyp
     """Two different trajectories of one user: the report distributions pass the ratio test at the
     claimed epsilon 1 (OUE at 0.1 on the length, 0.3 on each of the 3 mobility reports); OUE whose
     q is computed from 2 epsilon (a mutant) is caught. About 8 s on 2 busy cores."""
-    stat = privacy_loss(None)
+    stat = privacy_loss()
     mech = {"x1": T1, "x2": T2}
     result = audit(lambda x, k: stat(one_users_reports(mech[x], k)), "x1", "x2", 1.0, samples=20_000, repeats=3,
                    beta=0.01)

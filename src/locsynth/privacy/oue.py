@@ -90,7 +90,8 @@ def perturb(values, d: int, epsilon: float) -> np.ndarray:
     if d < 1:
         raise InputError(f"unary encoding needs a domain of at least 1 value, got {d}")
     if x.size and (x.min() < -1 or x.max() >= d):
-        raise InputError(f"unary-encoded values must be in 0..{d - 1} (or -1 for none), got {int(x.min())}..{int(x.max())}")
+        raise InputError(f"unary-encoded values must be in 0..{d - 1} (or -1 for none), "
+                         f"got {int(x.min())}..{int(x.max())}")
     bits = bernoulli_bits(x.size * d, flip_probability(epsilon)).reshape(x.size, d)
     held = np.flatnonzero(x.ravel() >= 0)
     bits[held, x.ravel()[held]] = bernoulli_bits(held.size, P)
