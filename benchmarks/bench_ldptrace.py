@@ -6,7 +6,7 @@ on the same trips as the reference ratio.
 
 The fit's time is almost all OpenDP's sampling (about 0.3 microseconds a bit on one core; the
 bits are drawn on numba's threads) and grows with L: a user's reports hold N^2 (length) + 2 N^2
-(start, end) + (L - 1) 8 N^2 (moves) bits. Timings are of whatever machine runs this: on a shared
+(start, end) + (L - 1) x (the moves that stay on the grid, 220 at N = 6) bits. Timings are of whatever machine runs this: on a shared
 2-core machine they are noisy and pessimistic, so the ratios are what to read.
 
     python benchmarks/bench_ldptrace.py [--train /tmp/cabs200/train] [--data ../shared/data]
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from locsynth import TraceSet
-from locsynth.synth.ldptrace import LDPTrace
+from locsynth.synth.ldptrace import LDPTrace, user
 from locsynth.synth.privtrace import PrivTrace
 
 #: issue 38's target for fit + sample of the 200 cabs on 2 cores
@@ -57,7 +57,7 @@ def timed(fn):
 
 def bits_per_user(n: int, L: int) -> int:
     """OUE bits in one user's reports on an n x n grid with maximum length L."""
-    return n * n + 2 * n * n + (L - 1) * 8 * n * n
+    return n * n + 2 * n * n + (L - 1) * user.valid_moves(n).size
 
 
 def library(train: TraceSet, eps: float, repeat: int) -> dict:

@@ -62,6 +62,11 @@ def test_direction_encoding_of_moves_by_hand():
     assert user.direction([0, 2, 2], [2, 3, 5], 3).tolist() == [-1, -1, 6]     # 2 -> 3 wraps a row: no move
     assert user.move_code([4, 0, 8], [8, 1, 4], 3).tolist() == [8 * 4 + 7, 8 * 0 + 4, 8 * 8 + 0]
     assert user.move_code(0, 8, 3).tolist() == -1
+    # a move's report has a bit per move that stays on the grid: 2 x (6 + 6) straight, 4 x 4 diagonal
+    valid = user.valid_moves(3)
+    assert valid.size == 40 and 8 * 4 + 7 in valid and 8 * 0 + 0 not in valid and 8 * 2 + 4 not in valid
+    assert user.valid_moves(6).size == 220
+    assert user.move_slots([8 * 0 + 4, -1, int(valid[-1])], 3).tolist() == [0, -1, 39]
 
 
 def test_what_a_user_reports_is_truncated_padded_and_clipped():
@@ -81,7 +86,7 @@ def test_what_a_user_reports_is_truncated_padded_and_clipped():
     # every trajectory sends reports of one shape: how many says nothing of its length
     shapes = {tuple(getattr(user.report(t, 3, 3, 1.0), f).shape for f in ("length", "start", "moves", "end"))
               for t in ([0, 4, 8, 5], [4], [])}
-    assert shapes == {((1, 9), (1, 9), (1, 2, 72), (1, 9))}
+    assert shapes == {((1, 9), (1, 9), (1, 2, 40), (1, 9))}
 
 
 # -- the collector ------------------------------------------------------------------------------
@@ -192,7 +197,8 @@ def privacy_loss():
         total = np.zeros(rep.length.shape[0])
         for bits, va, vb, qq in ((rep.length, a.length[0], b.length[0], q_length),
                                  (rep.start, a.start[0], b.start[0], q),
-                                 (rep.moves[:, 0], a.moves[0, 0], b.moves[0, 0], q), (rep.end, a.end[0], b.end[0], q)):
+                                 (rep.moves[:, 0], *user.move_slots([a.moves[0, 0], b.moves[0, 0]], 2), q),
+                                 (rep.end, a.end[0], b.end[0], q)):
             for v, sign in ((va, 1), (vb, -1)):
                 if v >= 0:
                     y = bits[:, v]

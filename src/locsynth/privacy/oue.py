@@ -105,11 +105,13 @@ def estimate(ones, reports: int, epsilon: float) -> np.ndarray:
     return (np.asarray(ones, np.float64) - reports * q) / (P - q)
 
 
-def record(ledger: Ledger, epsilon: float, d: int, *, reports: int = 1, unit: str = "trace", saw: str = "") -> Spend:
-    """Record ``reports`` OUE reports per ``unit`` at ``epsilon`` each (domain ``d``) as one local
-    spend of their basic composition: reports x epsilon, any two values of one unit's data."""
+def record(ledger: Ledger, epsilon: float, *, reports: int = 1, unit: str = "trace", saw: str = "",
+           domain: str = "its values") -> Spend:
+    """Record ``reports`` OUE reports per ``unit`` at ``epsilon`` each as one local spend of their
+    basic composition: reports x epsilon, any two values of one unit's data (``domain`` says over
+    what the reports range, which is public)."""
     eps = oue_epsilon(P, flip_probability(epsilon))
-    return ledger.record("oue", int(reports) * eps, 0.0, None, unit, saw or f"{reports} report(s) over {d} values",
-                         assumptions=f"each {unit}'s own device perturbs it (local DP); reports compose by basic "
-                                     f"composition; the domain of {d} values is public",
+    return ledger.record("oue", int(reports) * eps, 0.0, None, unit, saw or f"{reports} report(s) over {domain}",
+                         assumptions=f"each {unit}'s own device perturbs it (local DP); its {reports} report(s) "
+                                     f"compose by basic composition; {domain} public",
                          relation="replace", local=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .user import DIRECTIONS
+from .user import DIRECTIONS, valid_moves
 
 #: the authors' smoothing of a row's sum when normalizing (main.py, generate_markov_matrix)
 ROW_SMOOTHING = 1e-8
@@ -63,12 +63,11 @@ def distribution(estimate: np.ndarray) -> np.ndarray:
 
 
 def inside(grid_size: int) -> np.ndarray:
-    """(N^2, 8) bool: whether each direction from each cell stays on the grid."""
-    n = int(grid_size)
-    row, col = np.divmod(np.arange(n * n), n)
-    steps = np.array(DIRECTIONS)
-    r, c = row[:, None] + steps[:, 0], col[:, None] + steps[:, 1]
-    return (r >= 0) & (r < n) & (c >= 0) & (c < n)
+    """(N^2, 8) bool: whether each direction from each cell stays on the grid (user.valid_moves)."""
+    n2 = int(grid_size) ** 2
+    out = np.zeros(8 * n2, bool)
+    out[valid_moves(grid_size)] = True
+    return out.reshape(n2, 8)
 
 
 def mobility(start_estimate: np.ndarray, move_estimate: np.ndarray, end_estimate: np.ndarray, grid_size: int

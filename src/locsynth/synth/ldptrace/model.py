@@ -123,8 +123,8 @@ class LDPTrace(Synthesizer):
         for rows in self._batches(offsets.size - 1, user.length_domain(n)):
             tally.add("length", user.perturb_length(length[rows], n, eps_length))
         d_len = user.length_domain(n)
-        oue.record(self.ledger_, eps_length, d_len, saw=f"each trajectory's length in cells of the {n} x {n} grid, "
-                                                        f"clipped at {d_len}")
+        oue.record(self.ledger_, eps_length, domain=f"the lengths 1 .. {d_len}",
+                   saw=f"each trajectory's length in cells of the {n} x {n} grid, clipped at {d_len}: one report")
         estimate = oue.estimate(tally.counts["length"], tally.reports["length"], eps_length)
         self.max_len_ = collector.max_length(estimate, tally.reports["length"], float(self.length_quantile))
         self.lengths_ = collector.distribution(estimate)
@@ -137,22 +137,22 @@ class LDPTrace(Synthesizer):
         n, L = int(self.grid_size), self.max_len_
         _, each = user.budgets(eps, L, self.length_share)
         v = user.values(cells, offsets, n, L)
-        for rows in self._batches(offsets.size - 1, (2 + 8 * (L - 1)) * n * n):
+        valid = user.valid_moves(n)
+        for rows in self._batches(offsets.size - 1, 2 * n * n + (L - 1) * valid.size):
             start, moves, end = user.perturb_mobility(user.Values(v.length[rows], v.start[rows], v.moves[rows],
                                                                   v.end[rows]), n, each)
             tally.add("start", start)
             tally.add("moves", moves)
             tally.add("end", end)
-        where = f"of the {n} x {n} grid, of each trajectory's first L = {L} cells"
-        oue.record(self.ledger_, each, n * n, saw=f"each trajectory's start cell {where}")
-        if L > 1:
-            oue.record(self.ledger_, each, 8 * n * n, reports=L - 1,
-                       saw=f"each trajectory's {L - 1} moves (cell and one of 8 directions) {where}, reports of "
-                           f"no value where it has fewer")
-        oue.record(self.ledger_, each, n * n, saw=f"each trajectory's end cell {where}")
+        oue.record(self.ledger_, each, reports=L + 1, domain=f"the {n * n} cells of the {n} x {n} grid and its "
+                                                              f"{valid.size} moves between touching cells",
+                   saw=f"each trajectory's start cell, its {L - 1} moves (a cell and one of 8 directions; reports of "
+                       f"no value where it has fewer) and its end cell, of its first L = {L} cells on the {n} x {n} "
+                       f"grid: {L + 1} reports")
         est = {kind: oue.estimate(tally.counts[kind], tally.reports[kind], each)
                for kind in ("start", "moves", "end") if kind in tally.counts}
-        moves = est.get("moves", np.zeros(8 * n * n))
+        moves = np.zeros(8 * n * n)
+        moves[valid] = est.get("moves", 0.0)
         self.start_, self.rows_ = collector.mobility(est["start"], moves, est["end"], n)
 
     @staticmethod

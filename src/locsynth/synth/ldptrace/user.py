@@ -11,9 +11,13 @@ Two rounds, each an OUE report (privacy/oue.py) of values the user computes alon
    it), value l - 1, at ``length_share`` x epsilon (epsilon / 10).
 2. Mobility, given the collector's public maximum length L from round 1: the trajectory's first
    min(l, L) cells give L + 1 reports at (1 - length_share) epsilon / (L + 1) each: the start cell
-   (N^2 values), L - 1 moves, each a (cell, direction) pair of 8 N^2 values (the direction one of
-   the 8 neighbours, :data:`DIRECTIONS`; the paper's adjacency encoding, which shrinks the domain
-   of a move from N^4 pairs to 8 N^2), and the end cell (the last of the first min(l, L)).
+   (N^2 values), L - 1 moves, each a (cell, direction) pair, 8 cell + direction (the direction one
+   of the 8 neighbours, :data:`DIRECTIONS`; the paper's adjacency encoding, which shrinks the domain
+   of a move from N^4 pairs to 8 N^2), and the end cell (the last of the first min(l, L)). A move's
+   report has a bit for each move that stays on the grid (:func:`valid_moves`: 220 of the 288 at
+   N = 6), not for the pairs of a border cell and a direction off the grid, which no user holds:
+   the estimates of the others are the same in law (OUE's bits are independent), and the
+   collector sets those to 0 anyway (the authors' generate_markov_matrix skips them).
 
 Choice where the authors' code differs: their user sends min(l, L) + 1 reports, so how many
 reports arrive says min(l, L) in the clear; here every user sends exactly L + 1, the moves a
@@ -58,6 +62,23 @@ def move_code(a, b, grid_size: int) -> np.ndarray:
     return np.where(d >= 0, 8 * np.asarray(a, np.int64) + d, -1)
 
 
+def valid_moves(grid_size: int) -> np.ndarray:
+    """The move codes (8 x cell + direction) whose direction stays on the grid, in increasing
+    order: the values a move's report has bits for (module docstring)."""
+    n = int(grid_size)
+    row, col = np.divmod(np.arange(n * n), n)
+    steps = np.array(DIRECTIONS)
+    r, c = row[:, None] + steps[:, 0], col[:, None] + steps[:, 1]
+    return np.flatnonzero(((r >= 0) & (r < n) & (c >= 0) & (c < n)).ravel())
+
+
+def move_slots(moves: np.ndarray, grid_size: int) -> np.ndarray:
+    """Each move code's position among :func:`valid_moves` (-1 stays -1: no value)."""
+    valid = valid_moves(grid_size)
+    m = np.asarray(moves, np.int64)
+    return np.where(m >= 0, np.searchsorted(valid, np.maximum(m, 0)), -1)
+
+
 def length_domain(grid_size: int) -> int:
     """d_len = N^2, the lengths a user can report (the authors' ``estimate_max_length``)."""
     return int(grid_size) ** 2
@@ -100,7 +121,8 @@ def values(cells: np.ndarray, offsets: np.ndarray, grid_size: int, max_len: int)
 @dataclass(frozen=True)
 class Report:
     """Perturbed reports, one row per user (bool bits): ``length`` (n, d_len), ``start`` and
-    ``end`` (n, N^2), ``moves`` (n, L - 1, 8 N^2)."""
+    ``end`` (n, N^2), ``moves`` (n, L - 1, number of valid moves), the last axis over
+    :func:`valid_moves`."""
 
     length: np.ndarray
     start: np.ndarray
@@ -123,8 +145,8 @@ def perturb_length(length: np.ndarray, grid_size: int, epsilon: float) -> np.nda
 def perturb_mobility(v: Values, grid_size: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Round 2: (start, moves, end) reports, each report at ``epsilon`` (one of the L + 1 shares)."""
     cells = int(grid_size) ** 2
-    return oue.perturb(v.start, cells, epsilon), oue.perturb(v.moves, 8 * cells, epsilon), \
-        oue.perturb(v.end, cells, epsilon)
+    moves = oue.perturb(move_slots(v.moves, grid_size), valid_moves(grid_size).size, epsilon)
+    return oue.perturb(v.start, cells, epsilon), moves, oue.perturb(v.end, cells, epsilon)
 
 
 def reports(cells, offsets, grid_size: int, max_len: int, epsilon: float, length_share: float = 0.1) -> Report:
