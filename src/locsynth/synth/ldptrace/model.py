@@ -69,7 +69,7 @@ BATCH_BITS = 1 << 24
 
 
 class LDPTrace(Synthesizer):
-    """LDPTrace (module docstring).
+    """LDPTrace: users' local OUE reports on a public grid, a first-order model, walks (module docstring).
 
     Parameters
     ----------
