@@ -4,8 +4,8 @@ the time of fit + sample as a library call and as the commands (issue 38's targe
 OUE bits the users' reports held and the rate at which OpenDP drew them; PrivTrace's fit + sample
 on the same trips as the reference ratio.
 
-The fit's time is almost all OpenDP's sampling (about 0.3 microseconds a bit on one core; the
-bits are drawn on numba's threads) and grows with L: a user's reports hold N^2 (length) + 2 N^2
+The fit's time is almost all OpenDP's sampling (about 0.3 microseconds a bit on one core) and
+grows with L: a user's reports hold N^2 (length) + 2 N^2
 (start, end) + (L - 1) x (the moves that stay on the grid, 220 at N = 6) bits. Timings are of whatever machine runs this: on a shared
 2-core machine they are noisy and pessimistic, so the ratios are what to read.
 

@@ -36,8 +36,8 @@ from . import _opendp
 
 #: the probability that a value's own bit is reported as 1
 P = 0.5
-#: bits per call of OpenDP's sampler when a draw is split over threads
-PIECE = 1 << 21
+#: bits per call of OpenDP's sampler (a long draw is made in pieces, each one packed vector)
+PIECE = 1 << 22
 
 
 def flip_probability(epsilon: float) -> float:
@@ -52,32 +52,18 @@ def oue_epsilon(p: float, q: float) -> float:
 
 
 def bernoulli_bits(n: int, prob: float) -> np.ndarray:
-    """``n`` independent Bernoulli(``prob``) bits (bool) from OpenDP (module docstring), prob <= 1/2.
-    A long vector is drawn in pieces on numba's number of threads (OpenDP's calls release the GIL;
-    a Dask worker's one thread draws alone), about 0.3 microseconds a bit on one core."""
+    """``n`` independent Bernoulli(``prob``) bits (bool) from OpenDP (module docstring), prob <= 1/2;
+    about 0.3 microseconds a bit on one core (OpenDP samples each from the operating system's
+    randomness), drawn in pieces of PIECE bits."""
     n = int(n)
     if n == 0 or prob <= 0:
         return np.zeros(n, bool)
     if prob > 0.5:
         raise InputError(f"bit flips draw probabilities up to 1/2, got {prob!r}")
     flips = _opendp.bit_flips(min(2.0 * prob, 1.0))
-    pieces = [min(PIECE, n - lo) for lo in range(0, n, PIECE)]
-    draw = lambda k: np.unpackbits(np.frombuffer(flips(bytes((k + 7) // 8)), np.uint8), count=k)  # noqa: E731
-    threads = min(_threads(), len(pieces))
-    if threads > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(threads) as pool:
-            drawn = list(pool.map(draw, pieces))
-    else:
-        drawn = [draw(k) for k in pieces]
+    drawn = [np.unpackbits(np.frombuffer(flips(bytes((k + 7) // 8)), np.uint8), count=k)
+             for k in (min(PIECE, n - lo) for lo in range(0, n, PIECE))]
     return np.concatenate(drawn).astype(bool)
-
-
-def _threads() -> int:
-    import numba
-
-    return int(numba.get_num_threads())
 
 
 def perturb(values, d: int, epsilon: float) -> np.ndarray:
