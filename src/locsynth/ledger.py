@@ -28,6 +28,15 @@ ledger keeps the public bound on the traces a user contributes (``traces_per_use
 extra traces), and :meth:`Ledger.person` adds every spend that touches one person. A spend on one
 event (k-RR, planar Laplace) has no bound per person: a person with m events loses m epsilon.
 
+Local and central. A spend is central by default: a curator holds the raw data and adds the noise,
+so the guarantee holds against whoever reads the output, not against the curator. A spend marked
+``local=True`` is local DP (Kasiviswanathan et al., FOCS 2008; Warner's randomized response): the
+unit's own device perturbs its data before anyone collects it, so the guarantee holds against the
+collector as well. Local DP compares any two values of one unit's data (its presence is seen by
+the collector, who receives one report per unit): a local spend's relation is ``replace``. The
+totals say ``local`` where every spend that holds is local; one central spend makes the whole
+central (against the collector, only the local spends' epsilon would hold).
+
 What no spend covers. An output can depend on the data outside every DP step: a location space
 of the most visited POIs, a grid over the data's own bounding box, a time axis that starts on the
 earliest record's date, or a method fitted without DP. Such facts are kept in ``uncovered`` and
@@ -51,6 +60,8 @@ RELATIONS = ("add-remove", "replace")
 NESTING = ("user", "trace", "event")
 #: the key of the per-person headline among :meth:`Ledger.totals`
 PERSON = "person"
+#: how a guarantee whose spends are all local DP says so (module docstring)
+LOCAL_WORDS = "local DP, against the collector as well; "
 
 
 def neighbours(unit: str, relation: str) -> str:
@@ -87,6 +98,9 @@ class Spend:
         What the guarantee rests on (public quantities, trimming, exact sampling ...).
     holds : bool
         False when the guarantee needs assumptions this implementation does not meet.
+    local : bool
+        True for local DP: the unit's own device perturbed its data before anyone collected it, so
+        the guarantee holds against the collector too (module docstring); needs ``relation="replace"``.
     """
 
     mechanism: str
@@ -98,6 +112,7 @@ class Spend:
     assumptions: str = ""
     holds: bool = True
     relation: str = "add-remove"
+    local: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -108,6 +123,11 @@ class Spend:
             raise InputError("a privacy spend needs its unit (what neighbouring inputs differ in)")
         if self.relation not in RELATIONS:
             raise InputError(f"unknown neighbour relation {self.relation!r}; expected one of {', '.join(RELATIONS)}")
+        if not isinstance(self.local, bool):
+            raise InputError(f"a privacy spend's 'local' must be true or false, got {self.local!r}")
+        if self.local and self.relation != "replace":
+            raise InputError("a local-DP spend compares two values of one unit's data: its relation is 'replace' "
+                             "(the collector sees every unit's report)")
 
     def neighbours(self) -> str:
         """What two neighbouring inputs differ in, in words."""
@@ -126,9 +146,9 @@ class Ledger:
 
     def record(self, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float | None = None,
                unit: str = "user", saw: str = "", assumptions: str = "", holds: bool = True,
-               relation: str = "add-remove") -> Spend:
+               relation: str = "add-remove", local: bool = False) -> Spend:
         """Append a spend and return it."""
-        spend = Spend(mechanism, epsilon, delta, sensitivity, unit, saw, assumptions, holds, relation)
+        spend = Spend(mechanism, epsilon, delta, sensitivity, unit, saw, assumptions, holds, relation, local)
         self.spends.append(spend)
         return spend
 
@@ -179,7 +199,8 @@ class Ledger:
     def totals(self) -> dict[str, dict]:
         """The headline per person (:meth:`person`, key ``"person"``) and then, per unit of privacy,
         the neighbour relation, epsilon and delta of the spends that hold by basic composition
-        (mixed relations stated for replace-one, module docstring), and how many spends are bounds
+        (mixed relations stated for replace-one, module docstring), whether they are all local
+        (``local``: the guarantee holds against the collector too), and how many spends are bounds
         only (``holds=False``)."""
         out: dict[str, dict] = {}
         if any(s.holds for s in self.spends):
@@ -187,7 +208,7 @@ class Ledger:
         for unit in dict.fromkeys(s.unit for s in self.spends):
             held = [s for s in self.spends if s.unit == unit and s.holds]
             eps, delta, relation = _compose(held, 1)
-            out[unit] = {"epsilon": eps, "delta": min(1.0, delta), "relation": relation,
+            out[unit] = {"epsilon": eps, "delta": min(1.0, delta), "relation": relation, "local": _local(held),
                          "neighbours": neighbours(unit, relation), "spends": len(held),
                          "bounds_only": sum(1 for s in self.spends if s.unit == unit and not s.holds)}
         return out
@@ -207,7 +228,7 @@ class Ledger:
         eps, delta = (None, None) if unbounded else (eps + e2, min(1.0, delta + d2))
         words = ("one person's data (every trace of theirs) replaced, the number of people public"
                  if relation == "replace" else "one person (every trace of theirs) added or removed (unbounded DP)")
-        return {"epsilon": eps, "delta": delta, "relation": relation, "neighbours": words,
+        return {"epsilon": eps, "delta": delta, "relation": relation, "local": _local(held), "neighbours": words,
                 "spends": len(held), "bounds_only": 0, "traces_per_user": k, "unbounded": unbounded}
 
     def describe(self) -> list[str]:
@@ -220,7 +241,8 @@ class Ledger:
                 lines.append(_person_line(t))
                 continue
             if t["spends"]:
-                text = (f"per {unit} (neighbouring inputs: {t['neighbours']}): epsilon = {t['epsilon']:.4g}, "
+                text = (f"per {unit} ({LOCAL_WORDS if t['local'] else ''}neighbouring inputs: {t['neighbours']}): "
+                        f"epsilon = {t['epsilon']:.4g}, "
                         f"delta = {t['delta']:.3g} (basic composition of {t['spends']} "
                         f"spend{'s' if t['spends'] > 1 else ''})")
             else:
@@ -276,6 +298,11 @@ def _compose(spends: list[Spend], k: int) -> tuple[float, float, str]:
     return eps, delta, relation
 
 
+def _local(held: list[Spend]) -> bool:
+    """Whether every spend of ``held`` (at least one) is local DP."""
+    return bool(held) and all(s.local for s in held)
+
+
 def _person_line(t: dict) -> str:
     """The per-person headline in words."""
     if t["unbounded"]:
@@ -283,6 +310,7 @@ def _person_line(t: dict) -> str:
                 f"whose number is not bounded")
     k = t["traces_per_user"]
     each = f", each user contributing at most {k} trace{'s' if k != 1 else ''}" if k is not None else ""
-    return (f"per person (neighbouring inputs: {t['neighbours']}): epsilon = {t['epsilon']:.4g}, "
+    return (f"per person ({LOCAL_WORDS if t['local'] else ''}neighbouring inputs: {t['neighbours']}): "
+            f"epsilon = {t['epsilon']:.4g}, "
             f"delta = {t['delta']:.3g} (basic composition of {t['spends']} spend{'s' if t['spends'] > 1 else ''}"
             f"{each})")

@@ -72,6 +72,8 @@ BUILT_IN: tuple[Method, ...] = (
            "AdaTrace: density-aware grid, DP Markov model, trip and length distributions, Markov bridges (Gursoy et al., CCS 2018)"),
     Method("dpt", "locsynth.synth.dpt", "DPT", "synthesizer",
            "DPT: DP prefix trees on hierarchical reference systems, per-trajectory resolution (He et al., PVLDB 2015)"),
+    Method("ldptrace", "locsynth.synth.ldptrace", "LDPTrace", "synthesizer",
+           "LDPTrace: local DP, each user's OUE reports of length, start, moves and end on a grid, Markov walks (Du et al., PVLDB 2023)"),
     Method("dptrip", "locsynth.synth.dptrip.model", "DPTrip", "synthesizer",
            "DPTrip: DP-SGD VAE of (source, destination, hour), DP-SGD next hops, shortest paths (Lestyan et al.)",
            requires=("torch", "opacus"), extra="dp"),

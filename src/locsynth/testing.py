@@ -230,12 +230,18 @@ def check_dp_sensitivity(cls, data, params) -> None:
     traces added. Replace one person (a method with a replace-one spend): a person's trace
     replaced by another's, or emptied; an add/remove spend then may move by twice its sensitivity.
     A method that spends per trace may move k times as far for a person of k traces, the bound its
-    ledger holds (ledger.py); a method that refuses an empty trace with an InputError passes."""
+    ledger holds (ledger.py); a method that refuses an empty trace with an InputError passes.
+    A method whose own spends are all local DP (LDPTrace's) has no sensitivity to check: each
+    unit's report is perturbed on its own, and its audit is of one unit's report (privacy/oue.py,
+    tests/test_ldptrace.py)."""
     from .privacy.audit import CoupledNoise
 
     if not cls.tags.dp:
         return
     model = _fitted(cls, data, params)
+    own = model.ledger_.spends[len(data.ledger.spends) if data.ledger else 0:]
+    if own and all(s.local for s in own):
+        return
     replace_one = any(s.relation == "replace" for s in model.ledger_.spends)
     # a person of k traces may move a per-trace vector by k times its sensitivity, as the ledger counts
     group = (model.ledger_.traces_per_user or 1) if any(s.unit == "trace" for s in model.ledger_.spends) else 1

@@ -23,14 +23,15 @@ def opendp() -> SimpleNamespace:
     with the 'contrib' features enabled, imported on first use. Not the prelude itself: it also
     imports OpenDP's scikit-learn extras (0.77 s against 0.08 s)."""
     from opendp import measurements
-    from opendp.domains import atom_domain, vector_domain
+    from opendp.domains import atom_domain, bitvector_domain, vector_domain
     from opendp.measures import max_divergence
-    from opendp.metrics import l1_distance, linf_distance
+    from opendp.metrics import discrete_distance, l1_distance, linf_distance
     from opendp.mod import enable_features
 
     enable_features("contrib")
     return SimpleNamespace(m=measurements, atom_domain=atom_domain, vector_domain=vector_domain,
-                           l1_distance=l1_distance, linf_distance=linf_distance, max_divergence=max_divergence)
+                           l1_distance=l1_distance, linf_distance=linf_distance, max_divergence=max_divergence,
+                           bitvector_domain=bitvector_domain, discrete_distance=discrete_distance)
 
 
 def float_laplace(size: int, scale: float):
@@ -59,3 +60,12 @@ def noisy_top_k(k: int, scale: float):
     dp = opendp()
     return dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T="i64")), dp.linf_distance(T="i64", monotonic=True),
                                  dp.max_divergence(), k=int(k), scale=float(scale))
+
+
+def bit_flips(f: float):
+    """OpenDP's randomized response on packed bit vectors (RAPPOR's permanent randomized response,
+    Erlingsson et al., CCS 2014): each bit becomes 1 with probability f / 2, 0 with probability
+    f / 2, and is kept otherwise. On a vector of zeros its bits are Bernoulli(f / 2), independent
+    (privacy/oue.py draws its bits so). Called on ``bytes``; returns ``bytes`` of the same length."""
+    dp = opendp()
+    return dp.m.make_randomized_response_bitvec(dp.bitvector_domain(max_weight=1), dp.discrete_distance(), float(f))

@@ -1,0 +1,276 @@
+"""LDPTrace (Du, Hu, Zhang, Fang, Chen, Zheng and Gao, "LDPTrace: Locally Differentially Private
+Trajectory Synthesis", PVLDB 16(8), 2023): trajectory synthesis in the local model, where no
+curator sees a raw trajectory. The authors' code is zealscott/LDPTrace (code/main.py, ldp.py,
+grid.py, map_func.py; REFERENCE.md). The unit is one trajectory, whose user perturbs it on their
+own device: the guarantee is local DP, for any two trajectories of that user, and holds against
+the collector as well (ledger.py, ``local``). The steps, in the order the data flows:
+
+1. Grid (§4.1): N x N cells (``grid_size``, the authors' default ``--grid_num 6``, which their
+   README recommends for every dataset from the paper's analysis of N; utils.grid_num's formula
+   is not called by their main.py) over the box of the space's locations, which is public (the
+   authors' code takes the data's own bounding box, which is not). Each trajectory becomes its
+   sequence of cells, interpolated so that consecutive cells touch (their trajectory.py walks a
+   shortest grid path between non-adjacent cells; here the segment between two points is
+   followed, privtrace/markov.states), repeats merged.
+2. Length, round 1 (user.py, collector.py): every user reports their length in cells by OUE at
+   epsilon / 10 (``length_share``); the collector estimates the length distribution and takes its
+   ``length_quantile`` (0.9) quantile as the maximum length L (the authors' estimate_max_length;
+   choice: the quantile of the clipped estimates against the number of reports, where the authors
+   divide by the sum of the estimates, which is far noisier: collector.max_length).
+3. Mobility, round 2: every user reports L + 1 OUE values at 9 epsilon / 10 / (L + 1) each: the
+   start cell, L - 1 moves as (cell, one of 8 directions), the end cell, of the trajectory's first
+   min(l, L) cells. Choice (user.py): a shorter trajectory pads with reports of no value, so that
+   the number of reports says nothing (the authors' users send min(l, L) + 1).
+   Budget: the authors' main.py gives epsilon / 10 to the length and 9 epsilon / 10 to the
+   mobility, split evenly over max_len + 1 reports; the project's library holds no text of the
+   paper to check it against, so the code's split is the default here (``length_share``).
+4. Model (collector.py): OUE's unbiased estimates of the start, move and end counts, negatives
+   set to 0, make the first-order Markov matrix with a virtual start row and end column, each
+   cell's row normalized over its 8 moves and its end (the authors' generate_markov_matrix).
+5. Synthesis (the authors' generate_synthetic_database): a start cell from the start row, a length
+   l from the estimated length distribution, then up to l - 1 moves, each to a neighbour or to the
+   end, the end's probability multiplied by min(1, 0.3 + 0.2 (k - 1)) for a walk of k cells so far
+   (their sample_markov_next; a fixed, data-independent damping of early ends); a walk also ends
+   where its row has no weight. Each cell becomes a location of the space inside it, drawn
+   uniformly (the nearest location when none lies inside), as PrivTrace's do.
+
+Size. In the local model the collector receives one report per user, so it knows the number of
+trajectories exactly, and the local guarantee is stated for any two values of one user's data
+(replace-one: a user's presence is seen by the collector in every LDP protocol). The authors
+synthesize as many trajectories as there are users; so does this class by default: the number is
+public under the relation the ledger states, and a DP count would protect nothing from the
+collector (who counts the reports) while spending budget. The release then states the size as the
+co-location synthesizer's does (the DP-size rule of the add/remove methods protects a size their
+relation hides; this relation hides none).
+
+Like PrivTrace, LDPTrace models no time: a synthetic trajectory's events sit on instants 0, 1, ...
+and its ``hour`` is -1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...errors import InputError
+from ...metrics.standard import planar
+from ...privacy import oue
+from ...traces import TraceSet
+from ...validation import check_count, check_epsilon, check_seed, in_range, whole
+from ..base import Synthesizer, Tags
+from ..privtrace import markov
+from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
+from . import collector, user
+
+#: the authors' end damping: the end's weight times min(1, END_BASE + END_STEP (k - 1)) for a walk of k cells
+END_BASE, END_STEP = 0.3, 0.2
+#: bits a batch of users' reports may hold at once (the reports are counted batch by batch)
+BATCH_BITS = 1 << 24
+
+
+class LDPTrace(Synthesizer):
+    """LDPTrace: users' local OUE reports on a public grid, a first-order model, walks (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget per trajectory, against the collector as well: the length report and
+        the L + 1 mobility reports together.
+    grid_size : int
+        N, cells a side of the grid over the space's box (the authors' default 6).
+    length_share : float
+        Share of epsilon for the length report (the authors' 0.1); the rest is split evenly over
+        the L + 1 mobility reports.
+    length_quantile : float
+        The quantile of the estimated length distribution taken as the maximum length L (the
+        authors' ``--max_len`` 0.9).
+    max_traces_per_user : int
+        Trajectories (reports) one user id may contribute, the first ones kept: the per-person
+        epsilon is this many times the per-trajectory one (ledger.py). 1, as ``prepare`` makes them.
+    """
+
+    name = "ldptrace"
+    checks = {"epsilon": check_epsilon, "grid_size": whole(1), "length_share": user.check_length_share,
+              "length_quantile": in_range(0.0, 1.0, open_low=True), "max_traces_per_user": check_count,
+              "seed": check_seed}
+    tags = Tags(virtual_users=True, ragged=True, dp=True)
+    several_traces = False
+
+    def __init__(self, epsilon: float = 1.0, grid_size: int = 6, length_share: float = 0.1,
+                 length_quantile: float = 0.9, max_traces_per_user: int = 1, seed: int = 0):
+        self.epsilon = epsilon
+        self.grid_size = grid_size
+        self.length_share = length_share
+        self.length_quantile = length_quantile
+        self.max_traces_per_user = max_traces_per_user
+        self.seed = seed
+
+    # -- fit: the two rounds of reports -----------------------------------------------------------
+    def _fit(self, train: TraceSet, *, progress=None, client=None) -> "LDPTrace":
+        eps, n = check_epsilon(self.epsilon), int(self.grid_size)
+        self._remember_frame(train)
+        if not (train.loc >= 0).all():
+            raise InputError("ldptrace needs located events; the training set has generalized ones")
+        train = self._bounded_traces(train, self.max_traces_per_user)
+        xy = planar(self.space_)
+        self.grid_ = TwoLevelGrid(public_box(*xy), n, np.ones(n * n, np.int64))
+        cells, offsets = markov.states(self.grid_, xy[0][train.loc], xy[1][train.loc], train.offsets)
+        # the number of reports is public to the collector (module docstring, "Size")
+        self.training_ = {"users": int(train.n_traces)}
+        eps_length, _ = user.budgets(eps, 1, self.length_share)
+        tally = collector.Tally()
+        length = user.values(cells, offsets, n, 1).length
+        for rows in self._batches(offsets.size - 1, user.length_domain(n)):
+            tally.add("length", user.perturb_length(length[rows], n, eps_length))
+        d_len = user.length_domain(n)
+        oue.record(self.ledger_, eps_length, domain=f"the lengths 1 .. {d_len}",
+                   saw=f"each trajectory's length in cells of the {n} x {n} grid, clipped at {d_len}: one report")
+        estimate = oue.estimate(tally.counts["length"], tally.reports["length"], eps_length)
+        self.max_len_ = collector.max_length(estimate, tally.reports["length"], float(self.length_quantile))
+        self.lengths_ = collector.distribution(estimate)
+        self._mobility(cells, offsets, eps, tally)
+        self._locations(xy)
+        return self
+
+    def _mobility(self, cells: np.ndarray, offsets: np.ndarray, eps: float, tally: collector.Tally) -> None:
+        """Round 2: every user's L + 1 reports, counted batch by batch; the model from their estimates."""
+        n, L = int(self.grid_size), self.max_len_
+        _, each = user.budgets(eps, L, self.length_share)
+        v = user.values(cells, offsets, n, L)
+        valid = user.valid_moves(n)
+        for rows in self._batches(offsets.size - 1, 2 * n * n + (L - 1) * valid.size):
+            start, moves, end = user.perturb_mobility(user.Values(v.length[rows], v.start[rows], v.moves[rows],
+                                                                  v.end[rows]), n, each)
+            tally.add("start", start)
+            tally.add("moves", moves)
+            tally.add("end", end)
+        oue.record(self.ledger_, each, reports=L + 1, domain=f"the {n * n} cells of the {n} x {n} grid and its "
+                                                              f"{valid.size} moves between touching cells",
+                   saw=f"each trajectory's start cell, its {L - 1} moves (a cell and one of 8 directions; reports of "
+                       f"no value where it has fewer) and its end cell, of its first L = {L} cells on the {n} x {n} "
+                       f"grid: {L + 1} reports")
+        est = {kind: oue.estimate(tally.counts[kind], tally.reports[kind], each)
+               for kind in ("start", "moves", "end") if kind in tally.counts}
+        moves = np.zeros(8 * n * n)
+        moves[valid] = est.get("moves", 0.0)
+        self.start_, self.rows_ = collector.mobility(est["start"], moves, est["end"], n)
+
+    @staticmethod
+    def _batches(users: int, bits_per_user: int):
+        """Row ranges of users whose reports together hold at most about BATCH_BITS bits."""
+        step = max(1, BATCH_BITS // max(bits_per_user, 1))
+        for lo in range(0, users, step):
+            yield slice(lo, min(lo + step, users))
+
+    def _locations(self, xy) -> None:
+        self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy)
+
+    def matrix(self) -> np.ndarray:
+        """The fitted first-order model as one (N^2 + 1, N^2 + 1) Markov matrix with the virtual start
+        as its last row and the virtual end as its last column (collector.matrix)."""
+        self.check_is_fitted()
+        return collector.matrix(self.start_, self.rows_, int(self.grid_size))
+
+    # -- sample -----------------------------------------------------------------------------------
+    def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
+                progress=None, client=None) -> TraceSet:
+        """``n`` synthetic trajectories (default: as many as the reports received, public in the local
+        model), each its own virtual user with ``hour`` -1, on instants 0, 1, ... (at most one day's)."""
+        m = self._size(n)
+        cap = days * self.time_.instants_per_day
+        loc, length = _walks(self.start_, self.rows_, np.cumsum(self.lengths_), np.array(user.DIRECTIONS, np.int64),
+                             int(self.grid_size),
+                             self.loc_indptr_, self.loc_indices_, int(m), int(cap), END_BASE, END_STEP,
+                             int(seed) % (2 ** 32))
+        return self._untimed(loc, length)
+
+    def summary(self) -> dict:
+        return {"epsilon": float(self.epsilon), "grid_size": int(self.grid_size), "max_len": int(self.max_len_),
+                "reports_per_trajectory": int(self.max_len_) + 2}
+
+    def _fitted_scalars(self) -> dict:
+        return {"max_len": int(self.max_len_)}
+
+    def _arrays(self):
+        g = self.grid_
+        return {"box": np.asarray(g.box), "start": self.start_, "rows": self.rows_, "lengths": self.lengths_,
+                "loc_indptr": self.loc_indptr_, "loc_indices": self.loc_indices_}
+
+    def _restore(self, arrays, fitted):
+        missing = [k for k in ("box", "start", "rows", "lengths", "loc_indptr", "loc_indices") if k not in arrays]
+        if missing or "max_len" not in fitted:
+            raise InputError(f"the saved LDPTrace model has no {', '.join(map(repr, missing or ['max_len']))}")
+        n = int(self.grid_size)
+        self.grid_ = TwoLevelGrid(tuple(float(v) for v in arrays["box"]), n, np.ones(n * n, np.int64))
+        for key in ("start", "rows", "lengths", "loc_indptr", "loc_indices"):
+            setattr(self, key + "_", arrays[key])
+        self.max_len_ = int(fitted["max_len"])
+        if self.rows_.shape != (n * n, 9) or self.start_.size != n * n or \
+                self.loc_indices_.max(initial=0) >= self.space_.n_locations:
+            raise InputError("the saved LDPTrace arrays do not match its grid or space")
+
+
+@njit(cache=True)
+def _pick(cdf, u):
+    """Index of the first entry of the cumulative ``cdf`` above u x its last (a draw in proportion)."""
+    target = u * cdf[-1]
+    for i in range(cdf.size):
+        if target < cdf[i]:
+            return i
+    return cdf.size - 1
+
+
+@njit(cache=True)
+def _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, out):
+    """One synthetic trajectory's cells into ``out``; returns how many (step 5 of the module docstring)."""
+    a = _pick(start_cdf, np.random.random())
+    length = min(_pick(length_cdf, np.random.random()) + 1, cap)
+    out[0] = a
+    k = 1
+    weights = np.empty(9)
+    while k < length:
+        r, c = a // n, a % n
+        for d in range(8):
+            rr, cc = r + steps[d, 0], c + steps[d, 1]
+            weights[d] = rows[a, d] if 0 <= rr < n and 0 <= cc < n else 0.0
+        weights[8] = rows[a, 8] * min(1.0, end_base + end_step * (k - 1))
+        total = weights.sum()
+        if total < 1e-5:
+            break
+        target = np.random.random() * total
+        j = 8
+        acc = 0.0
+        for i in range(9):
+            acc += weights[i]
+            if target < acc:
+                j = i
+                break
+        if j == 8:
+            break
+        a = (r + steps[j, 0]) * n + c + steps[j, 1]
+        out[k] = a
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, end_base, end_step, seed):
+    """``m`` walks as locations (concatenated) and their lengths; consecutive repeats of a location
+    (two cells whose nearest location is the same) merged."""
+    np.random.seed(seed)
+    start_cdf = np.cumsum(start)
+    cells = np.empty(max(cap, 1), np.int64)
+    out = np.empty(m * max(cap, 1), np.int64)
+    length = np.zeros(m, np.int64)
+    used = 0
+    for q in range(m):
+        k = _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, cells)
+        for i in range(k):
+            s = cells[i]
+            lo, hi = loc_indptr[s], loc_indptr[s + 1]
+            loc = loc_indices[lo + min(int(np.random.random() * (hi - lo)), hi - lo - 1)]
+            if length[q] == 0 or out[used - 1] != loc:
+                out[used] = loc
+                used += 1
+                length[q] += 1
+    return out[:used], length

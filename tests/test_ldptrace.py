@@ -1,0 +1,244 @@
+"""LDPTrace (synth/ldptrace/): OUE by hand (p = 1/2, q = 1 / (e^epsilon + 1), the unbiased
+estimate), the direction encoding of moves, what one user reports (padded to the same shape for
+every trajectory), the collector's model (rows that sum to one), the local guarantee in the ledger,
+and the audit of ONE user's report on two trajectories, with a weakened OUE caught."""
+
+import math
+
+import numpy as np
+import pytest
+
+from helpers import traceset
+from locsynth import InputError
+from locsynth.ledger import Ledger, Spend
+from locsynth.privacy import oue
+from locsynth.privacy.audit import audit
+from locsynth.synth.ldptrace import LDPTrace, collector, user
+
+
+# -- OUE ------------------------------------------------------------------------------------------
+
+def test_oue_probabilities_and_estimate_by_hand():
+    eps = math.log(3)                                    # e^eps = 3: q = 1 / 4
+    assert oue.P == 0.5 and oue.flip_probability(eps) == pytest.approx(0.25)
+    assert oue.oue_epsilon(0.5, 0.25) == pytest.approx(eps)          # ln((1/2)(3/4) / ((1/2)(1/4))) = ln 3
+    # 8 reports, value 0 held by 4: its bit is set 4/2 + 4/4 = 3 times on average; (3 - 8/4) / (1/2 - 1/4) = 4
+    assert oue.estimate([3, 2, 2], 8, eps) == pytest.approx([4.0, 0.0, 0.0])
+    assert oue.estimate([1], 4, eps) == pytest.approx([0.0])          # (1 - 4/4) / (1/4)
+
+
+def test_oue_bits_and_estimates_match_p_and_q():
+    eps = math.log(3)
+    values = np.repeat([0, 1, 2, -1], [3000, 2000, 1000, 1000])
+    bits = oue.perturb(values, 4, eps)
+    assert bits.shape == (7000, 4) and bits.dtype == bool
+    for v in (0, 1, 2, -1):
+        rows = bits[values == v]
+        for j in range(4):
+            want = 0.5 if j == v else 0.25
+            assert abs(rows[:, j].mean() - want) < 5 * math.sqrt(want * (1 - want) / rows.shape[0]), (v, j)
+    truth = np.array([3000, 2000, 1000, 0])
+    sd = np.sqrt(truth / 4 + (7000 - truth) * 3 / 16) / 0.25
+    assert (np.abs(oue.estimate(bits.sum(axis=0), 7000, eps) - truth) < 5 * sd).all()
+    assert oue.perturb(np.array([[1, -1], [0, 3]]), 4, 1.0).shape == (2, 2, 4)
+
+
+def test_oue_refuses_bad_values():
+    with pytest.raises(InputError, match=r"must be in 0..3 \(or -1 for none\)"):
+        oue.perturb([4], 4, 1.0)
+    with pytest.raises(InputError, match="integer values"):
+        oue.perturb([0.5], 4, 1.0)
+    with pytest.raises(InputError, match="epsilon must be"):
+        oue.perturb([0], 4, -1.0)
+
+
+# -- the user side ------------------------------------------------------------------------------
+
+def test_direction_encoding_of_moves_by_hand():
+    """On a 3 x 3 grid (cell = row x 3 + col) the centre's 8 neighbours in the order of DIRECTIONS;
+    a cell itself and cells that do not touch (also across a row's end) have no direction."""
+    assert user.direction(np.full(9, 4), np.arange(9), 3).tolist() == [0, 1, 2, 3, -1, 4, 5, 6, 7]
+    assert [user.DIRECTIONS[d] for d in user.direction(4, [0, 2, 6, 8], 3)] == [(-1, -1), (-1, 1), (1, -1), (1, 1)]
+    assert user.direction([0, 2, 2], [2, 3, 5], 3).tolist() == [-1, -1, 6]     # 2 -> 3 wraps a row: no move
+    assert user.move_code([4, 0, 8], [8, 1, 4], 3).tolist() == [8 * 4 + 7, 8 * 0 + 4, 8 * 8 + 0]
+    assert user.move_code(0, 8, 3).tolist() == -1
+    # a move's report has a bit per move that stays on the grid: 2 x (6 + 6) straight, 4 x 4 diagonal
+    valid = user.valid_moves(3)
+    assert valid.size == 40 and 8 * 4 + 7 in valid and 8 * 0 + 0 not in valid and 8 * 2 + 4 not in valid
+    assert user.valid_moves(6).size == 220
+    assert user.move_slots([8 * 0 + 4, -1, int(valid[-1])], 3).tolist() == [0, -1, 39]
+
+
+def test_what_a_user_reports_is_truncated_padded_and_clipped():
+    """N = 3, L = 3: [0, 4, 8, 5] reports length 4 (value 3), start 0, its first two moves and the
+    end of its first 3 cells (8); [4] pads both moves with no value; an empty trajectory reports no
+    value anywhere; 12 cells clip to the length domain N^2 = 9 (value 8)."""
+    long = [0, 1, 2, 5, 4, 3, 6, 7, 8, 5, 4, 3]
+    cells = np.array([0, 4, 8, 5, 4] + long)
+    v = user.values(cells, np.array([0, 4, 5, 5, 17]), 3, 3)
+    assert v.length.tolist() == [3, 0, -1, 8]
+    assert v.start.tolist() == [0, 4, -1, 0] and v.end.tolist() == [8, 4, -1, 2]
+    assert v.moves.tolist() == [[7, 39], [-1, -1], [-1, -1], [4, 12]]
+    with pytest.raises(InputError, match="do not touch"):
+        user.values(np.array([0, 8]), np.array([0, 2]), 3, 3)
+    eps_length, each = user.budgets(1.0, 3)
+    assert eps_length == pytest.approx(0.1) and each == pytest.approx(0.9 / 4)
+    # every trajectory sends reports of one shape: how many says nothing of its length
+    shapes = {tuple(getattr(user.report(t, 3, 3, 1.0), f).shape for f in ("length", "start", "moves", "end"))
+              for t in ([0, 4, 8, 5], [4], [])}
+    assert shapes == {((1, 9), (1, 9), (1, 2, 40), (1, 9))}
+
+
+# -- the collector ------------------------------------------------------------------------------
+
+def test_max_length_and_the_mobility_model_by_hand():
+    assert collector.max_length(np.array([10.0, 50.0, 30.0, 10.0]), 100, 0.9) == 3   # 10, 60, 90 >= 0.9 x 100
+    assert collector.max_length(np.array([40.0, -30.0, 60.0, 5.0]), 100, 0.9) == 3   # clipped: 40, 40, 100
+    assert collector.max_length(np.array([-1.0, -2.0]), 100, 0.9) == 2             # never reached: the largest
+    n = 3
+    moves = np.zeros(8 * n * n)
+    moves[8 * 4 + 4] = 30.0                        # centre -> east
+    moves[8 * 4 + 6] = -7.0                        # centre -> south, negative: 0
+    moves[8 * 0 + 0] = 50.0                        # corner 0 -> north-west: off the grid, 0
+    end = np.zeros(n * n)
+    end[4], end[5] = 10.0, 4.0
+    start, rows = collector.mobility(np.array([2.0, -1, 0, 0, 6, 0, 0, 0, 0]), moves, end, n)
+    assert start.tolist() == pytest.approx([0.25, 0, 0, 0, 0.75, 0, 0, 0, 0])
+    assert rows[4].tolist() == pytest.approx([0, 0, 0, 0, 0.75, 0, 0, 0, 0.25])
+    assert rows[0].sum() == 0 and rows[5, 8] == pytest.approx(1.0)
+    matrix = collector.matrix(start, rows, n)
+    assert matrix.shape == (10, 10) and matrix[4, 5] == pytest.approx(0.75) and matrix[4, 9] == pytest.approx(0.25)
+    assert matrix[9, :9].tolist() == pytest.approx(start.tolist()) and matrix[:, -1][:9].tolist() == \
+        pytest.approx(rows[:, 8].tolist())
+    used = matrix.sum(axis=1) > 0
+    assert np.allclose(matrix.sum(axis=1)[used], 1.0)
+    assert collector.distribution(np.array([-1.0, -2.0])).tolist() == [0.5, 0.5]
+
+
+def grid_trips(count: int):
+    """``count`` trips on a 3 x 3 grid of locations, four paths in turn."""
+    paths = [[0, 1, 2], [3, 4, 5, 8], [6, 3, 0], [4]]
+    return traceset([list(enumerate(paths[i % 4])) for i in range(count)], rows=3, cols=3)
+
+
+def test_fit_estimates_the_moves_and_the_rows_sum_to_one():
+    """At epsilon 40 (L = 4: 7.2 per mobility report, q = 7e-4) the estimates are about twice
+    Binomial(c, 1/2): the model's rows are close to the exact first-order model of the 4,000 trips'
+    cells, and every row of its matrix with any weight sums to one."""
+    from locsynth.metrics.standard import planar
+    from locsynth.synth.privtrace import markov
+
+    train = grid_trips(4000)
+    model = LDPTrace(epsilon=40.0, grid_size=3).fit(train)
+    xy = planar(train.space)
+    cells, offsets = markov.states(model.grid_, xy[0][train.loc], xy[1][train.loc], train.offsets)
+    assert model.max_len_ == 4
+    v = user.values(cells, offsets, 3, model.max_len_)
+    moves = np.bincount(v.moves[v.moves >= 0], minlength=72).reshape(9, 8)
+    exact = np.concatenate([moves, np.bincount(v.end, minlength=9)[:, None]], axis=1).astype(float)
+    seen = exact.sum(axis=1) > 0
+    exact[seen] /= exact[seen].sum(axis=1, keepdims=True)
+    assert np.abs(model.rows_[seen] - exact[seen]).max() < 0.08
+    assert np.allclose(model.rows_.sum(axis=1)[model.rows_.sum(axis=1) > 0], 1.0)
+    assert np.abs(model.start_ - np.bincount(v.start, minlength=9) / 4000).max() < 0.05
+    matrix = model.matrix()
+    weighted = matrix.sum(axis=1) > 0
+    assert np.allclose(matrix.sum(axis=1)[weighted], 1.0) and weighted[-1]
+    out = model.sample(2000, seed=1)
+    assert (out.users["hour"] == -1).all() and out.counts().max() <= 9
+
+
+def test_the_ledger_states_a_local_guarantee_and_the_size_is_the_number_of_reports():
+    train = grid_trips(40)
+    model = LDPTrace(epsilon=1.0, grid_size=3).fit(train)
+    spends = model.ledger_.spends
+    assert {s.mechanism for s in spends} == {"oue"} and all(s.local and s.relation == "replace" for s in spends)
+    assert sum(s.epsilon for s in spends) == pytest.approx(1.0)
+    totals = model.ledger_.totals()
+    assert totals["trace"]["local"] and totals["person"]["local"] and totals["trace"]["epsilon"] == pytest.approx(1.0)
+    assert "local DP, against the collector as well" in model.ledger_.describe()[0]
+    assert model.training_ == {"users": 40} and model.sample(seed=2).n_traces == 40
+    assert model.ledger_.sizes_public()
+
+
+def test_local_spends_in_the_ledger():
+    with pytest.raises(InputError, match="relation is 'replace'"):
+        Spend("oue", 1.0, local=True)
+    ledger = Ledger()
+    ledger.record("oue", 0.5, unit="trace", relation="replace", local=True)
+    assert ledger.totals()["trace"]["local"] and ledger.totals()["person"]["local"]
+    assert ledger.describe()[1].startswith("per trace (local DP, against the collector as well; neighbouring")
+    back = Ledger.from_dict(ledger.to_dict())
+    assert back.spends == ledger.spends and back.spends[0].local
+    old = ledger.to_dict()
+    del old["spends"][0]["local"]                  # a ledger written before local spends existed
+    assert not Ledger.from_dict(old).spends[0].local
+    ledger.record("laplace", 1.0, sensitivity=1.0, unit="user")       # a curator's step: no longer local
+    totals = ledger.totals()
+    assert totals["trace"]["local"] and not totals["user"]["local"] and not totals["person"]["local"]
+    assert "local DP" not in ledger.describe()[0]
+
+
+# -- the audit of one user's report -------------------------------------------------------------
+
+#: two trajectories of one user on a 2 x 2 grid that differ in every report at L = 2: 0 -> 1 (length
+#: 2) and 3 -> 2 -> 0 (length 3; its first two cells give its move, west, and its end, 2)
+T1, T2 = [0, 1], [3, 2, 0]
+
+
+def privacy_loss():
+    """The statistic: the report's log-likelihood ratio of T1 against T2 under the claimed epsilon
+    (every bit where T1's and T2's values differ, each report's epsilon), a function of the output."""
+    eps_length, each = user.budgets(1.0, 2)
+    q_length, q = oue.flip_probability(eps_length), oue.flip_probability(each)
+    a, b = (user.values(np.array(t), np.array([0, len(t)]), 2, 2) for t in (T1, T2))
+
+    def loss(rep):
+        total = np.zeros(rep.length.shape[0])
+        for bits, va, vb, qq in ((rep.length, a.length[0], b.length[0], q_length),
+                                 (rep.start, a.start[0], b.start[0], q),
+                                 (rep.moves[:, 0], *user.move_slots([a.moves[0, 0], b.moves[0, 0]], 2), q),
+                                 (rep.end, a.end[0], b.end[0], q)):
+            for v, sign in ((va, 1), (vb, -1)):
+                if v >= 0:
+                    y = bits[:, v]
+                    # bit v: 1/2 under the value that holds it, q under the other
+                    total += sign * np.where(y, np.log(0.5 / qq), np.log(0.5 / (1 - qq)))
+        return np.round(total, 6)
+    return loss
+
+
+def one_users_reports(t, n):
+    """``n`` independent reports of the one trajectory ``t`` (user.reports on n copies of it, which
+    draws each row as user.report does), L = 2 public, epsilon 1."""
+    cells = np.tile(np.array(t, np.int64), n)
+    return user.reports(cells, np.arange(n + 1) * len(t), 2, 2, 1.0)
+
+
+@pytest.mark.slow
+def test_one_users_report_holds_its_epsilon_and_a_weakened_oue_is_caught(monkeypatch):
+    """Two different trajectories of one user: the report distributions pass the ratio test at the
+    claimed epsilon 1 (OUE at 0.1 on the length, 0.3 on each of the 3 mobility reports); OUE whose
+    q is computed from 2 epsilon (a mutant) is caught. About 8 s on 2 busy cores."""
+    stat = privacy_loss()
+    mech = {"x1": T1, "x2": T2}
+    result = audit(lambda x, k: stat(one_users_reports(mech[x], k)), "x1", "x2", 1.0, samples=20_000, repeats=3,
+                   beta=0.01)
+    assert result.passed, str(result)
+    real = oue.flip_probability
+    monkeypatch.setattr(oue, "flip_probability", lambda e: real(2 * e))
+    weakened = audit(lambda x, k: stat(one_users_reports(mech[x], k)), "x1", "x2", 1.0, samples=20_000, repeats=3,
+                     beta=0.01)
+    assert not weakened.passed, str(weakened)
+
+
+def test_a_release_states_the_public_size_and_the_local_guarantee(tmp_path):
+    """Under local DP the collector counts the reports: the card states the number of trajectories
+    (as public as the co-location synthesizer's n) and a headline that holds against the collector."""
+    from locsynth.release import release
+
+    synthetic = LDPTrace(epsilon=1.0, grid_size=3).fit(grid_trips(40)).sample(seed=1)
+    card = release(synthetic, tmp_path / "r")
+    assert card["training"] == {"users": 40} and card["traces"] == 40
+    assert card["ledger_summary"][0].startswith("per person (local DP, against the collector as well;")
+    assert "local DP, against the collector as well" in (tmp_path / "r" / "RELEASE.md").read_text()
