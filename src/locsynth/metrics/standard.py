@@ -58,7 +58,7 @@ Choices common to the flavours:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -332,13 +332,26 @@ def relative_error(real: np.ndarray, synthetic: np.ndarray, floor: float) -> flo
     return float((np.abs(synthetic - real) / np.maximum(real, floor)).mean())
 
 
-def query_error(real: Points, synthetic: Points, box, settings: Settings = Settings()) -> float:
+def _memo(memo: dict | None, key, compute: Callable[[], object]):
+    """``compute()`` once per ``key`` in ``memo`` (a real set's :attr:`Features.memo`), or every time
+    without one."""
+    if memo is None:
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def query_error(real: Points, synthetic: Points, box, settings: Settings = Settings(), *,
+                memo: dict | None = None) -> float:
     """Query AvRE (AdaTrace §6.2) with the circles of :func:`queries`: mean over the queries of
     |syn - real| / max(real, sanity x n_real), synthetic answers scaled by n_real / n_syn. A trace
     answers as AdaTrace's Query.java decides (adatrace flavour) or when a point or a segment comes
-    within the radius (corrected)."""
+    within the radius (corrected). ``memo``: where the real answers are kept (they do not depend on
+    the synthetic set)."""
     cx, cy, r = queries(box, settings)
-    a = query_answers(real, cx, cy, r, settings.flavour).astype(np.float64)
+    a = _memo(memo, ("query_answers", box, settings),
+              lambda: query_answers(real, cx, cy, r, settings.flavour).astype(np.float64))
     b = query_answers(synthetic, cx, cy, r, settings.flavour) * _scale(real, synthetic, settings)
     return relative_error(a, b, settings.sanity * real.n_traces)
 
@@ -376,15 +389,21 @@ def resampled_points(paths: Paths, box, seed: int) -> tuple[np.ndarray, np.ndarr
     return x_lo[cells] + u[:, 0] * (x_hi[cells] - x_lo[cells]), y_lo[cells] + u[:, 1] * (y_hi[cells] - y_lo[cells])
 
 
-def ldptrace_query_error(real_paths: Paths, synthetic: Points, box, settings: Settings, scale: float) -> float:
+def ldptrace_query_error(real_paths: Paths, synthetic: Points, box, settings: Settings, scale: float, *,
+                         memo: dict | None = None) -> float:
     """LDPTrace's point query AvRE (experiment.py, calculate_point_query): points in squares; the
     real answers count points resampled in the real paths' cells (main.py: orig_sampled), the
-    synthetic ones its own points; sanity bound 1 % of the resampled real points."""
-    x, y = resampled_points(real_paths, box, settings.seed)
+    synthetic ones its own points; sanity bound 1 % of the resampled real points. ``memo``: where
+    the real answers are kept."""
     sq = squares(box, settings)
-    a = _points_in_squares(x, y, *sq).astype(np.float64)
+
+    def real_answers():
+        x, y = resampled_points(real_paths, box, settings.seed)
+        return _points_in_squares(x, y, *sq).astype(np.float64), x.size
+
+    a, n_points = _memo(memo, ("square_answers", box, settings), real_answers)
     b = _points_in_squares(synthetic.x, synthetic.y, *sq) * scale
-    return relative_error(a, b, settings.sanity * x.size)
+    return relative_error(a, b, settings.sanity * n_points)
 
 
 # -- distributions over a grid -----------------------------------------------------------------------
@@ -662,6 +681,8 @@ class Features:
     lengths: np.ndarray
     diameters: np.ndarray
     patterns: Patterns
+    #: what is computed from this set alone when it is the real one (its query answers), kept
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _features(p: Points, paths: Paths, coverage_paths: Paths, cell_density: np.ndarray, s: Settings) -> Features:
@@ -699,7 +720,7 @@ def scores_adatrace(r: Features, f: Features, box, s: Settings) -> dict[str, flo
     real_top, syn_top = r.patterns.top(s.top_patterns), f.patterns.top(s.top_patterns)
     base = s.jsd_base
     return {
-        "query_error": query_error(r.points, f.points, box, s),
+        "query_error": query_error(r.points, f.points, box, s, memo=r.memo),
         "density_error": jsd(r.density, f.density, base),
         "trip_error": java_jsd(shares(r.trips), shares(f.trips), base),
         "length_error": java_jsd(*adatrace_bucket_shares(r.lengths, f.lengths, s.buckets), base),
@@ -716,7 +737,7 @@ def scores_corrected(r: Features, f: Features, box, s: Settings) -> dict[str, fl
     real_top, syn_top = r.patterns.top(s.top_patterns), f.patterns.top(s.top_patterns)
     base = s.jsd_base
     return {
-        "query_error": query_error(r.points, f.points, box, s),
+        "query_error": query_error(r.points, f.points, box, s, memo=r.memo),
         "density_error": jsd(r.density, f.density, base),
         "trip_error": jsd(r.trips, f.trips, base),
         "length_error": bucket_jsd(r.lengths, f.lengths, s.buckets, base),
@@ -734,7 +755,7 @@ def scores_ldptrace(r: Features, f: Features, box, s: Settings) -> dict[str, flo
     real_top, syn_top = r.patterns.top(k, ties="first"), f.patterns.top(k, ties="first")
     base, scale = s.jsd_base, _scale(r.points, f.points, s)
     return {
-        "query_error": ldptrace_query_error(r.paths, f.points, box, s, scale),
+        "query_error": ldptrace_query_error(r.paths, f.points, box, s, scale, memo=r.memo),
         "density_error": smoothed_jsd(shares(r.density), shares(f.density), base),
         "trip_error": smoothed_jsd(shares(r.trips), shares(f.trips), base),
         "length_error": smoothed_jsd(*ldptrace_bucket_shares(r.lengths, f.lengths, s.buckets), base),
@@ -786,17 +807,32 @@ def score_points(real: Points, synthetic: Points, settings: Settings = Settings(
     return {key: float(values[key]) for key in KEYS}
 
 
+def real_side(real: TraceSet, settings: Settings = Settings()) -> tuple[tuple, Features]:
+    """The grids' box and the real set's :class:`Features`: what :func:`standard_metrics` computes
+    from the real set alone, for ``reference=`` (the real query answers join its memo on first use)."""
+    flavour = FLAVOUR[settings.flavour]
+    p = points(real, flavour.coordinates(real.space))
+    box = flavour.box(bounding_box(p))
+    if p.n_traces == 0:
+        raise InputError("a set without a located event cannot be scored by the standard suite")
+    return box, flavour.features(p, box, settings)
+
+
 def standard_metrics(real: TraceSet, synthetic: TraceSet, settings: Settings = Settings(), *,
-                     prepared: dict | None = None) -> dict[str, float]:
+                     prepared: dict | None = None, reference: tuple | None = None) -> dict[str, float]:
     """The suite's nine values for ``synthetic`` against ``real`` in ``settings.flavour`` (module
     docstring).
 
-    ``prepared`` (optional) caches each set's :class:`Features` by ``id`` across calls.
+    ``prepared`` (optional) caches each set's :class:`Features` by ``id`` across calls;
+    ``reference``: :func:`real_side` of ``real`` in these settings, when already computed.
     """
     flavour = FLAVOUR[settings.flavour]
     xy = flavour.coordinates(real.space)
     cache = prepared if prepared is not None else {}
-    box = flavour.box(bounding_box(points(real, xy)))
+    if reference is not None:
+        box, real_features = reference
+    else:
+        box = flavour.box(bounding_box(points(real, xy)))
 
     def features(ts):
         key = (id(ts), box, settings)
@@ -807,7 +843,8 @@ def standard_metrics(real: TraceSet, synthetic: TraceSet, settings: Settings = S
             cache[key] = flavour.features(p, box, settings)
         return cache[key]
 
-    values = flavour.scores(features(real), features(synthetic), box, settings)
+    values = flavour.scores(real_features if reference is not None else features(real), features(synthetic),
+                            box, settings)
     return {key: float(values[key]) for key in KEYS}
 
 
@@ -830,8 +867,12 @@ def _standard_group(ctx) -> GroupResult:
     baseline (module docstring)."""
     settings = settings_of(ctx)
     cache = ctx.cache.setdefault("standard", {})
-    synthetic = standard_metrics(ctx.test, ctx.synthetic, settings, prepared=cache)
-    training = standard_metrics(ctx.test, ctx.train, settings, prepared=cache)
+    # the test set's features and query answers and the training column do not depend on the
+    # synthetic set: once per evaluation, or once per benchmark dataset (Context.reference)
+    real = ctx.reference(("standard", "real", settings), lambda: real_side(ctx.test, settings))
+    synthetic = standard_metrics(ctx.test, ctx.synthetic, settings, prepared=cache, reference=real)
+    training = ctx.reference(("standard", "training", settings),
+                             lambda: standard_metrics(ctx.test, ctx.train, settings, prepared=cache, reference=real))
     n_real = int((ctx.test.counts() > 0).sum())
     flavour = FLAVOUR[settings.flavour]
     meta = {"standard": {
