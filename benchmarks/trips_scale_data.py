@@ -77,7 +77,7 @@ def scaled_part(trips: TraceSet, factor: int, seed: int) -> TraceSet:
     loc = (r[event_src] + dr[copy]) * cols + c[event_src] + dc[copy]
     t = trips.t[event_src] + dt[copy]
     users = trips.users.iloc[source].reset_index(drop=True)
-    users["user_id"] = users["user_id"].to_numpy(dtype=object) + pd.Series(np.arange(m)).map("-x{}".format).to_numpy(dtype=object)
+    users["user_id"] = users["user_id"].astype(str).to_numpy(dtype=object) + pd.Series(np.arange(m)).map("-x{}".format).to_numpy(dtype=object)
     if "hour" in users:
         shift = np.where(still, hours, 0)
         users["hour"] = ((users["hour"].to_numpy(np.int64) + shift) % 24).astype(np.int8)

@@ -22,6 +22,14 @@ Standard suite. Every run computes it in one flavour (``standard_flavour``, defa
 AdaTrace's Evaluation.java reproduced; metrics/standard.py), which ``benchmark.json`` records and
 the leaderboard names.
 
+Reference work. What evaluate computes from a dataset's real sets alone (the training column of
+every metric, the test set's mined patterns, query answers, grids and distributions:
+metrics.groups.Context.reference) is computed once per dataset and reused by every run: kept in
+memory by the process that runs them, and saved beside the dataset's runs
+(``out/runs/DATASET/references.pkl``, with a digest of the real sets it belongs to) for the other
+Dask workers and for a resumed benchmark. Results equal those computed afresh in every run
+(tests/test_benchmark.py).
+
 Seeds. Repeat r fits with ``seed + r`` and samples with ``seed + r + 1``; the evaluation uses
 ``seed`` in every run, so all runs answer the same range queries. DP noise comes from OpenDP and is
 not seeded.
@@ -29,8 +37,11 @@ not seeded.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
+import pickle
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -127,10 +138,10 @@ def plan(data: list[Path], methods: list[str] | None, epsilons: list[float], rep
 
 
 def run_one(run: Run, out: str, size: int | None, attacks: list[str], seed: int, params: dict,
-            standard_flavour: str = "adatrace") -> dict:
+            standard_flavour: str = "adatrace", keep_references: bool = True) -> dict:
     """Fit, sample (or transform), resize and evaluate one run (the standard suite in
     ``standard_flavour``); writes its directory under ``out/runs`` atomically and returns its
-    run.json."""
+    run.json. ``keep_references``: reuse the dataset's reference work (:func:`references`)."""
     from . import registry
     from .evaluate import evaluate
 
@@ -150,7 +161,12 @@ def run_one(run: Run, out: str, size: int | None, attacks: list[str], seed: int,
         synthetic = _sample(model, n, train, seed + run.repeat + 1)
     synthetic = _resized(synthetic, n, seed + run.repeat)
     sampled = time.perf_counter()
-    report = evaluate(train, test, synthetic, attacks=attacks, seed=seed, standard_flavour=standard_flavour)
+    store, known = (references(Path(out) / "runs" / run.dataset, train, test) if keep_references
+                    else (None, 0))
+    report = evaluate(train, test, synthetic, attacks=attacks, seed=seed, standard_flavour=standard_flavour,
+                      references=store)
+    if store is not None and len(store) > known:
+        _save_references(Path(out) / "runs" / run.dataset, train, test, store)
     ledger = synthetic.ledger
     record = {**asdict(run), "kind": kind, "params": given, "traces": int(synthetic.n_traces),
               "reference_traces": int(test.n_traces),
@@ -163,6 +179,47 @@ def run_one(run: Run, out: str, size: int | None, attacks: list[str], seed: int,
         report.to_json(tmp / "metrics.json")
         (tmp / "run.json").write_text(json.dumps(record, indent=2, default=float))
     return record
+
+
+#: this process' reference stores, by the digest of the real sets they belong to
+_REFERENCES: dict[str, dict] = {}
+REFERENCES_FILE = "references.pkl"
+
+
+def real_sets_digest(train: TraceSet, test: TraceSet) -> str:
+    """What a reference store belongs to: both sets' events and user tables (the trips' hours)."""
+    h = hashlib.sha256()
+    for ts in (train, test):
+        h.update(ts.fingerprint().encode())
+        h.update(pd.util.hash_pandas_object(ts.users, index=False).to_numpy().tobytes())
+    return h.hexdigest()
+
+
+def references(where: Path, train: TraceSet, test: TraceSet) -> tuple[dict, int]:
+    """The store of the dataset's reference work (evaluate's ``references``) and its size now: this
+    process' own, else the one saved in ``where`` when it belongs to these real sets, else empty."""
+    digest = real_sets_digest(train, test)
+    store = _REFERENCES.get(digest)
+    if store is None:
+        store = {}
+        try:
+            saved = pickle.loads((Path(where) / REFERENCES_FILE).read_bytes())
+            if saved.get("digest") == digest:
+                store = saved["store"]
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, TypeError):
+            pass                                       # none yet, or from another version: computed afresh
+        _REFERENCES[digest] = store
+    return store, len(store)
+
+
+def _save_references(where: Path, train: TraceSet, test: TraceSet, store: dict) -> None:
+    """Write the store beside the dataset's runs, whole or not at all (another worker may write the
+    same file at the same time: the last complete one stays)."""
+    where.mkdir(parents=True, exist_ok=True)
+    tmp = where / f".{REFERENCES_FILE}.{os.getpid()}.tmp"
+    tmp.write_bytes(pickle.dumps({"digest": real_sets_digest(train, test), "store": store},
+                                 protocol=pickle.HIGHEST_PROTOCOL))
+    os.replace(tmp, where / REFERENCES_FILE)
 
 
 def _sample(model, n: int, train: TraceSet, seed: int) -> TraceSet:
@@ -208,12 +265,15 @@ def _check_settings(out: Path, settings: dict) -> None:
 def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | None = None,
                   epsilons=(0.5, 1.0, 2.0), repeats: int = 3, size: int | None = None, attacks=("reid", "mia"),
                   seed: int = 0, params: dict | None = None, client=None, standard_flavour: str = "adatrace",
-                  log=None, progress=None) -> pd.DataFrame:
+                  log=None, progress=None, keep_references: bool = True) -> pd.DataFrame:
     """Run what is not done yet (serially, or on ``client``'s Dask cluster, one run per task), then
     write results.csv and leaderboard.html; returns the results.
 
     ``standard_flavour``: how every run computes the standard suite (metrics/standard.py); a
     benchmark directory holds one flavour, so a rerun with another is refused.
+
+    ``keep_references``: compute what depends only on a dataset's real sets once for all its runs
+    (module docstring); False recomputes it in every run (the same results, slower).
 
     ``log(line)`` gets what a user should read (the pairs skipped and why, the runs already done,
     each run as it finishes); ``progress(done, total, running)`` counts the runs and names what
@@ -237,7 +297,7 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
     finished = len(runs) - len(todo)
     running = todo[0].label if client is None and todo else f"{len(todo)} runs on the cluster"
     count(finished, len(runs), running)
-    for record in _execute(todo, out, size, list(attacks), seed, params, standard_flavour, client):
+    for record in _execute(todo, out, size, list(attacks), seed, params, standard_flavour, client, keep_references):
         finished += 1
         seconds = sum(record["seconds"].values())
         say(f"[{finished}/{len(runs)}] {Run(**{k: record[k] for k in Run.__dataclass_fields__}).label}: "
@@ -250,15 +310,17 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
     return results
 
 
-def _execute(todo: list[Run], out: Path, size, attacks, seed, params, standard_flavour, client):
+def _execute(todo: list[Run], out: Path, size, attacks, seed, params, standard_flavour, client,
+             keep_references: bool = True):
     """Yield each run's record as it finishes: in order here, or as the cluster completes them."""
     if client is None:
         for run in todo:
-            yield run_one(run, str(out), size, attacks, seed, params, standard_flavour)
+            yield run_one(run, str(out), size, attacks, seed, params, standard_flavour, keep_references)
         return
     from distributed import as_completed
 
-    futures = [client.submit(run_one, run, str(out), size, attacks, seed, params, standard_flavour, pure=False)
+    futures = [client.submit(run_one, run, str(out), size, attacks, seed, params, standard_flavour,
+                             keep_references, pure=False)
                for run in todo]
     for future in as_completed(futures):
         yield future.result()

@@ -1,0 +1,160 @@
+"""Trips at Porto size (issue 39): the fast paths equal plain reference versions, the reference
+work kept across evaluations gives the same results, and the scaled sets keep their trips' shapes."""
+
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import traceset
+from locsynth.evaluate import evaluate
+from locsynth.metrics import standard as st
+from locsynth.metrics.trips import frequent_pattern_precision, pattern_supports, top_patterns
+from locsynth.simulate import simulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+
+def walks(n_trips, rows, cols, seed, max_len=9):
+    """Random trips of adjacent cells on a small grid (many equal supports), with hours."""
+    rng = np.random.default_rng(seed)
+    trips = []
+    for _ in range(n_trips):
+        r, c = rng.integers(rows), rng.integers(cols)
+        path = []
+        for _ in range(rng.integers(1, max_len)):
+            path.append(int(r * cols + c))
+            r = min(max(r + rng.integers(-1, 2), 0), rows - 1)
+            c = min(max(c + rng.integers(-1, 2), 0), cols - 1)
+        trips.append(path)
+    ts = traceset([list(enumerate(p)) for p in trips], rows=rows, cols=cols)
+    return replace(ts, users=ts.users.assign(hour=rng.integers(0, 24, n_trips).astype(np.int8)))
+
+
+def plain_supports(trips, max_length):
+    """Per length: {pattern: number of trips holding it}, one trip at a time."""
+    out = [Counter() for _ in range(max_length)]
+    for i in range(trips.n_traces):
+        cells = trips.loc[trips.offsets[i]:trips.offsets[i + 1]].tolist()
+        for n in range(1, max_length + 1):
+            out[n - 1].update({tuple(cells[p:p + n]) for p in range(len(cells) - n + 1)})
+    return [c for c in out if c]
+
+
+def plain_top(trips, k, max_length):
+    """The k best of every pattern of every length: support, then length, then cells."""
+    every = [(-s, len(p), p) for counts in plain_supports(trips, max_length) for p, s in counts.items()]
+    return [p for _, _, p in sorted(every)[:k]]
+
+
+@pytest.mark.parametrize("seed,rows,cols", [(0, 2, 3), (1, 3, 3), (2, 5, 4), (3, 1, 2)])
+def test_pattern_supports_and_the_pruned_top_k_equal_counting_every_pattern_trip_by_trip(seed, rows, cols):
+    trips = walks(150, rows, cols, seed)
+    for max_length in (1, 3, 7):
+        plain = plain_supports(trips, max_length)
+        cells, supports = pattern_supports(trips, max_length)
+        assert len(cells) == len(plain)
+        for got, support, want in zip(cells, supports, plain):
+            assert [tuple(p) for p in got.tolist()] == sorted(want)          # the cells' order
+            assert support.tolist() == [want[tuple(p)] for p in got.tolist()]
+        for k in (1, 2, 5, 17, 60, 1000):
+            assert top_patterns(trips, k, max_length) == plain_top(trips, k, max_length), (k, max_length)
+
+
+def test_the_top_k_by_hand_and_the_precision_with_the_real_top_k_given():
+    # [0, 1, 2] three times and [3] once: ties go to the shorter pattern, then to the lower cells
+    trips = traceset([list(enumerate(p)) for p in ([0, 1, 2],) * 3 + ([3],)], cols=4)
+    assert top_patterns(trips, 7, 3) == [(0,), (1,), (2,), (0, 1), (1, 2), (0, 1, 2), (3,)]
+    assert top_patterns(trips, 2, 3) == [(0,), (1,)]
+    assert frequent_pattern_precision(trips, trips, ks=(3,), max_length=3) == {3: 1.0}
+    assert frequent_pattern_precision(trips, trips, ks=(3,), max_length=3, real_top=[(3,), (2,), (9,)]) == {3: 1 / 3}
+
+
+@pytest.mark.parametrize("flavour", st.FLAVOURS)
+def test_the_standard_suite_with_the_real_side_computed_once_equals_the_suite_afresh(flavour):
+    train, test = simulate(80, seed=1).split(0.5, seed=0)
+    synthetic = simulate(40, seed=2)
+    s = st.Settings(flavour=flavour, seed=4)
+    fresh = st.standard_metrics(test, synthetic, s)
+    real = st.real_side(test, s)
+    assert st.standard_metrics(test, synthetic, s, reference=real) == fresh
+    assert real[1].memo                                         # the real query answers were kept
+    assert st.standard_metrics(test, synthetic, s, reference=real) == fresh       # and reused
+    assert st.standard_metrics(test, train, s, reference=real) == st.standard_metrics(test, train, s)
+
+
+def test_evaluate_with_a_kept_store_equals_evaluate_afresh_on_trips():
+    train, test = walks(300, 4, 5, 10), walks(120, 4, 5, 11)
+    synthetic = [walks(200, 4, 5, seed) for seed in (12, 13)]
+    fresh = [evaluate(train, test, syn, attacks="none").to_dict() for syn in synthetic]
+    store = {}
+    for syn, want in zip(synthetic + synthetic, fresh + fresh):
+        got = evaluate(train, test, syn, attacks="none", references=store).to_dict()
+        for d in (got, want):
+            d["meta"].pop("seconds", None)
+        assert got == want
+    assert {("trips", "training", 0, 2000, False), ("standard", "training", st.Settings(seed=0))} <= set(store)
+
+
+def test_a_scaled_set_holds_moved_or_retimed_copies_of_whole_trips():
+    from trips_scale_data import scaled_part
+
+    trips = walks(200, 6, 7, 5)
+    big = scaled_part(trips, 3, seed=0)
+    assert big.n_traces == 600
+    big.check()
+    source = np.array([int(u.split("-x")[0]) for u in big.users.user_id])
+    assert (big.users.index.to_numpy() == [int(u.split("-x")[1]) for u in big.users.user_id]).all()
+    moved = 0
+    for i in range(big.n_traces):
+        a, b = trips.offsets[source[i]], trips.offsets[source[i] + 1]
+        loc, t = big.loc[big.offsets[i]:big.offsets[i + 1]], big.t[big.offsets[i]:big.offsets[i + 1]]
+        dr = np.divmod(loc, 7)[0] - np.divmod(trips.loc[a:b], 7)[0]
+        dc = np.divmod(loc, 7)[1] - np.divmod(trips.loc[a:b], 7)[1]
+        assert (dr == dr[0]).all() and (dc == dc[0]).all() and max(abs(dr[0]), abs(dc[0])) <= 3
+        hours = (t - trips.t[a:b]) * big.time.instant.total_seconds() / 3600
+        assert (t - trips.t[a:b] == (t - trips.t[a:b])[0]).all()
+        if dr[0] == dc[0] == 0:
+            assert 1 <= abs(hours[0]) <= 3
+            assert big.users.hour[i] == (trips.users.hour[source[i]] + hours[0]) % 24
+        else:
+            assert hours[0] == 0 and big.users.hour[i] == trips.users.hour[source[i]]
+            moved += 1
+    assert moved > 450
+
+
+@pytest.mark.slow
+def test_benchmark_results_with_the_dataset_store_equal_those_computed_afresh(tmp_path, monkeypatch):
+    from locsynth import benchmark as bm
+
+    root = tmp_path / "trips"
+    walks(300, 4, 5, 20).save(root / "train")
+    walks(100, 4, 5, 21).save(root / "test")
+    # methods without DP noise (OpenDP's is not seeded), so that two runs can be equal
+    settings = dict(methods=["training", "uniform"], epsilons=[1.0], attacks=[])
+
+    def results(out, repeats, keep):
+        frame = bm.run_benchmark([root], out, repeats=repeats, keep_references=keep, **settings)
+        return frame.sort_values(["method", "repeat", "metric"]).reset_index(drop=True)
+
+    monkeypatch.setattr(bm, "_REFERENCES", {})
+    afresh = results(tmp_path / "a", 3, False)
+    assert not (tmp_path / "a" / "runs" / "trips" / bm.REFERENCES_FILE).exists()
+    kept = results(tmp_path / "b", 2, True)
+    saved = tmp_path / "b" / "runs" / "trips" / bm.REFERENCES_FILE
+    assert saved.is_file()
+    # another process (a Dask worker, a resumed benchmark) starts from the saved store
+    monkeypatch.setattr(bm, "_REFERENCES", {})
+    calls = []
+    from locsynth.metrics import groups
+
+    compute = groups.Context.reference
+    monkeypatch.setattr(groups.Context, "reference",
+                        lambda self, key, fn: compute(self, key, lambda: calls.append(key) or fn()))
+    resumed = results(tmp_path / "b", 3, True)
+    assert calls == []                                  # nothing recomputed: all read from the file
+    assert kept.equals(afresh[afresh.repeat < 2].reset_index(drop=True))
+    assert resumed.equals(afresh)
