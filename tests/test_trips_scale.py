@@ -158,3 +158,21 @@ def test_benchmark_results_with_the_dataset_store_equal_those_computed_afresh(tm
     assert calls == []                                  # nothing recomputed: all read from the file
     assert kept.equals(afresh[afresh.repeat < 2].reset_index(drop=True))
     assert resumed.equals(afresh)
+
+
+def test_the_closed_cells_search_equals_numpys_searchsorted_on_lines_and_outside():
+    from locsynth.metrics.grid_paths import _closed_first_cell
+
+    rng = np.random.default_rng(0)
+    lo, hi = -122.5158, -122.35097578163152
+    for k in (1, 6, 15):
+        inc = (hi - lo) / k
+        lines = lo + inc * np.arange(k + 1)
+        v = np.concatenate([rng.uniform(lo - 0.05, hi + 0.05, 5000), lines, np.nextafter(lines, np.inf),
+                            np.nextafter(lines, -np.inf), lines[:-1] + inc, [np.nan, np.inf, -np.inf]])
+        start = lo + inc * np.arange(k, dtype=np.float64)
+        end = start + inc
+        first = np.searchsorted(end, v, side="left")
+        last = np.searchsorted(start, v, side="right") - 1
+        got_first, got_found = _closed_first_cell(v, lo, hi, k)
+        assert (got_first == np.minimum(first, k - 1)).all() and (got_found == (first <= last)).all()

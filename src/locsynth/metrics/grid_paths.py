@@ -72,9 +72,41 @@ def _closed_first_cell(v: np.ndarray, lo: float, hi: float, k: int) -> tuple[np.
     inc = (hi - lo) / float(k)
     start = lo + inc * np.arange(k, dtype=np.float64)
     end = start + inc
-    first = np.searchsorted(end, v, side="left")           # the first cell whose end >= v
-    last = np.searchsorted(start, v, side="right") - 1     # the last cell whose start <= v
-    return np.minimum(first, k - 1), first <= last
+    first, found = _first_last(np.ascontiguousarray(v, np.float64), start, end)
+    return first, found
+
+
+@njit(cache=True)
+def _first_last(v, start, end):
+    """Per value: min(the first cell whose end >= v, k - 1) and whether that cell's start <= v too
+    (numpy's ``searchsorted(end, v, "left") <= searchsorted(start, v, "right") - 1``, one binary
+    search each, in one pass: 13 million points took 2 s through two searchsorted calls)."""
+    k = start.size
+    first = np.empty(v.size, np.int64)
+    found = np.empty(v.size, np.bool_)
+    for n in range(v.size):
+        x = v[n]
+        if x != x:                                   # NaN sorts last, as in numpy
+            first[n], found[n] = k - 1, False
+            continue
+        a, b = 0, k                                  # the first i with end[i] >= x
+        while a < b:
+            m = (a + b) >> 1
+            if end[m] < x:
+                a = m + 1
+            else:
+                b = m
+        f = a
+        a, b = 0, k                                  # the first i with start[i] > x
+        while a < b:
+            m = (a + b) >> 1
+            if start[m] <= x:
+                a = m + 1
+            else:
+                b = m
+        first[n] = min(f, k - 1)
+        found[n] = f <= a - 1
+    return first, found
 
 
 def adatrace_cells(x: np.ndarray, y: np.ndarray, box, k: int) -> np.ndarray:
