@@ -176,3 +176,38 @@ def test_the_closed_cells_search_equals_numpys_searchsorted_on_lines_and_outside
         last = np.searchsorted(start, v, side="right") - 1
         got_first, got_found = _closed_first_cell(v, lo, hi, k)
         assert (got_first == np.minimum(first, k - 1)).all() and (got_found == (first <= last)).all()
+
+
+def plain_states(grid, x, y, offsets):
+    """Every sample of every segment held at once, ordered, then merged (PrivTrace's states before
+    issue 39)."""
+    out, counts = [], []
+    for t in range(offsets.size - 1):
+        seq = []
+        for i in range(offsets[t], offsets[t + 1]):
+            px, py = [x[i]], [y[i]]
+            if i + 1 < offsets[t + 1]:
+                dx, dy = x[i + 1] - x[i], y[i + 1] - y[i]
+                steps = int(max(np.ceil(np.hypot(dx, dy) / (0.5 * grid.finest())), 1))
+                frac = np.arange(1, steps + 1) / steps
+                px, py = np.concatenate([px, x[i] + frac * dx]), np.concatenate([py, y[i] + frac * dy])
+            for s in grid.state(np.asarray(px), np.asarray(py)).tolist():
+                if not seq or seq[-1] != s:
+                    seq.append(s)
+        out += seq
+        counts.append(len(seq))
+    return np.array(out, np.int64), np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
+def test_privtraces_states_walked_in_one_pass_equal_every_sample_held_and_merged():
+    from locsynth.synth.privtrace import markov
+    from locsynth.synth.privtrace.grid import TwoLevelGrid
+
+    rng = np.random.default_rng(3)
+    grid = TwoLevelGrid((0.0, 0.0, 1000.0, 800.0), 4, rng.integers(1, 4, 16))
+    lengths = rng.integers(0, 6, 300)                       # empty trajectories too
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    x, y = rng.uniform(-50, 1050, offsets[-1]), rng.uniform(-50, 850, offsets[-1])
+    x[::7] = 250.0                                          # on level-1 lines
+    got, want = markov.states(grid, x, y, offsets), plain_states(grid, x, y, offsets)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
