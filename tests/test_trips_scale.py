@@ -211,3 +211,17 @@ def test_privtraces_states_walked_in_one_pass_equal_every_sample_held_and_merged
     x[::7] = 250.0                                          # on level-1 lines
     got, want = markov.states(grid, x, y, offsets), plain_states(grid, x, y, offsets)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_evaluate_with_a_kept_store_equals_evaluate_afresh_on_daily_traces():
+    train, test = simulate(60, seed=5).split(0.5, seed=0)
+    synthetic = [simulate(30, seed=s) for s in (6, 7)]
+    options = dict(attacks="none", swd_projections=8)
+    fresh = [evaluate(train, test, syn, **options).to_dict() for syn in synthetic]
+    store = {}
+    for syn, want in zip(synthetic + synthetic, fresh + fresh):
+        got = evaluate(train, test, syn, references=store, **options).to_dict()
+        for d in (got, want):
+            d["meta"].pop("seconds", None)
+        assert got == want
+    assert {("population", 50), ("transitions", 20), ("visit_fractions", 24), ("sglt", "training")} <= set(store)

@@ -102,13 +102,18 @@ def slot_labels(ts: TraceSet) -> list[str]:
 def _population_group(ctx) -> GroupResult:
     """TP-TV and TP-TV-Top (paper 001 §4.3 (a)), against the training and uniform baselines."""
     top = ctx.option("top", 50)
-    p_test, p_train = population_by_slot(ctx.test), population_by_slot(ctx.train)
+
+    def reference():                  # the real sets' own: once per evaluation, or per benchmark dataset
+        p_test, p_train = population_by_slot(ctx.test), population_by_slot(ctx.train)
+        p_uni = uniform_population(ctx.test.time.n_slots, ctx.test.space.n_locations)
+        return p_test, p_train, [tp_tv(p_test, p_train), tp_tv(p_test, p_uni)], \
+            [tp_tv(p_test, p_train, top), tp_tv(p_test, p_uni, top)]
+
+    p_test, p_train, baselines, baselines_top = ctx.reference(("population", top), reference)
     p_syn = [population_by_slot(s) for s in ctx.sets]
-    p_uni = uniform_population(ctx.test.time.n_slots, ctx.test.space.n_locations)
     metrics = {
-        "tp_tv": row(np.mean([tp_tv(p_test, q) for q in p_syn]), tp_tv(p_test, p_train), tp_tv(p_test, p_uni)),
-        "tp_tv_top50": row(np.mean([tp_tv(p_test, q, top) for q in p_syn]), tp_tv(p_test, p_train, top),
-                           tp_tv(p_test, p_uni, top)),
+        "tp_tv": row(np.mean([tp_tv(p_test, q) for q in p_syn]), *baselines),
+        "tp_tv_top50": row(np.mean([tp_tv(p_test, q, top) for q in p_syn]), *baselines_top),
     }
     details = {"population": {"test": p_test, "synthetic": np.mean(p_syn, axis=0), "training": p_train},
                "slot_labels": slot_labels(ctx.test)}

@@ -654,7 +654,8 @@ def sglt_features(reference: TraceSet, synthetic: TraceSet) -> dict[str, float]:
 
 def _sglt_group(ctx) -> GroupResult:
     """SGLT's utility features (paper 002 §VIII.C) as ``sglt_*`` rows, against the training traces."""
-    syn_f, train_f = sglt_features(ctx.test, ctx.synthetic), sglt_features(ctx.test, ctx.train)
+    syn_f = sglt_features(ctx.test, ctx.synthetic)
+    train_f = ctx.reference(("sglt", "training"), lambda: sglt_features(ctx.test, ctx.train))
     return GroupResult({f"sglt_{key}": row(value, train_f.get(key), None) for key, value in syn_f.items()
                         if np.isfinite(value)})
 

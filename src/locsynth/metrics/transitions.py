@@ -201,16 +201,24 @@ def _transitions_group(ctx) -> GroupResult:
     test, bins, projections, seed = ctx.test, ctx.option("emd_bins", 20), ctx.option("swd_projections", 50), \
         ctx.option("seed", 0)
     start = time.perf_counter()
-    m_test, m_train = transition_matrix(test), transition_matrix(ctx.train)
+    swd = lambda m: tm_swd(m_test, m, test.space, projections, seed)  # noqa: E731
+
+    def reference():                  # the real sets' own: once per evaluation, or per benchmark dataset
+        m_test, m_train = transition_matrix(test), transition_matrix(ctx.train)
+        m_uni = uniform_transitions(test.space.n_locations)
+        return m_test, m_train, [tm_emd(m_test, m_train, test.space, bins), tm_emd(m_test, m_uni, test.space, bins)]
+
+    def swd_reference():
+        return swd(m_train), swd(uniform_transitions(test.space.n_locations))
+
+    m_test, m_train, (emd_train, emd_uni) = ctx.reference(("transitions", bins), reference)
     m_syn = [transition_matrix(s) for s in ctx.sets]
-    m_uni = uniform_transitions(test.space.n_locations)
     emd_syn = np.array([tm_emd(m_test, m, test.space, bins) for m in m_syn])
-    emd_train, emd_uni = tm_emd(m_test, m_train, test.space, bins), tm_emd(m_test, m_uni, test.space, bins)
     metrics = {"tm_emd_y": row(emd_syn[:, 0].mean(), emd_train[0], emd_uni[0]),
                "tm_emd_x": row(emd_syn[:, 1].mean(), emd_train[1], emd_uni[1])}
     middle = time.perf_counter()
-    swd = lambda m: tm_swd(m_test, m, test.space, projections, seed)  # noqa: E731
-    metrics["tm_swd"] = row(np.mean([swd(m) for m in m_syn]), swd(m_train), swd(m_uni))
+    metrics["tm_swd"] = row(np.mean([swd(m) for m in m_syn]),
+                            *ctx.reference(("transitions", "swd", projections, seed), swd_reference))
     seconds = {"tm_emd": round(middle - start, 4), "tm_swd": round(time.perf_counter() - middle, 4)}
     details = {"emd_rows": _emd_rows(m_test, m_syn, m_train, test, bins)}
     return GroupResult(metrics, details, {"options": {"emd_bins": bins, "swd_projections": projections}}, seconds)

@@ -72,11 +72,13 @@ def _profile(counts: np.ndarray) -> np.ndarray:
 def _visit_fraction_group(ctx) -> GroupResult:
     """VF-TV (paper 001 §4.3 (c)), against the training and uniform baselines."""
     bins, n_loc = ctx.option("vf_bins", 24), ctx.test.space.n_locations
-    v_test = visit_fraction_counts(ctx.test, bins)
+    def reference():                  # the real sets' own: once per evaluation, or per benchmark dataset
+        v_test, v_train = visit_fraction_counts(ctx.test, bins), visit_fraction_counts(ctx.train, bins)
+        return v_test, v_train, (vf_tv(v_test, v_train), vf_tv(v_test, uniform_visit_fractions(n_loc, bins)))
+
+    v_test, v_train, baselines = ctx.reference(("visit_fractions", bins), reference)
     v_syn = [visit_fraction_counts(s, bins) for s in ctx.sets]
-    v_train = visit_fraction_counts(ctx.train, bins)
-    metrics = {"vf_tv": row(np.mean([vf_tv(v_test, v) for v in v_syn]), vf_tv(v_test, v_train),
-                            vf_tv(v_test, uniform_visit_fractions(n_loc, bins)))}
+    metrics = {"vf_tv": row(np.mean([vf_tv(v_test, v) for v in v_syn]), *baselines)}
     details = {"visit_fractions": {"test": _profile(v_test), "synthetic": _profile(np.sum(v_syn, axis=0)),
                                    "training": _profile(v_train)}}
     return GroupResult(metrics, details, {"options": {"vf_bins": bins}})
