@@ -225,3 +225,65 @@ def test_evaluate_with_a_kept_store_equals_evaluate_afresh_on_daily_traces():
             d["meta"].pop("seconds", None)
         assert got == want
     assert {("population", 50), ("transitions", 20), ("visit_fractions", 24), ("sglt", "training")} <= set(store)
+
+
+def test_the_patterns_first_occurrences_and_counts_equal_numpys_unique():
+    rng = np.random.default_rng(8)
+    for values in (rng.integers(0, 50, 2000), rng.integers(0, 10**12, 500), np.zeros(0, np.int64),
+                   np.array([7]), np.array([5, 5, 3, 5, 3, 9])):
+        values = np.asarray(values, np.int64)
+        want = np.unique(values, return_index=True, return_counts=True)
+        got = st._unique_first_counts(values)
+        assert [a.tolist() for a in got] == [want[0].tolist(), want[2].tolist(), want[1].tolist()]
+
+
+def plain_query_answers(x, y, offsets, cx, cy, limit, adatrace, always=None):
+    """Circles outer, traces inner, point by point (Query.java's order; the corrected reading's)."""
+    out = []
+    for q in range(cx.size):
+        count = 0
+        for k in range(offsets.size - 1):
+            a, b = offsets[k], offsets[k + 1]
+            if adatrace and b - a < 2:
+                continue
+            if adatrace and always[k]:
+                count += 1
+                continue
+            for i in range(a, b):
+                if adatrace:
+                    hit = (cx[q] - x[i]) ** 2 + (cy[q] - y[i]) ** 2 <= limit
+                    if not hit and i + 1 < b:
+                        dx, dy = x[i + 1] - x[i], y[i + 1] - y[i]
+                        u = ((cx[q] - x[i]) * dx + (cy[q] - y[i]) * dy) / (dx * dx + dy * dy)
+                        hit = 0 <= u <= 1 and (x[i] + u * dx - cx[q]) ** 2 + (y[i] + u * dy - cy[q]) ** 2 <= limit
+                else:
+                    dx, dy = x[i] - cx[q], y[i] - cy[q]
+                    if i > a:
+                        sx, sy = x[i] - x[i - 1], y[i] - y[i - 1]
+                        if sx * sx + sy * sy > 0:
+                            s = min(max(((cx[q] - x[i - 1]) * sx + (cy[q] - y[i - 1]) * sy) / (sx * sx + sy * sy),
+                                        0.0), 1.0)
+                            dx, dy = x[i - 1] + s * sx - cx[q], y[i - 1] + s * sy - cy[q]
+                    hit = dx * dx + dy * dy <= limit
+                if hit:
+                    count += 1
+                    break
+        out.append(count)
+    return np.array(out)
+
+
+def test_range_counts_with_traces_outer_equal_circles_outer():
+    rng = np.random.default_rng(9)
+    lengths = rng.integers(1, 7, 150)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    x, y = rng.uniform(0, 10, offsets[-1]), rng.uniform(0, 10, offsets[-1])
+    x[5], y[5] = x[4], y[4]                                   # a repeated point
+    p = st.Points(x, y, offsets)
+    cx, cy = rng.uniform(0, 10, 30), rng.uniform(0, 10, 30)
+    always = st.repeats_a_point(p)
+    assert always.any()
+    limit = st.sqrt_threshold(2.5)
+    assert st.query_answers(p, cx, cy, 2.5, "adatrace").tolist() == \
+        plain_query_answers(x, y, offsets, cx, cy, limit, True, always).tolist()
+    assert st.query_answers(p, cx, cy, 2.5, "corrected").tolist() == \
+        plain_query_answers(x, y, offsets, cx, cy, 2.5 * 2.5, False).tolist()
