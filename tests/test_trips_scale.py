@@ -287,3 +287,19 @@ def test_range_counts_with_traces_outer_equal_circles_outer():
         plain_query_answers(x, y, offsets, cx, cy, limit, True, always).tolist()
     assert st.query_answers(p, cx, cy, 2.5, "corrected").tolist() == \
         plain_query_answers(x, y, offsets, cx, cy, 2.5 * 2.5, False).tolist()
+
+
+def test_edge_positions_by_row_scan_equal_a_search_over_every_edge():
+    from locsynth.synth.privtrace import markov
+    from locsynth.synth.privtrace.grid import TwoLevelGrid
+
+    grid = TwoLevelGrid((0.0, 0.0, 900.0, 900.0), 3, np.array([1, 2, 1, 3, 1, 1, 2, 1, 1]))
+    indptr, indices = grid.neighbours()
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(0, grid.n_states, (2, 3000))
+    keys = np.repeat(np.arange(grid.n_states), np.diff(indptr)) * grid.n_states + indices
+    want = a * grid.n_states + b
+    pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+    expected = np.where(keys[pos] == want, pos, -1)
+    got = markov.edge_position(indptr, indices, a, b)
+    assert (got == expected).all() and (got >= 0).sum() > 50

@@ -37,9 +37,11 @@ def states(grid: TwoLevelGrid, x: np.ndarray, y: np.ndarray, offsets: np.ndarray
     consecutive points sampled every half of the finest cell side, so that consecutive states
     touch, and consecutive repeats merged.
 
-    The samples of a segment are x_i + (j / steps) (x_{i+1} - x_i), j = 1 .. steps, visited in order
-    and merged as they come (one compiled pass to count, one to write): the samples are never held,
-    which at 1.7 million trips and a 60 x 60 grid ran out of memory (issue 39)."""
+    The samples of a segment are x_i + (j / steps) (x_{i+1} - x_i), j = 1 .. steps, taken in order
+    and merged as they come (one compiled pass to count, one to write), each run of samples in one
+    state crossed by galloping (see _states): the samples are never held, which at 1.7 million trips
+    and a 60 x 60 grid ran out of memory, and the work follows the states crossed, not the samples,
+    whose number grows as the grid refines with the data (issue 39)."""
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
     trace = per_trace(offsets)
     inside = np.zeros(x.size, bool)
@@ -86,25 +88,59 @@ def _states(x, y, dx, dy, steps, offsets, x0, y0, x1, y1, k, m, first, out):
                 pos += 1
                 counts[t] += 1
                 last = s
-            for j in range(steps[i]):
-                frac = (j + 1) / steps[i]
-                s = _state(x[i] + frac * dx[i], y[i] + frac * dy[i], x0, y0, x1, y1, k, m, first)
+            # the samples' coordinates are monotone in j, and so is each part of a state (level-1
+            # column and row, subcell column and row): two samples in one state have every sample
+            # between them in it. So each run of one state is skipped by galloping, not visited.
+            j, n_steps = 0, steps[i]
+            while j < n_steps:
+                s = _sample_state(x[i], y[i], dx[i], dy[i], j, n_steps, x0, y0, x1, y1, k, m, first)
                 if s != last:
                     if write:
                         out[pos] = s
                     pos += 1
                     counts[t] += 1
                     last = s
+                lo, step = j, 1                # lo: the last sample known to be in s
+                while lo + step < n_steps and \
+                        _sample_state(x[i], y[i], dx[i], dy[i], lo + step, n_steps, x0, y0, x1, y1, k, m, first) == s:
+                    lo += step
+                    step *= 2
+                hi = min(lo + step, n_steps)   # the first sample known to be elsewhere (or the end)
+                while hi - lo > 1:
+                    mid = (lo + hi) >> 1
+                    if _sample_state(x[i], y[i], dx[i], dy[i], mid, n_steps, x0, y0, x1, y1, k, m, first) == s:
+                        lo = mid
+                    else:
+                        hi = mid
+                j = lo + 1
     return counts
 
 
+@njit(cache=True)
+def _sample_state(xi, yi, dxi, dyi, j, n_steps, x0, y0, x1, y1, k, m, first):
+    """The state of sample j of a segment: x_i + ((j + 1) / steps) dx."""
+    frac = (j + 1) / n_steps
+    return _state(xi + frac * dxi, yi + frac * dyi, x0, y0, x1, y1, k, m, first)
+
+
 def edge_position(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Position of each move a -> b among the CSR edges (-1 where b is not a neighbour of a)."""
-    n = indptr.size - 1
-    keys = per_trace(indptr) * n + indices
-    want = np.asarray(a, np.int64) * n + np.asarray(b, np.int64)
-    pos = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
-    return np.where((keys.size > 0) & (keys[pos] == want), pos, -1) if keys.size else np.full(want.shape, -1)
+    """Position of each move a -> b among the CSR edges (-1 where b is not a neighbour of a): a
+    scan of a's sorted row (a state has a few dozen neighbours at most; a binary search over every
+    edge cost 10 s at 870,000 trips)."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
+    return _edge_position(np.asarray(indptr, np.int64), np.asarray(indices, np.int64), a.ravel(),
+                          b.ravel()).reshape(a.shape)
+
+
+@njit(cache=True)
+def _edge_position(indptr, indices, a, b):
+    out = np.full(a.size, -1, np.int64)
+    for e in range(a.size):
+        for p in range(indptr[a[e]], indptr[a[e] + 1]):
+            if indices[p] == b[e]:
+                out[e] = p
+                break
+    return out
 
 
 def first_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indices: np.ndarray
