@@ -39,6 +39,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 UTILITY = ("trips", "standard")
+DPTRIP_SAMPLE = 20_000
 #: issue 39's budgets at 24x: fit + sample, peak memory, evaluate
 LIMITS = {"fit_sample_s": 180.0, "peak_gb": 8.0, "evaluate_s": 120.0, "slope": 1.1}
 
@@ -67,8 +68,10 @@ def one(method: str, data: Path, attacks: str, evaluate_too: bool, dptrip_floor_
     model.fit(train)
     out["fit"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    synthetic = model.sample(train.n_traces, seed=1) if model.tags.virtual_users else \
-        model.sample(users=np.arange(train.n_traces), seed=1)
+    # DPTrip's sampling (its shortest-path trees per destination and hour) is not part of issue 39's
+    # budgets: it draws DPTRIP_SAMPLE trips, and its rate is shown
+    n = min(train.n_traces, DPTRIP_SAMPLE) if method == "dptrip" else train.n_traces
+    synthetic = model.sample(n, seed=1) if model.tags.virtual_users else model.sample(users=np.arange(n), seed=1)
     out["sample"] = time.perf_counter() - clock
     out["peak_fit_sample_gb"] = peak_gb()
     out["synthetic_trips"] = int(synthetic.n_traces)
@@ -145,7 +148,7 @@ def table(rows: list[dict]) -> None:
                   f"{r.get('utility', float('nan')):>9.1f} {r['peak_fit_sample_gb']:>11.2f} {r['peak_gb']:>8.2f}")
             if "epoch" in r:
                 print(f"{'':10} {'':>5} {'':>10} epoch {r['epoch']:.1f} s, VAE floor {r['floor_epoch']:.1f} s, "
-                      f"ratio {r['epoch'] / r['floor_epoch']:.2f}")
+                      f"ratio {r['epoch'] / r['floor_epoch']:.2f}; {r['synthetic_trips'] / r['sample']:.0f} trips/s")
         fs = sorted(sizes)
         if len(fs) > 1:
             trips = [sizes[f]["trips"] for f in fs]
