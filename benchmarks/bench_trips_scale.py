@@ -15,7 +15,8 @@ apart). ``--methods``: every registered synthesizer that takes trips, the baseli
 aside; DPTrip (``--dptrip``) trains one epoch, whose DP-SGD work grows with the trips by the
 paper's design, and is shown as seconds per epoch against the VAE's own floor: the VAE alone,
 without noise and on one thread, timed over ``--floor-steps`` steps and scaled to the epoch's
-steps (as docs/methods/trips.md measures it).
+steps (as docs/methods/trips.md measures it); it samples 20,000 trips (its generation is not in
+issue 39's budgets).
 
     python benchmarks/bench_trips_scale.py [--prepared /tmp/cabs200] [--scaled /tmp/locsynth-trips-scale]
         [--factors 1 4 12 24] [--methods ngram,privtrace] [--dptrip] [--results /tmp/trips-scale.jsonl]

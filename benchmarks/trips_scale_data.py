@@ -2,8 +2,9 @@
 
 The Porto taxi set of the PrivTrace and LDPTrace papers holds about 1.7 million trips; it is not on
 these machines. ``scaled(prepared, out, factor)`` writes, from a directory ``locsynth prepare
---format cab-trips`` wrote (``train/`` and ``test/``), a directory of the same format holding
-``factor`` times as many trips in each part:
+--format cab-trips`` wrote (``train/`` and ``test/``), a directory of the same format whose two
+parts each hold ``factor`` times as many trips as the training part (so that ``evaluate`` compares
+a Porto-sized synthetic set with a Porto-sized real one, issue 39):
 
 - every trip of the new set is one of the part's trips drawn uniformly with replacement (whole
   trips: their cells, instants and hour);
@@ -11,7 +12,7 @@ these machines. ``scaled(prepared, out, factor)`` writes, from a directory ``loc
   [-3, 3]^2 among the moves that keep the whole trip inside the grid (the format's public box), so
   a trip keeps its shape, length and adjacency;
 - a trip whose move is (0, 0) (drawn, or the only one that fits) is re-timed instead: moved by a
-  whole number of hours, uniform in {-3..-1, 1..3} (the earlier ones where it would start before
+  whole number of hours, uniform in {-3..-1, 1..3} (made later where it would start before
   the axis), its ``hour`` moved by as much, mod 24;
 - ``user_id`` is the source trip's id with the copy's number (``abboip-00085-x12``), ``cab`` is kept
   (a cab drives 24 times as many trips, as Porto's 442 taxis drive 1.7 million).
@@ -51,7 +52,6 @@ def scaled_part(trips: TraceSet, factor: int, seed: int) -> TraceSet:
     m = n * factor
     off = trips.offsets
     r, c = np.divmod(trips.loc.astype(np.int64), cols)
-    trace = trips.user.astype(np.int64)
     # the room each trip has to move in, along each axis
     rmin, rmax = np.minimum.reduceat(r, off[:-1]), np.maximum.reduceat(r, off[:-1])
     cmin, cmax = np.minimum.reduceat(c, off[:-1]), np.maximum.reduceat(c, off[:-1])
@@ -83,12 +83,12 @@ def scaled_part(trips: TraceSet, factor: int, seed: int) -> TraceSet:
         users["hour"] = ((users["hour"].to_numpy(np.int64) + shift) % 24).astype(np.int8)
     info = {**trips.info, "scaled": {"factor": factor, "seed": seed, "source_trips": n,
                                       "made_by": "benchmarks/trips_scale_data.py"}}
-    del trace
     return TraceSet(copy.astype(np.int32), t, loc.astype(np.int32), users, trips.space, trips.time, info)
 
 
 def scaled(prepared: Path, out: Path, factor: int, seed: int = 0, overwrite: bool = False) -> Path:
-    """``out`` with ``train/`` and ``test/``, each ``factor`` times the prepared part (module docstring)."""
+    """``out`` with ``train/`` and ``test/``, each ``factor`` times the prepared training part's trips
+    (module docstring)."""
     out = Path(out)
     for part in ("train", "test"):
         if (out / part / "meta.json").is_file() and not overwrite:
