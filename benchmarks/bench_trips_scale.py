@@ -176,6 +176,7 @@ def main() -> None:
     parser.add_argument("--floor-steps", type=int, default=300)
     parser.add_argument("--attacks", default="all")
     parser.add_argument("--no-evaluate", action="store_true")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds a run may take")
     parser.add_argument("--results", type=Path, default=Path(tempfile.gettempdir()) / "trips-scale.jsonl")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, default=None, help=argparse.SUPPRESS)
@@ -200,7 +201,11 @@ def main() -> None:
                 continue
             command = [sys.executable, __file__, "--one", method, "--data", str(data), "--attacks", args.attacks,
                        "--floor-steps", str(args.floor_steps)] + (["--no-evaluate"] if args.no_evaluate else [])
-            result = subprocess.run(command, capture_output=True, text=True)
+            try:
+                result = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                print(f"{method} at {factor}x: over {args.timeout:g} s, stopped", file=sys.stderr)
+                continue
             if result.returncode:
                 print(f"{method} at {factor}x failed:\n{result.stderr[-3000:]}", file=sys.stderr)
                 continue
