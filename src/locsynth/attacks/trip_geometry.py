@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..metrics.standard import planar, points
 from ..privacy.empirical import clopper_pearson
@@ -133,10 +133,10 @@ def _dtw(ax, ay, bx, by):
     return row[m - 1]
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _pair_distances(ax, ay, aoff, bx, by, boff, left, right, kind):
     out = np.empty(left.size)
-    for k in range(left.size):
+    for k in prange(left.size):
         i, j = left[k], right[k]
         a0, a1, b0, b1 = aoff[i], aoff[i + 1], boff[j], boff[j + 1]
         if kind == 0:
@@ -183,17 +183,25 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
     tree = cKDTree(pool.ends())
     q = targets.ends()
     todo, kk = np.arange(n), min(k + 1, m)
+    reached = np.full(n, -np.inf)               # every row nearer by (start, end) than this is scored
     while todo.size:
         radius, found = tree.query(q[todo], k=kk)
         radius, found = radius.reshape(todo.size, kk), found.reshape(todo.size, kk)
-        d = pair_distances(targets, pool, np.repeat(todo, kk), found.ravel(), distance).reshape(todo.size, kk)
-        d[found == exclude[todo, None]] = np.inf
-        first = np.argmin(d, axis=1)
-        at = np.arange(todo.size)
-        best[todo] = d[at, first]
-        row[todo] = np.where(np.isfinite(best[todo]), found[at, first], -1)
+        new = radius >= reached[todo][:, None]  # the rows not scored in an earlier round (ties rescored)
+        t_new, c_new = np.broadcast_to(todo[:, None], found.shape)[new], found[new]
+        d = pair_distances(targets, pool, t_new, c_new, distance)
+        d[c_new == exclude[t_new]] = np.inf
+        # each target's best new row (ties: the smaller row) against its best so far
+        order = np.lexsort((c_new, d, t_new))
+        t_sorted = t_new[order]
+        first = order[np.r_[True, t_sorted[1:] != t_sorted[:-1]]] if order.size else order
+        t_first = t_new[first]
+        better = np.isfinite(d[first]) & ((d[first] < best[t_first])
+                                          | ((d[first] == best[t_first]) & (c_new[first] < row[t_first])))
+        best[t_first[better]], row[t_first[better]] = d[first][better], c_new[first][better]
         if kk == m:
             break
+        reached[todo] = radius[:, -1]
         # every row not scored has a (start, end) distance >= the kk-th, so a distance >= it / sqrt(2)
         todo = todo[best[todo] > radius[:, -1] / SQRT2]
         kk = min(4 * kk, m)
