@@ -94,7 +94,9 @@ def diagonal(box) -> float:
 # -- distances ----------------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _frechet(ax, ay, bx, by):
+def _coupled(ax, ay, bx, by, frechet):
+    """The discrete Frechet distance (``frechet``: the largest coupled distance) or DTW (the sum),
+    row by row over the coupling matrix."""
     n, m = ax.size, bx.size
     row = np.empty(m)
     for i in range(n):
@@ -102,34 +104,14 @@ def _frechet(ax, ay, bx, by):
         for j in range(m):
             d = np.hypot(ax[i] - bx[j], ay[i] - by[j])
             if i == 0 and j == 0:
-                best = d
+                before = 0.0
             elif i == 0:
-                best = max(row[j - 1], d)
+                before = row[j - 1]
             elif j == 0:
-                best = max(row[0], d)
+                before = row[0]
             else:
-                best = max(min(row[j], row[j - 1], prev_diag), d)
-            prev_diag, row[j] = row[j], best
-    return row[m - 1]
-
-
-@njit(cache=True)
-def _dtw(ax, ay, bx, by):
-    n, m = ax.size, bx.size
-    row = np.empty(m)
-    for i in range(n):
-        prev_diag = 0.0
-        for j in range(m):
-            d = np.hypot(ax[i] - bx[j], ay[i] - by[j])
-            if i == 0 and j == 0:
-                best = d
-            elif i == 0:
-                best = row[j - 1] + d
-            elif j == 0:
-                best = row[0] + d
-            else:
-                best = min(row[j], row[j - 1], prev_diag) + d
-            prev_diag, row[j] = row[j], best
+                before = min(row[j], row[j - 1], prev_diag)
+            prev_diag, row[j] = row[j], (max(before, d) if frechet else before + d)
     return row[m - 1]
 
 
@@ -139,10 +121,7 @@ def _pair_distances(ax, ay, aoff, bx, by, boff, left, right, kind):
     for k in prange(left.size):
         i, j = left[k], right[k]
         a0, a1, b0, b1 = aoff[i], aoff[i + 1], boff[j], boff[j + 1]
-        if kind == 0:
-            out[k] = _frechet(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1])
-        else:
-            out[k] = _dtw(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1])
+        out[k] = _coupled(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1], kind == 0)
     return out
 
 
