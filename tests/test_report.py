@@ -93,7 +93,9 @@ def test_page_is_self_contained(pf_html):
     page = parse(pf_html)
     assert "http://" not in pf_html and "https://" not in pf_html and "//" not in re.sub(r"base64,[^\"]*", "", pf_html)
     images = [attrs for tag, attrs in page.tags if tag == "img"]
-    assert len(images) == 4  # population, transition EMDs, visit fractions, ROC
+    # population, transition EMDs, visit fractions, the two ROCs (likelihood ratio, trajectory distance), and
+    # the Bayesian zone divergences against the paper's threshold
+    assert len(images) == 6
     for attrs in images:
         assert attrs["src"].startswith("data:image/png;base64,")
         assert base64.b64decode(attrs["src"].split(",", 1)[1]).startswith(PNG_SIGNATURE)
