@@ -171,12 +171,13 @@ def _warn_on_different_baselines(first_name: str, first: dict, entries: dict) ->
 
 def tradeoff_plot(table: pd.DataFrame, utility: str = "tp_tv", privacy: str = "reid_rate",
                   path: str | Path | None = None, overwrite: bool = True,
-                  also: tuple[str, ...] = ("mia_advantage",)) -> bytes:
+                  also: tuple[str, ...] | None = None) -> bytes:
     """Utility loss against privacy risk, one labelled point per row (paper 001, Figure 7): a panel
     for ``privacy`` (e.g. the re-identification rate), and one for each of ``also`` that the table
     has (membership inference, which every method has, where virtual users cannot be
     re-identified). y is the ``utility`` column (e.g. TP-TV); baselines are grey squares.
-    Lower-left is better. Rows missing a panel's values are left out of it.
+    Lower-left is better. Rows missing a panel's values are left out of it. ``also`` None: membership
+    inference and every other attack's first metric (the attacks on trajectories among them).
 
     Returns
     -------
@@ -188,13 +189,15 @@ def tradeoff_plot(table: pd.DataFrame, utility: str = "tp_tv", privacy: str = "r
             raise InputError(f"no {what} metric {column!r} in the table; expected one of "
                              f"{', '.join(map(str, table.columns))}")
     kinds = row_kinds(table)
+    if also is None:
+        also = ("mia_advantage", *attack_headlines())
 
     def points(x_key):
         return [(str(name), float(row[x_key]), float(row[utility]), kinds[str(name)] == "baseline")
                 for name, row in table.iterrows()
                 if math.isfinite(float(row[x_key])) and math.isfinite(float(row[utility]))]
 
-    panels = [(metric_label(key), points(key)) for key in (privacy, *[k for k in also if k != privacy])
+    panels = [(metric_label(key), points(key)) for key in dict.fromkeys((privacy, *[k for k in also if k != privacy]))
               if key in table.columns]
     panels = [(label, pts) for label, pts in panels if pts]
     if not panels:
@@ -356,8 +359,7 @@ def comparison(reports: dict[str, dict], *, utility: str = "tp_tv", privacy: str
         # every evaluation is of trips: the trip attacks against the standard suite's query error
         png = files["tradeoff.png"] = tradeoff_plot(
             table, utility=TRIP_UTILITY if utility == "tp_tv" else utility,
-            privacy=TRIP_PRIVACY if privacy == "reid_rate" else privacy,
-            also=tuple(k for k in attack_headlines() if k in table.columns))
+            privacy=TRIP_PRIVACY if privacy == "reid_rate" else privacy)
     files.update({fig["file"]: fig["png"] for fig in figures})
     files["compare.html"] = compare_html(table, png, title=title, figures=figures)
     return table, files
