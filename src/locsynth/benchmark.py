@@ -161,12 +161,12 @@ def run_one(run: Run, out: str, size: int | None, attacks: list[str], seed: int,
         synthetic = _sample(model, n, train, seed + run.repeat + 1)
     synthetic = _resized(synthetic, n, seed + run.repeat)
     sampled = time.perf_counter()
-    store, known = (references(Path(out) / "runs" / run.dataset, train, test) if keep_references
-                    else (None, 0))
+    store, known, digest = (references(Path(out) / "runs" / run.dataset, train, test) if keep_references
+                            else (None, 0, None))
     report = evaluate(train, test, synthetic, attacks=attacks, seed=seed, standard_flavour=standard_flavour,
                       references=store)
     if store is not None and len(store) > known:
-        _save_references(Path(out) / "runs" / run.dataset, train, test, store)
+        _save_references(Path(out) / "runs" / run.dataset, digest, store)
     ledger = synthetic.ledger
     record = {**asdict(run), "kind": kind, "params": given, "traces": int(synthetic.n_traces),
               "reference_traces": int(test.n_traces),
@@ -195,9 +195,10 @@ def real_sets_digest(train: TraceSet, test: TraceSet) -> str:
     return h.hexdigest()
 
 
-def references(where: Path, train: TraceSet, test: TraceSet) -> tuple[dict, int]:
-    """The store of the dataset's reference work (evaluate's ``references``) and its size now: this
-    process' own, else the one saved in ``where`` when it belongs to these real sets, else empty."""
+def references(where: Path, train: TraceSet, test: TraceSet) -> tuple[dict, int, str]:
+    """The store of the dataset's reference work (evaluate's ``references``), its size now and the
+    digest of the real sets it belongs to: this process' own, else the one saved in ``where`` when it
+    belongs to these real sets, else empty."""
     digest = real_sets_digest(train, test)
     store = _REFERENCES.get(digest)
     if store is None:
@@ -209,15 +210,15 @@ def references(where: Path, train: TraceSet, test: TraceSet) -> tuple[dict, int]
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, TypeError):
             pass                                       # none yet, or from another version: computed afresh
         _REFERENCES[digest] = store
-    return store, len(store)
+    return store, len(store), digest
 
 
-def _save_references(where: Path, train: TraceSet, test: TraceSet, store: dict) -> None:
+def _save_references(where: Path, digest: str, store: dict) -> None:
     """Write the store beside the dataset's runs, whole or not at all (another worker may write the
     same file at the same time: the last complete one stays)."""
     where.mkdir(parents=True, exist_ok=True)
     tmp = where / f".{REFERENCES_FILE}.{os.getpid()}.tmp"
-    tmp.write_bytes(pickle.dumps({"digest": real_sets_digest(train, test), "store": store},
+    tmp.write_bytes(pickle.dumps({"digest": digest, "store": store},
                                  protocol=pickle.HIGHEST_PROTOCOL))
     os.replace(tmp, where / REFERENCES_FILE)
 

@@ -35,7 +35,8 @@ import numpy as np
 from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, count, row
 from ..metrics.standard import jsd
 from .sniffing import GRID
-from .trip_geometry import Trajectories, applies, context_sets, grid_cells, nth_densest, ranges, trips_through
+from .trip_geometry import (Trajectories, applies, grid_cells, nth_densest, public_box, ranges, real_sets,
+                            released, trips_through)
 
 #: the paper's vartheta: a defence fails when either divergence exceeds it
 THRESHOLD = 0.1
@@ -111,11 +112,11 @@ def bayesian(zone: Zone, synthetic: Trajectories, box, grid: int = 6) -> Bayesia
 # -- the metric group ---------------------------------------------------------------------------------------
 
 def _compute(ctx) -> GroupResult:
-    train, test, synthetic, box = context_sets(ctx)
+    box = public_box(ctx.test.space)
     grid, rank = ctx.option("attack_grid", 6), ctx.option("bayes_rank", 10)
-    zone = ctx.reference(("bayesian", grid, rank), lambda: choose_zone(train, test, box, grid, rank))
-    result = bayesian(zone, synthetic, box, grid)
-    base = ctx.reference(("bayesian", grid, rank, "training"), lambda: bayesian(zone, train, box, grid))
+    zone = ctx.reference(("bayesian", grid, rank), lambda: choose_zone(*real_sets(ctx), box, grid, rank))
+    result = bayesian(zone, released(ctx), box, grid)
+    base = ctx.reference(("bayesian", grid, rank, "training"), lambda: bayesian(zone, real_sets(ctx)[0], box, grid))
     metrics = {"bayes_gain": row(result.gain, base.gain, 0.0),
                "bayes_trip_jsd": row(result.trip_jsd, base.trip_jsd, None),
                "bayes_markov_jsd": row(result.markov_jsd, base.markov_jsd, None)}

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, limit, row
-from .trip_geometry import Trajectories, applies, context_sets, held_out_epsilon, nearest, roc
+from .trip_geometry import Trajectories, applies, held_out_epsilon, nearest, real_sets, released, roc
 
 
 #: metres added to both distances of the score, so that 0 / 0 (a trajectory whose twin is in both
@@ -100,11 +100,11 @@ def distance_membership(targets: Targets, synthetic: Trajectories, seed: int = 0
 # -- the metric group ---------------------------------------------------------------------------------------
 
 def _compute(ctx) -> GroupResult:
-    train, test, synthetic, _ = context_sets(ctx)
     n, seed = ctx.option("dmia_targets", 1000), ctx.option("seed", 0)
-    targets = ctx.reference(("distance_mia", n, seed), lambda: choose_targets(train, test, n, seed))
-    result = distance_membership(targets, synthetic, seed)
-    base = ctx.reference(("distance_mia", "training", n, seed), lambda: distance_membership(targets, train, seed))
+    targets = ctx.reference(("distance_mia", n, seed), lambda: choose_targets(*real_sets(ctx), n, seed))
+    result = distance_membership(targets, released(ctx), seed)
+    base = ctx.reference(("distance_mia", "training", n, seed),
+                         lambda: distance_membership(targets, real_sets(ctx)[0], seed))
     metrics = {"dmia_advantage": row(result.advantage, base.advantage, 0.0),
                "dmia_auc": row(result.auc, base.auc, 0.5),
                "dmia_epsilon_lower_bound": row(result.epsilon_lower_bound, base.epsilon_lower_bound, 0.0)}

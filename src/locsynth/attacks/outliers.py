@@ -26,7 +26,7 @@ import numpy as np
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, limit, row
 from ..validation import in_range
-from .trip_geometry import Trajectories, applies, context_sets, diagonal, nearest
+from .trip_geometry import Trajectories, applies, balanced, diagonal, nearest, public_box, real_sets, released
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,7 @@ def choose_targets(train: Trajectories, test: Trajectories, count: int = 200, ne
                    seed: int = 0, pool: int | None = 20_000) -> OutlierTargets:
     """The outliers of equal-sized seeded samples of the training and test sets (at most ``pool``
     trajectories each; None: min(n_train, n_test))."""
-    n = min(len(train), len(test)) if pool is None else min(len(train), len(test), int(pool))
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(37, 5)))
-    pools = [np.sort(rng.choice(len(t), n, replace=False)) for t in (train, test)]
+    pools = balanced(len(train), len(test), pool, np.random.SeedSequence(seed, spawn_key=(37, 5)))
     chosen = [t.subset(rows) for t, rows in zip((train, test), pools)]
     return OutlierTargets(*(c.subset(outlier_rows(c, count, neighbours)) for c in chosen))
 
@@ -89,13 +87,14 @@ def outliers(targets: OutlierTargets, synthetic: Trajectories, threshold_m: floa
 # -- the metric group ---------------------------------------------------------------------------------------
 
 def _compute(ctx) -> GroupResult:
-    train, test, synthetic, box = context_sets(ctx)
+    box = public_box(ctx.test.space)
     n, k, beta, pool, seed = (ctx.option(name) for name in ("outlier_count", "outlier_neighbours", "outlier_beta",
                                                               "outlier_pool", "seed"))
-    targets = ctx.reference(("outliers", n, k, pool, seed), lambda: choose_targets(train, test, n, k, seed, pool))
+    targets = ctx.reference(("outliers", n, k, pool, seed), lambda: choose_targets(*real_sets(ctx), n, k, seed, pool))
     threshold = beta * diagonal(box)
-    result = outliers(targets, synthetic, threshold)
-    base = ctx.reference(("outliers", n, k, pool, seed, beta, "training"), lambda: outliers(targets, train, threshold))
+    result = outliers(targets, released(ctx), threshold)
+    base = ctx.reference(("outliers", n, k, pool, seed, beta, "training"),
+                         lambda: outliers(targets, real_sets(ctx)[0], threshold))
     metrics = {"outlier_advantage": row(result.advantage, base.advantage, 0.0),
                "outlier_members": row(result.members, base.members, None),
                "outlier_non_members": row(result.non_members, base.non_members, None)}

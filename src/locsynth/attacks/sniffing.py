@@ -34,8 +34,8 @@ from numba import njit
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, limit, row
 from ..validation import in_range
-from .trip_geometry import (Trajectories, applies, context_sets, grid_cells, nearest, nth_densest, ranges,
-                            trips_through)
+from .trip_geometry import (Trajectories, applies, balanced, grid_cells, nearest, nth_densest, public_box, ranges,
+                            real_sets, released, trips_through)
 
 
 @dataclass(frozen=True)
@@ -120,23 +120,14 @@ def choose_targets(train: Trajectories, test: Trajectories, box, grid: int = 6, 
     g2 = grid * grid
     test_cells = grid_cells(test.x, test.y, box, grid)
     region = nth_densest(trips_through(test_cells, test.offsets, g2), rank)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(37, 2)))
+    through = [np.flatnonzero(_first_runs(cells, t.offsets, region)[:, 0] >= 0)
+               for t, cells in ((train, grid_cells(train.x, train.y, box, grid)), (test, test_cells))]
+    picks = balanced(through[0].size, through[1].size, targets, np.random.SeedSequence(seed, spawn_key=(37, 2)))
     out = []
-    through = []
-    for t, cells in ((train, grid_cells(train.x, train.y, box, grid)), (test, test_cells)):
-        runs = _first_runs(cells, t.offsets, region)
-        through.append((t, runs, np.flatnonzero(runs[:, 0] >= 0)))
-    m = min(through[0][2].size, through[1][2].size)
-    m = m if targets is None else min(m, int(targets))
-    for t, runs, rows in through:
-        pick = np.sort(rng.choice(rows, m, replace=False))
-        chosen = t.subset(pick)
-        # the runs relative to the chosen subset's offsets
-        shift = chosen.offsets[:-1] - t.offsets[pick]
-        local = runs[pick] + shift[:, None]
-        idx = ranges(local[:, 0], local[:, 1] - local[:, 0])
-        part = Trajectories(chosen.x[idx], chosen.y[idx], np.r_[0, np.cumsum(local[:, 1] - local[:, 0])].astype(np.int64))
-        out.append((chosen, local, part))
+    for t, rows, pick in zip((train, test), through, picks):
+        chosen = t.subset(rows[pick])
+        _, part, runs = sniffed(chosen, grid_cells(chosen.x, chosen.y, box, grid), region)
+        out.append((chosen, runs, part))
     (mem, mem_runs, mem_part), (non, non_runs, non_part) = out
     return SniffTargets(region, mem, non, mem_runs, non_runs, mem_part, non_part)
 
@@ -169,17 +160,17 @@ GRID = count("attack_grid", 6, "Sniffing and Bayesian attacks: the g x g grid ov
 
 
 def _compute(ctx) -> GroupResult:
-    train, test, synthetic, box = context_sets(ctx)
+    box = public_box(ctx.test.space)
     o = {k: ctx.option(k) for k in ("attack_grid", "sniff_rank", "sniff_targets", "sniff_radius_m", "sniff_min_shared")}
     seed = ctx.option("seed", 0)
     key = ("sniffing", *o.values(), seed)
     targets = ctx.reference(key + ("targets",), lambda: choose_targets(
-        train, test, box, o["attack_grid"], o["sniff_rank"], o["sniff_targets"], seed))
+        *real_sets(ctx), box, o["attack_grid"], o["sniff_rank"], o["sniff_targets"], seed))
 
-    def attack(released):
-        return sniffing(targets, released, box, o["attack_grid"], o["sniff_radius_m"], o["sniff_min_shared"], seed)
+    def attack(release):
+        return sniffing(targets, release, box, o["attack_grid"], o["sniff_radius_m"], o["sniff_min_shared"], seed)
 
-    result, base = attack(synthetic), ctx.reference(key + ("training",), lambda: attack(train))
+    result, base = attack(released(ctx)), ctx.reference(key + ("training",), lambda: attack(real_sets(ctx)[0]))
     metrics = {"sniff_advantage": row(result.advantage, base.advantage, 0.0),
                "sniff_members": row(result.members, base.members, None),
                "sniff_non_members": row(result.non_members, base.non_members, None)}

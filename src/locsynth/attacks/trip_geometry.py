@@ -196,9 +196,10 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
 
 # -- targets and the summary -------------------------------------------------------------------------------
 
-def balanced(n_members: int, n_non_members: int, limit: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Equal numbers of member and non-member rows, a seeded sample of each: min(n_members,
-    n_non_members, limit) of both, so that no score depends on the split's sizes."""
+def balanced(n_members: int, n_non_members: int, limit: int | None, seed) -> tuple[np.ndarray, np.ndarray]:
+    """Equal numbers of member and non-member rows, a seeded sample of each (sorted): min(n_members,
+    n_non_members, limit) of both, so that no score depends on the split's sizes. ``seed``: an int
+    or a SeedSequence (each attack draws from its own stream)."""
     n = min(n_members, n_non_members) if limit is None else min(n_members, n_non_members, int(limit))
     rng = np.random.default_rng(seed)
     return (np.sort(rng.choice(n_members, n, replace=False)), np.sort(rng.choice(n_non_members, n, replace=False)))
@@ -281,14 +282,21 @@ def nth_densest(counts: np.ndarray, n: int) -> int:
 
 # -- what the groups share -------------------------------------------------------------------------------------
 
-def context_sets(ctx) -> tuple[Trajectories, Trajectories, Trajectories, tuple]:
-    """The training, test and synthetic sets of an evaluation as trajectories, and the public box;
-    the real sets' once per set of real sets (Context.reference)."""
-    train, test, box = ctx.reference(("trajectories",), lambda: (trajectories(ctx.train), trajectories(ctx.test),
-                                                                  public_box(ctx.test.space)))
+def real_sets(ctx) -> tuple[Trajectories, Trajectories]:
+    """The training and test sets of an evaluation as trajectories, made on first use and kept in
+    the evaluation's cache: what the attacks keep across evaluations (Context.reference) is what
+    they derive from them (targets, zones, baselines), which is small, while these are as large as
+    the sets and quicker to remake than to store. With a warm store they are never made."""
+    if "real_trajectories" not in ctx.cache:
+        ctx.cache["real_trajectories"] = (trajectories(ctx.train), trajectories(ctx.test))
+    return ctx.cache["real_trajectories"]
+
+
+def released(ctx) -> Trajectories:
+    """The synthetic set of an evaluation as trajectories (once per evaluation)."""
     if "trajectories" not in ctx.cache:
         ctx.cache["trajectories"] = trajectories(ctx.synthetic)
-    return train, test, ctx.cache["trajectories"], box
+    return ctx.cache["trajectories"]
 
 
 def applies(name: str, minimum: int = 4):
