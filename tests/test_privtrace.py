@@ -135,3 +135,18 @@ def test_without_a_dp_count_the_split_threshold_reads_no_exact_size(monkeypatch)
     seen.clear()
     fitted = PrivTrace(epsilon=1.0).fit(data)
     assert seen[0][1] == fitted.training_["dp_count"]
+
+
+def test_the_start_drawn_by_bisection_is_the_one_a_scan_draws():
+    """The walks draw their start from the running sum of the start counts by bisection (log time,
+    so that sampling does not grow with states x walks): the same index as the plain scan, zeros
+    and the last uniform below 1 included, and -1 when nothing has weight."""
+    from locsynth.synth.privtrace.model import _draw, _draw_cumulative
+
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        n = int(rng.integers(1, 40))
+        w = rng.random(n) * (rng.random(n) < 0.6) * 10.0 ** rng.integers(-3, 6)
+        for u in (rng.random(), 0.0, np.nextafter(1.0, 0.0)):
+            assert _draw_cumulative(np.cumsum(w), u) == _draw(w, u)
+    assert _draw_cumulative(np.zeros(3), 0.5) == _draw(np.zeros(3), 0.5) == -1

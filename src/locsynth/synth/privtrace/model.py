@@ -217,9 +217,21 @@ def _draw(weights, u):
 
 
 @njit(cache=True)
-def _walk(indptr, indices, moves, start, end, post_id, tables, second, level1, cap, out):
-    """One walk into ``out``; returns its number of states (step 7)."""
-    a = _draw(start, np.random.random())
+def _draw_cumulative(cdf, u):
+    """What ``_draw(weights, u)`` returns, from ``cdf = np.cumsum(weights)`` by bisection: the first
+    index whose running sum exceeds u x the total (the same sums, so the same index), in log time."""
+    total = cdf[-1] if cdf.size else 0.0
+    if total <= 0:
+        return -1
+    return min(np.searchsorted(cdf, u * total, side="right"), cdf.size - 1)
+
+
+@njit(cache=True)
+def _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level1, cap, out):
+    """One walk into ``out``; returns its number of states (step 7). ``start_cdf`` is the running
+    sum of the start counts: a start drawn by bisection, not by a scan of every state, which made
+    sampling grow with the states times the walks."""
+    a = _draw_cumulative(start_cdf, np.random.random())
     if a < 0:
         return 0
     prev_pos = -1                    # position of the previous state among a's neighbours; -1: start
@@ -265,8 +277,9 @@ def _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, 
     length = np.zeros(n, np.int64)
     buf = np.empty(cap, np.int64)
     used = 0
+    start_cdf = np.cumsum(start)
     for k in range(n):
-        m = _walk(indptr, indices, moves, start, end, post_id, tables, second, level1, cap, buf)
+        m = _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level1, cap, buf)
         for i in range(m):
             s = buf[i]
             lo, hi = loc_indptr[s], loc_indptr[s + 1]
