@@ -1,14 +1,13 @@
 """LDPTrace's collector (Du et al., PVLDB 2023, §4): it receives the users' perturbed reports
-(user.py), never a trajectory, and estimates from their bit counts (OUE's unbiased estimate,
-privacy/oue.py) the length distribution and the maximum length L (round 1), then the start cells,
-the moves and the end cells (round 2), which make the first-order mobility model: a Markov matrix
-over the N^2 cells with a virtual start row (where trajectories begin) and a virtual end column
-(how likely a trajectory ends in each cell). Everything here is post-processing of LDP reports.
+(user.py), never a trajectory, keeps only their bit counts (drawn in law by privacy/oue.tally)
+and estimates from them (OUE's unbiased estimate) the length distribution and the maximum length
+L (round 1), then the start cells, the moves and the end cells (round 2), which make the
+first-order mobility model: a Markov matrix over the N^2 cells with a virtual start row (where
+trajectories begin) and a virtual end column (how likely a trajectory ends in each cell).
+Everything here is post-processing of LDP reports.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,27 +15,6 @@ from .user import DIRECTIONS, valid_moves
 
 #: the authors' smoothing of a row's sum when normalizing (main.py, generate_markov_matrix)
 ROW_SMOOTHING = 1e-8
-
-
-def ones(bits: np.ndarray) -> np.ndarray:
-    """Per value, how many reports have its bit set: the sum over every axis of ``bits`` but the last."""
-    b = np.asarray(bits)
-    return b.reshape(-1, b.shape[-1]).sum(axis=0, dtype=np.int64)
-
-
-@dataclass
-class Tally:
-    """Bit counts of the reports received so far, per kind of report, and how many reports of each
-    kind (one length, start and end per user, L - 1 moves): the collector's whole memory of them."""
-
-    counts: dict = field(default_factory=dict)
-    reports: dict = field(default_factory=dict)
-
-    def add(self, kind: str, bits: np.ndarray) -> None:
-        """Count a batch of reports of ``kind`` (bits of shape (..., domain))."""
-        got = ones(bits)
-        self.counts[kind] = self.counts.get(kind, 0) + got
-        self.reports[kind] = self.reports.get(kind, 0) + int(np.prod(bits.shape[:-1]))
 
 
 def max_length(length_estimate: np.ndarray, reports: int, quantile: float = 0.9) -> int:

@@ -24,6 +24,12 @@ the collector as well (ledger.py, ``local``). The steps, in the order the data f
    Budget: the authors' main.py gives epsilon / 10 to the length and 9 epsilon / 10 to the
    mobility, split evenly over max_len + 1 reports; the project's library holds no text of the
    paper to check it against, so the code's split is the default here (``length_share``).
+   Simulation: what the users send is not drawn bit by bit (at the Porto set's 1.7 million users
+   some 10^9 bits, 20 minutes of OpenDP's sampling): the collector keeps only each value's bit
+   count, and privacy/oue.tally draws those counts in law from how many reports hold each value,
+   which is what the sums of user.py's reports would give (its module docstring states the
+   sampler's accuracy). user.py remains the protocol one user runs; tests/test_ldptrace.py audits
+   both and checks that the two agree in law.
 4. Model (collector.py): OUE's unbiased estimates of the start, move and end counts, negatives
    set to 0, make the first-order Markov matrix with a virtual start row and end column, each
    cell's row normalized over its 8 moves and its end (the authors' generate_markov_matrix).
@@ -64,8 +70,6 @@ from . import collector, user
 
 #: the authors' end damping: the end's weight times min(1, END_BASE + END_STEP (k - 1)) for a walk of k cells
 END_BASE, END_STEP = 0.3, 0.2
-#: bits a batch of users' reports may hold at once (the reports are counted batch by batch)
-BATCH_BITS = 1 << 24
 
 
 class LDPTrace(Synthesizer):
@@ -117,50 +121,39 @@ class LDPTrace(Synthesizer):
         cells, offsets = markov.states(self.grid_, xy[0][train.loc], xy[1][train.loc], train.offsets)
         # the number of reports is public to the collector (module docstring, "Size")
         self.training_ = {"users": int(train.n_traces)}
+        users, d_len = offsets.size - 1, user.length_domain(n)
         eps_length, _ = user.budgets(eps, 1, self.length_share)
-        tally = collector.Tally()
         length = user.values(cells, offsets, n, 1).length
-        for rows in self._batches(offsets.size - 1, user.length_domain(n)):
-            tally.add("length", user.perturb_length(length[rows], n, eps_length))
-        d_len = user.length_domain(n)
+        ones = oue.tally(held(length, d_len), users, eps_length)
         oue.record(self.ledger_, eps_length, domain=f"the lengths 1 .. {d_len}",
                    saw=f"each trajectory's length in cells of the {n} x {n} grid, clipped at {d_len}: one report")
-        estimate = oue.estimate(tally.counts["length"], tally.reports["length"], eps_length)
-        self.max_len_ = collector.max_length(estimate, tally.reports["length"], float(self.length_quantile))
+        estimate = oue.estimate(ones, users, eps_length)
+        self.max_len_ = collector.max_length(estimate, users, float(self.length_quantile))
         self.lengths_ = collector.distribution(estimate)
-        self._mobility(cells, offsets, eps, tally)
+        self._mobility(cells, offsets, eps)
         self._locations(xy)
         return self
 
-    def _mobility(self, cells: np.ndarray, offsets: np.ndarray, eps: float, tally: collector.Tally) -> None:
-        """Round 2: every user's L + 1 reports, counted batch by batch; the model from their estimates."""
-        n, L = int(self.grid_size), self.max_len_
+    def _mobility(self, cells: np.ndarray, offsets: np.ndarray, eps: float) -> None:
+        """Round 2: the tallies of every user's L + 1 reports (one of start, L - 1 of moves, one of
+        end: privacy/oue.tally); the model from their estimates."""
+        n, L, users = int(self.grid_size), self.max_len_, offsets.size - 1
         _, each = user.budgets(eps, L, self.length_share)
         v = user.values(cells, offsets, n, L)
         valid = user.valid_moves(n)
-        for rows in self._batches(offsets.size - 1, 2 * n * n + (L - 1) * valid.size):
-            start, moves, end = user.perturb_mobility(user.Values(v.length[rows], v.start[rows], v.moves[rows],
-                                                                  v.end[rows]), n, each)
-            tally.add("start", start)
-            tally.add("moves", moves)
-            tally.add("end", end)
+        reports = {"start": users, "moves": users * (L - 1), "end": users}
+        values = {"start": v.start, "moves": user.move_slots(v.moves, n), "end": v.end}
+        domain = {"start": n * n, "moves": valid.size, "end": n * n}
+        est = {kind: oue.estimate(oue.tally(held(values[kind], domain[kind]), reports[kind], each), reports[kind], each)
+               for kind in reports}
         oue.record(self.ledger_, each, reports=L + 1, domain=f"the {n * n} cells of the {n} x {n} grid and its "
                                                               f"{valid.size} moves between touching cells",
                    saw=f"each trajectory's start cell, its {L - 1} moves (a cell and one of 8 directions; reports of "
                        f"no value where it has fewer) and its end cell, of its first L = {L} cells on the {n} x {n} "
                        f"grid: {L + 1} reports")
-        est = {kind: oue.estimate(tally.counts[kind], tally.reports[kind], each)
-               for kind in ("start", "moves", "end") if kind in tally.counts}
         moves = np.zeros(8 * n * n)
-        moves[valid] = est.get("moves", 0.0)
+        moves[valid] = est["moves"]
         self.start_, self.rows_ = collector.mobility(est["start"], moves, est["end"], n)
-
-    @staticmethod
-    def _batches(users: int, bits_per_user: int):
-        """Row ranges of users whose reports together hold at most about BATCH_BITS bits."""
-        step = max(1, BATCH_BITS // max(bits_per_user, 1))
-        for lo in range(0, users, step):
-            yield slice(lo, min(lo + step, users))
 
     def _locations(self, xy) -> None:
         self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy)
@@ -208,6 +201,12 @@ class LDPTrace(Synthesizer):
         if self.rows_.shape != (n * n, 9) or self.start_.size != n * n or \
                 self.loc_indices_.max(initial=0) >= self.space_.n_locations:
             raise InputError("the saved LDPTrace arrays do not match its grid or space")
+
+
+def held(values: np.ndarray, d: int) -> np.ndarray:
+    """How many reports hold each value 0 .. d - 1 (-1, no value, counts nowhere)."""
+    v = np.asarray(values, np.int64).ravel()
+    return np.bincount(v[v >= 0], minlength=int(d))
 
 
 @njit(cache=True)
