@@ -76,6 +76,39 @@ def test_the_index_finds_the_exact_nearest_trajectory_and_its_ties(kind):
     np.testing.assert_allclose(plain[0], best)
 
 
+@pytest.mark.parametrize("kind", ["frechet", "dtw"])
+def test_a_pool_of_repeated_walks_is_searched_once_with_the_same_answers(kind):
+    """A pool of 40 short walks repeated 30 times each, shuffled: every target's distance, the
+    smallest row at it and all its tied rows are those of brute force, and the search ran on the
+    40 distinct walks (distinct())."""
+    from locsynth.attacks.trip_geometry import distinct
+
+    rng = np.random.default_rng(8)
+    walks = [rng.integers(0, 5, size=(rng.integers(1, 4), 2)) for _ in range(40)]
+    pool = trajs(*[walks[i] for i in rng.permutation(np.repeat(np.arange(40), 30))])
+    targets = trajs(*[rng.integers(0, 5, size=(rng.integers(1, 5), 2)) for _ in range(30)])
+    rows, group = distinct(pool)
+    assert rows.size <= 40 and (np.diff(rows) > 0).all()
+    assert all(np.array_equal(pool.subset([i]).x, pool.subset([rows[group[i]]]).x) and
+               np.array_equal(pool.subset([i]).y, pool.subset([rows[group[i]]]).y) for i in range(len(pool)))
+    best, row, tied = nearest(targets, pool, kind, k=4, ties=True)
+    for t in range(len(targets)):
+        d = pair_distances(targets, pool, np.full(len(pool), t), np.arange(len(pool)), kind)
+        at = np.flatnonzero(np.isclose(d, d.min(), rtol=1e-12, atol=0))
+        assert best[t] == pytest.approx(d.min()) and row[t] == at[0]
+        np.testing.assert_array_equal(tied[t], at)
+
+
+def test_a_hash_collision_never_merges_two_walks():
+    """Every walk given the same hash: only equal point sequences share a representative."""
+    from locsynth.attacks.trip_geometry import _representatives
+
+    t = trajs([(0, 0), (1, 1)], [(0, 0)], [(0, 0), (1, 1)], [(1, 1), (0, 0)], [(0, 0)])
+    xb, yb = t.x.view(np.uint64), t.y.view(np.uint64)
+    h = np.zeros(5, np.uint64)
+    assert _representatives(xb, yb, t.offsets, np.arange(5), h).tolist() == [0, 1, 0, 3, 1]
+
+
 def test_roc_auc_and_advantage_of_a_hand_made_example():
     # members 0, 1; non-members 1, 2: P(member closer) + P(tie) / 2 = (3 + 0.5) / 4
     r = roc(np.array([0.0, 1.0]), np.array([1.0, 2.0]))

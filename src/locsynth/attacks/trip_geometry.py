@@ -137,19 +137,100 @@ def distance(a: Trajectories, i: int, b: Trajectories, j: int, distance: str = "
 
 # -- the nearest trajectory through an index -------------------------------------------------------------
 
+@njit(cache=True)
+def _same(xb, yb, offsets, r, s):
+    """Whether trajectories r and s hold the same points (bit for bit)."""
+    if offsets[r + 1] - offsets[r] != offsets[s + 1] - offsets[s]:
+        return False
+    for k in range(offsets[r + 1] - offsets[r]):
+        if xb[offsets[r] + k] != xb[offsets[s] + k] or yb[offsets[r] + k] != yb[offsets[s] + k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _hashes(xb, yb, offsets):
+    """FNV-1a over each trajectory's point bits and its length."""
+    n = offsets.size - 1
+    out = np.empty(n, np.uint64)
+    prime = np.uint64(1099511628211)
+    for i in range(n):
+        h = np.uint64(14695981039346656037) ^ np.uint64(offsets[i + 1] - offsets[i])
+        for k in range(offsets[i], offsets[i + 1]):
+            h = (h ^ xb[k]) * prime
+            h = (h ^ yb[k]) * prime
+        out[i] = h
+    return out
+
+
+@njit(cache=True)
+def _representatives(xb, yb, offsets, order, h):
+    """For each row, the first row in ``order`` (sorted by hash, then row) with the same points."""
+    n = order.size
+    rep = np.full(n, -1, np.int64)
+    i = 0
+    while i < n:
+        j = i
+        while j < n and h[order[j]] == h[order[i]]:
+            j += 1
+        for a in range(i, j):
+            r = order[a]
+            if rep[r] >= 0:
+                continue
+            rep[r] = r
+            for b in range(a + 1, j):
+                q = order[b]
+                if rep[q] < 0 and _same(xb, yb, offsets, r, q):
+                    rep[q] = r
+        i = j
+    return rep
+
+
+def distinct(t: Trajectories) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, group): the smallest row of every distinct point sequence of ``t``, ascending, and
+    each row's position among them (rows[group[i]] holds the same points as row i). Hashed, then
+    compared point by point, so a hash collision never merges two sequences."""
+    xb, yb = np.ascontiguousarray(t.x, np.float64).view(np.uint64), np.ascontiguousarray(t.y, np.float64).view(np.uint64)
+    h = _hashes(xb, yb, t.offsets)
+    rep = _representatives(xb, yb, t.offsets, np.lexsort((np.arange(h.size), h)), h)
+    rows = np.flatnonzero(rep == np.arange(rep.size))
+    return rows, np.searchsorted(rows, rep)
+
+
 def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet", k: int = 16,
             exclude: np.ndarray | None = None, ties: bool = False):
     """For every target, its distance to the nearest trajectory of ``pool`` (exact; module docstring).
 
     The k nearest by (start, end) are scored first; a target whose best distance so far exceeds the
     k-th (start, end) distance / sqrt(2) (the bound on every trajectory not yet scored) asks for 4k
-    more, and so on, so the work follows how far the nearest trajectory is, never all pairs.
+    more, and so on, so the work follows how far the nearest trajectory is, never all pairs. Without
+    ``exclude`` the pool's repeated sequences are searched once (:func:`distinct`): a release can
+    hold thousands of copies of one short walk, all at one distance, which the widening would
+    otherwise score one by one.
 
     exclude : for each target a pool row it may not match (itself, when the pool holds it), or -1.
     ties : also return, per target, every pool row at that distance (a list of arrays).
 
-    Returns (distance, row) arrays (inf and -1 for an empty pool), and the ties when asked.
+    Returns (distance, row) arrays (inf and -1 for an empty pool; of tied rows the smallest), and
+    the ties when asked.
     """
+    if exclude is None and len(pool):
+        rows, group = distinct(pool)
+        if rows.size < len(pool):
+            found = _nearest(targets, pool.subset(rows), distance, k, None, ties)
+            best, row = found[0], np.where(found[1] >= 0, rows[np.maximum(found[1], 0)], -1)
+            if not ties:
+                return best, row
+            order = np.argsort(group, kind="stable")
+            bounds = np.r_[0, np.cumsum(np.bincount(group, minlength=rows.size))]
+            tied = [np.sort(np.concatenate([order[bounds[u]:bounds[u + 1]] for u in t])) if t.size else t
+                    for t in found[2]]
+            return best, row, tied
+    return _nearest(targets, pool, distance, k, exclude, ties)
+
+
+def _nearest(targets: Trajectories, pool: Trajectories, distance: str, k: int, exclude, ties: bool):
+    """:func:`nearest` on the pool as given."""
     from scipy.spatial import cKDTree
 
     n, m = len(targets), len(pool)
