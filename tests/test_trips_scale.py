@@ -211,6 +211,79 @@ def test_privtraces_states_walked_in_one_pass_equal_every_sample_held_and_merged
     x[::7] = 250.0                                          # on level-1 lines
     got, want = markov.states(grid, x, y, offsets), plain_states(grid, x, y, offsets)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert got[0].size > 2 * x.size                         # the buffer (2 x the points) had to grow
+
+
+def plain_edge_position(indptr, indices, a, b):
+    """Position of each move a -> b among the CSR edges (-1 where b is not a neighbour of a), by a
+    search over every edge."""
+    n = indptr.size - 1
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    keys = np.repeat(np.arange(n), np.diff(indptr)) * n + indices
+    want = a * n + b
+    pos = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
+    return np.where(keys[pos] == want, pos, -1)
+
+
+def plain_first_order(seq, offsets, indptr, indices):
+    """PrivTrace's first-order counts as whole-array numpy steps (before issue 39's one pass)."""
+    from locsynth.synth.privtrace import markov
+
+    n = indptr.size - 1
+    length = np.diff(offsets)
+    weight = 1.0 / (length + 1.0)
+    trace = markov.per_trace(offsets)
+    same = trace[1:] == trace[:-1]
+    pos = plain_edge_position(indptr, indices, seq[:-1][same], seq[1:][same])
+    ok = pos >= 0
+    moves = np.bincount(pos[ok], weights=weight[trace[:-1][same]][ok], minlength=indices.size)
+    some = length > 0
+    start = np.bincount(seq[offsets[:-1][some]], weights=weight[some], minlength=n)
+    end = np.bincount(seq[offsets[1:][some] - 1], weights=weight[some], minlength=n)
+    return moves, start, end
+
+
+def plain_second_order(seq, offsets, indptr, indices, post_id, tables):
+    """PrivTrace's second-order tables as whole-array numpy steps (before issue 39's one pass)."""
+    from locsynth.synth.privtrace import markov
+
+    trace = markov.per_trace(offsets)
+    length = np.diff(offsets)
+    at = np.flatnonzero(post_id[seq] >= 0)
+    g = seq[at]
+    degree = indptr[g + 1] - indptr[g]
+    first, last = at == offsets[trace[at]], at == offsets[trace[at] + 1] - 1
+    prev = np.where(first, degree, plain_edge_position(indptr, indices, g, seq[np.maximum(at - 1, 0)]) - indptr[g])
+    nxt = np.where(last, degree,
+                   plain_edge_position(indptr, indices, g, seq[np.minimum(at + 1, seq.size - 1)]) - indptr[g])
+    ok = (prev >= 0) & (nxt >= 0)
+    cell = tables[post_id[g]] + prev * (degree + 1) + nxt
+    return np.bincount(cell[ok], weights=1.0 / length[trace[at]][ok], minlength=int(tables[-1]))
+
+
+def test_privtraces_first_and_second_order_in_one_pass_equal_the_whole_array_versions():
+    """Bit for bit, on interpolated states and on sequences with jumps between states that do not
+    touch (which count nowhere), with empty trajectories."""
+    from locsynth.synth.privtrace import markov
+    from locsynth.synth.privtrace.grid import TwoLevelGrid
+
+    rng = np.random.default_rng(4)
+    grid = TwoLevelGrid((0.0, 0.0, 1000.0, 800.0), 4, rng.integers(1, 4, 16))
+    indptr, indices = grid.neighbours()
+    lengths = rng.integers(0, 6, 300)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    x, y = rng.uniform(0, 1000, offsets[-1]), rng.uniform(0, 800, offsets[-1])
+    walked = markov.states(grid, x, y, offsets)
+    jumps = (rng.integers(0, grid.n_states, offsets[-1]), offsets)
+    for seq, off in (walked, jumps):
+        for got, want in zip(markov.first_order(seq, off, indptr, indices), plain_first_order(seq, off, indptr, indices)):
+            assert np.array_equal(got, want)
+        posts = np.flatnonzero(rng.random(grid.n_states) < 0.4)
+        post_id = np.full(grid.n_states, -1, np.int64)
+        post_id[posts] = np.arange(posts.size)
+        tables = markov.table_offsets(indptr, posts)
+        assert np.array_equal(markov.second_order(seq, off, indptr, indices, post_id, tables),
+                              plain_second_order(seq, off, indptr, indices, post_id, tables))
 
 
 def test_evaluate_with_a_kept_store_equals_evaluate_afresh_on_daily_traces():
@@ -289,7 +362,7 @@ def test_range_counts_with_traces_outer_equal_circles_outer():
         plain_query_answers(x, y, offsets, cx, cy, 2.5 * 2.5, False).tolist()
 
 
-def test_edge_positions_by_row_scan_equal_a_search_over_every_edge():
+def test_a_neighbours_position_by_row_scan_equals_a_search_over_every_edge():
     from locsynth.synth.privtrace import markov
     from locsynth.synth.privtrace.grid import TwoLevelGrid
 
@@ -297,9 +370,8 @@ def test_edge_positions_by_row_scan_equal_a_search_over_every_edge():
     indptr, indices = grid.neighbours()
     rng = np.random.default_rng(4)
     a, b = rng.integers(0, grid.n_states, (2, 3000))
-    keys = np.repeat(np.arange(grid.n_states), np.diff(indptr)) * grid.n_states + indices
-    want = a * grid.n_states + b
-    pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
-    expected = np.where(keys[pos] == want, pos, -1)
-    got = markov.edge_position(indptr, indices, a, b)
-    assert (got == expected).all() and (got >= 0).sum() > 50
+    expected = plain_edge_position(indptr, indices, a, b)
+    got = np.array([markov._position(indptr, indices, i, j) for i, j in zip(a, b)])
+    assert (expected >= 0).sum() > 50 and (expected < 0).any()
+    assert np.array_equal(np.where(got >= 0, indptr[a] + got, -1), expected)
+    assert np.array_equal(markov.edge_position(indptr, indices, a, b), expected)

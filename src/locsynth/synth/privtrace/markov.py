@@ -14,7 +14,7 @@ a total weight of at most 1, so each has L1 sensitivity 1 under adding or removi
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .grid import TwoLevelGrid
 
@@ -38,24 +38,30 @@ def states(grid: TwoLevelGrid, x: np.ndarray, y: np.ndarray, offsets: np.ndarray
     touch, and consecutive repeats merged.
 
     The samples of a segment are x_i + (j / steps) (x_{i+1} - x_i), j = 1 .. steps, taken in order
-    and merged as they come (one compiled pass to count, one to write), each run of samples in one
-    state crossed by galloping (see _states): the samples are never held, which at 1.7 million trips
-    and a 60 x 60 grid ran out of memory, and the work follows the states crossed, not the samples,
-    whose number grows as the grid refines with the data (issue 39)."""
+    and merged as they come, in two compiled passes over the trajectories in parallel (one counts,
+    one writes each trajectory's states at its place), each run of samples in one state crossed by
+    galloping (see _walk): the samples are never held, which at 1.7 million trips and a 60 x 60
+    grid ran out of memory, and the work follows the states crossed, not the samples, whose number
+    grows as the grid refines with the data (issue 39; the states crossed grow too, 20 a trip on
+    the cabs and 62 at 24 times them)."""
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-    trace = per_trace(offsets)
-    inside = np.zeros(x.size, bool)
-    inside[:-1] = trace[1:] == trace[:-1]                   # point i starts a segment within its trajectory
-    dx, dy = np.zeros(x.size), np.zeros(x.size)
-    dx[:-1], dy[:-1] = np.diff(x), np.diff(y)
-    steps = np.where(inside, np.maximum(np.ceil(np.hypot(dx, dy) / (0.5 * grid.finest())), 1), 0).astype(np.int64)
-    args = (x, y, dx, dy, steps, np.asarray(offsets, np.int64), *grid.box, grid.k,
-            grid.m.astype(np.int64), grid.offsets.astype(np.int64))
-    counts = _states(*args, np.zeros(0, np.int64))
-    out_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    out = np.zeros(int(out_offsets[-1]), np.int64)
-    _states(*args, out)
+    offsets = np.asarray(offsets, np.int64)
+    steps = _segment_steps(x, y, offsets, 0.5 * grid.finest())
+    args = (x, y, steps, offsets, *grid.box, grid.k, grid.m.astype(np.int64), grid.offsets.astype(np.int64))
+    out_offsets = np.concatenate([[0], np.cumsum(_states_count(*args))]).astype(np.int64)
+    out = np.empty(int(out_offsets[-1]), np.int64)
+    _states_write(*args, out_offsets, out)
     return out, out_offsets
+
+
+@njit(cache=True)
+def _segment_steps(x, y, offsets, half_side):
+    """Per point, the samples of the segment it starts within its trajectory (0 for a last point)."""
+    steps = np.zeros(x.size, np.int64)
+    for t in range(offsets.size - 1):
+        for i in range(offsets[t], offsets[t + 1] - 1):
+            steps[i] = max(np.int64(np.ceil(np.hypot(x[i + 1] - x[i], y[i + 1] - y[i]) / half_side)), 1)
+    return steps
 
 
 @njit(cache=True)
@@ -71,49 +77,65 @@ def _state(px, py, x0, y0, x1, y1, k, m, first):
 
 
 @njit(cache=True)
-def _states(x, y, dx, dy, steps, offsets, x0, y0, x1, y1, k, m, first, out):
-    """Per trajectory: its points and their segments' samples in order, repeats merged; writes the
-    states into ``out`` when it is not empty and returns each trajectory's count."""
-    n = offsets.size - 1
-    counts = np.zeros(n, np.int64)
+def _walk(t, x, y, steps, offsets, x0, y0, x1, y1, k, m, first, out, pos):
+    """Trajectory t's states, its points and their segments' samples in order with repeats merged,
+    written into ``out`` from ``pos`` when ``out`` is not empty; returns how many."""
     write = out.size > 0
-    pos = 0
-    for t in range(n):
-        last = -1
-        for i in range(offsets[t], offsets[t + 1]):
-            s = _state(x[i], y[i], x0, y0, x1, y1, k, m, first)
+    count = 0
+    last = -1
+    for i in range(offsets[t], offsets[t + 1]):
+        s = _state(x[i], y[i], x0, y0, x1, y1, k, m, first)
+        if s != last:
+            if write:
+                out[pos + count] = s
+            count += 1
+            last = s
+        if steps[i] == 0:
+            continue
+        dxi, dyi = x[i + 1] - x[i], y[i + 1] - y[i]
+        # the samples' coordinates are monotone in j, and so is each part of a state (level-1
+        # column and row, subcell column and row): two samples in one state have every sample
+        # between them in it. So each run of one state is skipped by galloping, not visited.
+        j, n_steps = 0, steps[i]
+        while j < n_steps:
+            s = _sample_state(x[i], y[i], dxi, dyi, j, n_steps, x0, y0, x1, y1, k, m, first)
             if s != last:
                 if write:
-                    out[pos] = s
-                pos += 1
-                counts[t] += 1
+                    out[pos + count] = s
+                count += 1
                 last = s
-            # the samples' coordinates are monotone in j, and so is each part of a state (level-1
-            # column and row, subcell column and row): two samples in one state have every sample
-            # between them in it. So each run of one state is skipped by galloping, not visited.
-            j, n_steps = 0, steps[i]
-            while j < n_steps:
-                s = _sample_state(x[i], y[i], dx[i], dy[i], j, n_steps, x0, y0, x1, y1, k, m, first)
-                if s != last:
-                    if write:
-                        out[pos] = s
-                    pos += 1
-                    counts[t] += 1
-                    last = s
-                lo, step = j, 1                # lo: the last sample known to be in s
-                while lo + step < n_steps and \
-                        _sample_state(x[i], y[i], dx[i], dy[i], lo + step, n_steps, x0, y0, x1, y1, k, m, first) == s:
-                    lo += step
-                    step *= 2
-                hi = min(lo + step, n_steps)   # the first sample known to be elsewhere (or the end)
-                while hi - lo > 1:
-                    mid = (lo + hi) >> 1
-                    if _sample_state(x[i], y[i], dx[i], dy[i], mid, n_steps, x0, y0, x1, y1, k, m, first) == s:
-                        lo = mid
-                    else:
-                        hi = mid
-                j = lo + 1
+            lo, step = j, 1                    # lo: the last sample known to be in s
+            while lo + step < n_steps and \
+                    _sample_state(x[i], y[i], dxi, dyi, lo + step, n_steps, x0, y0, x1, y1, k, m, first) == s:
+                lo += step
+                step *= 2
+            hi = min(lo + step, n_steps)       # the first sample known to be elsewhere (or the end)
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if _sample_state(x[i], y[i], dxi, dyi, mid, n_steps, x0, y0, x1, y1, k, m, first) == s:
+                    lo = mid
+                else:
+                    hi = mid
+            j = lo + 1
+    return count
+
+
+@njit(cache=True, parallel=True)
+def _states_count(x, y, steps, offsets, x0, y0, x1, y1, k, m, first):
+    """Every trajectory's number of states (trajectories in parallel)."""
+    n = offsets.size - 1
+    counts = np.zeros(n, np.int64)
+    none = np.zeros(0, np.int64)
+    for t in prange(n):
+        counts[t] = _walk(t, x, y, steps, offsets, x0, y0, x1, y1, k, m, first, none, 0)
     return counts
+
+
+@njit(cache=True, parallel=True)
+def _states_write(x, y, steps, offsets, x0, y0, x1, y1, k, m, first, out_offsets, out):
+    """Every trajectory's states at its place in ``out`` (trajectories in parallel)."""
+    for t in prange(offsets.size - 1):
+        _walk(t, x, y, steps, offsets, x0, y0, x1, y1, k, m, first, out, out_offsets[t])
 
 
 @njit(cache=True)
@@ -136,10 +158,9 @@ def edge_position(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray, b: np.
 def _edge_position(indptr, indices, a, b):
     out = np.full(a.size, -1, np.int64)
     for e in range(a.size):
-        for p in range(indptr[a[e]], indptr[a[e] + 1]):
-            if indices[p] == b[e]:
-                out[e] = p
-                break
+        p = _position(indptr, indices, a[e], b[e])
+        if p >= 0:
+            out[e] = indptr[a[e]] + p
     return out
 
 
@@ -149,17 +170,27 @@ def first_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indice
     1 / (l + 1); an empty trajectory has no start, end or move and adds nothing (were it given the
     weight 1 / (0 + 1), its start and end would fall on its neighbours' states, moving the counts
     by 2 in L1 against the sensitivity 1 the noise assumes)."""
+    seq, offsets = np.asarray(seq, np.int64), np.asarray(offsets, np.int64)
+    return _first_order(seq, offsets, np.asarray(indptr, np.int64), np.asarray(indices, np.int64))
+
+
+@njit(cache=True)
+def _first_order(seq, offsets, indptr, indices):
+    """first_order in one pass over the states (a move's edge found by a scan of its row: a state
+    has a few dozen neighbours at most; a move to a state that is not a neighbour counts nowhere)."""
     n = indptr.size - 1
-    length = np.diff(offsets)
-    weight = 1.0 / (length + 1.0)
-    trace = per_trace(offsets)
-    same = trace[1:] == trace[:-1]
-    pos = edge_position(indptr, indices, seq[:-1][same], seq[1:][same])
-    ok = pos >= 0
-    moves = np.bincount(pos[ok], weights=weight[trace[:-1][same]][ok], minlength=indices.size)
-    some = length > 0
-    start = np.bincount(seq[offsets[:-1][some]], weights=weight[some], minlength=n)
-    end = np.bincount(seq[offsets[1:][some] - 1], weights=weight[some], minlength=n)
+    moves, start, end = np.zeros(indices.size), np.zeros(n), np.zeros(n)
+    for t in range(offsets.size - 1):
+        lo, hi = offsets[t], offsets[t + 1]
+        if hi == lo:
+            continue
+        w = 1.0 / (hi - lo + 1.0)
+        start[seq[lo]] += w
+        end[seq[hi - 1]] += w
+        for i in range(lo, hi - 1):
+            p = _position(indptr, indices, seq[i], seq[i + 1])
+            if p >= 0:
+                moves[indptr[seq[i]] + p] += w
     return moves, start, end
 
 
@@ -194,15 +225,34 @@ def table_offsets(indptr: np.ndarray, posts: np.ndarray) -> np.ndarray:
 
 def second_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
                  post_id: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """The guideposts' (previous, next) tables, flattened; each visit weighted 1 / l."""
-    trace = per_trace(offsets)
-    length = np.diff(offsets)
-    at = np.flatnonzero(post_id[seq] >= 0)
-    g = seq[at]
-    degree = indptr[g + 1] - indptr[g]
-    first, last = at == offsets[trace[at]], at == offsets[trace[at] + 1] - 1
-    prev = np.where(first, degree, edge_position(indptr, indices, g, seq[np.maximum(at - 1, 0)]) - indptr[g])
-    nxt = np.where(last, degree, edge_position(indptr, indices, g, seq[np.minimum(at + 1, seq.size - 1)]) - indptr[g])
-    ok = (prev >= 0) & (nxt >= 0)                  # moves between states that do not touch are not counted
-    cell = tables[post_id[g]] + prev * (degree + 1) + nxt
-    return np.bincount(cell[ok], weights=1.0 / length[trace[at]][ok], minlength=int(tables[-1]))
+    """The guideposts' (previous, next) tables, flattened; each visit weighted 1 / l (row
+    ``degree`` of a table: from the virtual start; column ``degree``: into the virtual end). One
+    compiled pass over the states."""
+    return _second_order(np.asarray(seq, np.int64), np.asarray(offsets, np.int64), np.asarray(indptr, np.int64),
+                         np.asarray(indices, np.int64), np.asarray(post_id, np.int64), np.asarray(tables, np.int64))
+
+
+@njit(cache=True)
+def _position(indptr, indices, a, b):
+    """Position of b among a's neighbours (-1 when it is not one)."""
+    for p in range(indptr[a], indptr[a + 1]):
+        if indices[p] == b:
+            return p - indptr[a]
+    return -1
+
+
+@njit(cache=True)
+def _second_order(seq, offsets, indptr, indices, post_id, tables):
+    out = np.zeros(tables[-1])
+    for t in range(offsets.size - 1):
+        lo, hi = offsets[t], offsets[t + 1]
+        for i in range(lo, hi):
+            g = seq[i]
+            if post_id[g] < 0:
+                continue
+            degree = indptr[g + 1] - indptr[g]
+            prev = degree if i == lo else _position(indptr, indices, g, seq[i - 1])
+            nxt = degree if i == hi - 1 else _position(indptr, indices, g, seq[i + 1])
+            if prev >= 0 and nxt >= 0:             # moves between states that do not touch are not counted
+                out[tables[post_id[g]] + prev * (degree + 1) + nxt] += 1.0 / (hi - lo)
+    return out

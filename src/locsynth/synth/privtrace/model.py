@@ -227,7 +227,7 @@ def _draw_cumulative(cdf, u):
 
 
 @njit(cache=True)
-def _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level1, cap, out):
+def _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level1, cap, out, buf):
     """One walk into ``out``; returns its number of states (step 7). ``start_cdf`` is the running
     sum of the start counts: a start drawn by bisection, not by a scan of every state, which made
     sampling grow with the states times the walks."""
@@ -243,7 +243,7 @@ def _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level
             return length
         lo, hi = indptr[a], indptr[a + 1]
         d = hi - lo
-        weights = np.empty(d + 1)
+        weights = buf[:d + 1]              # a view: no allocation a step
         used = False
         g = post_id[a]
         if g >= 0:
@@ -276,10 +276,11 @@ def _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, 
     states = np.empty(n * cap, np.int64)
     length = np.zeros(n, np.int64)
     buf = np.empty(cap, np.int64)
+    weights = np.empty(np.diff(indptr).max() + 1 if indptr.size > 1 else 1)
     used = 0
     start_cdf = np.cumsum(start)
     for k in range(n):
-        m = _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level1, cap, buf)
+        m = _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level1, cap, buf, weights)
         for i in range(m):
             s = buf[i]
             lo, hi = loc_indptr[s], loc_indptr[s + 1]
