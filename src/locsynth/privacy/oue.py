@@ -156,5 +156,6 @@ def record(ledger: Ledger, epsilon: float, *, reports: int = 1, unit: str = "tra
     eps = oue_epsilon(P, flip_probability(epsilon))
     return ledger.record("oue", int(reports) * eps, 0.0, None, unit, saw or f"{reports} report(s) over {domain}",
                          assumptions=f"each {unit}'s own device perturbs it (local DP); its {reports} report(s) "
-                                     f"compose by basic composition; {domain} public",
+                                     f"compose by basic composition; {domain} public; the collector's bit "
+                                     f"counts are drawn in their law (oue.tally), not bit by bit",
                          relation="replace", local=True)
