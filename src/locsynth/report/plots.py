@@ -36,6 +36,7 @@ def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_l
     for extra in grid.ravel()[len(panels):]:
         extra.remove()
     axes = grid.ravel()[:len(panels)]
+    arrows = []
     ys = [p[2] for _, pts in panels for p in pts]
     for ax, (label, pts) in zip(axes, panels):
         for name, x, y, baseline in pts:
@@ -57,14 +58,17 @@ def tradeoff_png(points: list[tuple[str, float, float, bool]], x_label: str, y_l
         ax.set_xlabel(f"{label} (privacy risk, lower is better)", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(True, linewidth=0.4, alpha=0.5)
-        ax.annotate("better", xy=(0.03, 0.03), xytext=(0.13, 0.13), xycoords="axes fraction",
-                    textcoords="axes fraction", fontsize=8, color="#2ca02c",
-                    arrowprops={"arrowstyle": "->", "color": "#2ca02c"})
+        arrows.append(ax.annotate("better", xy=(0.03, 0.03), xytext=(0.13, 0.13), xycoords="axes fraction",
+                                  textcoords="axes fraction", fontsize=8, color="#2ca02c",
+                                  arrowprops={"arrowstyle": "->", "color": "#2ca02c"}))
     for ax in grid[:, 0]:
         ax.set_ylabel(f"{y_label} (utility loss, lower is better)", fontsize=8)
     fig.canvas.draw()                       # the constrained layout fixes the axes before labels are placed
-    for ax, (_, pts) in zip(axes, panels):
-        _label_points(ax, pts)
+    renderer = fig.canvas.get_renderer()
+    for ax, (_, pts), arrow in zip(axes, panels, arrows):
+        # the labels keep off the "better" arrow and its word, as they keep off each other
+        _label_points(ax, pts, [tuple(arrow.get_window_extent(renderer).extents),
+                                tuple(arrow.arrow_patch.get_window_extent(renderer).extents)])
     return to_png(fig)
 
 
@@ -126,10 +130,11 @@ _LABEL_OFFSETS = tuple((r * dx, r * dy, align) for r in (1, 2, 3, 4.5)
                                              (-5, -11, "right"), (0, 9, "center"), (0, -19, "center")))
 
 
-def _label_points(ax, points) -> None:
+def _label_points(ax, points, avoid=()) -> None:
     """Label every point once, sets at the same place in one label ("none = cheat"), each label where
-    it overlaps the labels already placed and the other points least (greedy over rings of offsets,
-    near first), with a thin line back to its point when it had to move away."""
+    it overlaps the labels already placed, the boxes ``avoid`` (pixels: left, bottom, right, top) and
+    the other points least (greedy over rings of offsets, near first), with a thin line back to its
+    point when it had to move away."""
     groups: dict[tuple[float, float], list] = {}
     for name, x, y, baseline in points:
         groups.setdefault((round(x, 9), round(y, 9)), []).append((name, baseline))
@@ -137,7 +142,7 @@ def _label_points(ax, points) -> None:
     scale = ax.figure.dpi / 72.0
     dots = [tuple(to_pixels(xy)) for xy in groups]
     left_edge, bottom, right_edge, top = ax.get_window_extent().extents
-    placed: list[tuple[float, float, float, float]] = []
+    placed: list[tuple[float, float, float, float]] = list(avoid)
     renderer = ax.figure.canvas.get_renderer()
     for (x, y), members in groups.items():
         name = " = ".join(n for n, _ in members)
