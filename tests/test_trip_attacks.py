@@ -99,6 +99,20 @@ def test_a_pool_of_repeated_walks_is_searched_once_with_the_same_answers(kind):
         np.testing.assert_array_equal(tied[t], at)
 
 
+def test_several_target_sets_in_one_search_get_what_their_own_searches_get():
+    from locsynth.attacks.trip_geometry import nearest_each
+
+    rng = np.random.default_rng(9)
+    walks = [rng.integers(0, 5, size=(rng.integers(1, 4), 2)) for _ in range(30)]
+    pool = trajs(*[walks[i] for i in rng.integers(0, 30, 200)])
+    sets = [trajs(*[rng.integers(0, 5, size=(rng.integers(1, 5), 2)) for _ in range(n)]) for n in (7, 0, 12)]
+    for kind, ties in (("frechet", False), ("dtw", True)):
+        for got, own in zip(nearest_each(sets, pool, kind, ties=ties), (nearest(t, pool, kind, ties=ties) for t in sets)):
+            assert len(got) == len(own) and np.array_equal(got[0], own[0]) and np.array_equal(got[1], own[1])
+            if ties:
+                assert all(np.array_equal(a, b) for a, b in zip(got[2], own[2])) and len(got[2]) == len(own[2])
+
+
 def test_a_hash_collision_never_merges_two_walks():
     """Every walk given the same hash: only equal point sequences share a representative."""
     from locsynth.attacks.trip_geometry import _representatives

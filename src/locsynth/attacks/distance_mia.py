@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, limit, row
-from .trip_geometry import Trajectories, applies, held_out_epsilon, nearest, real_sets, released, roc
+from .trip_geometry import Trajectories, applies, held_out_epsilon, nearest_each, real_sets, released, roc
 
 
 #: metres added to both distances of the score, so that 0 / 0 (a trajectory whose twin is in both
@@ -78,7 +78,8 @@ def choose_targets(train: Trajectories, test: Trajectories, targets: int | None,
     test_order = rng.permutation(len(test))
     non_rows, rest = np.sort(test_order[:m]), np.sort(test_order[m:])
     members, non_members, reference = train.subset(member_rows), test.subset(non_rows), test.subset(rest)
-    return Targets(members, non_members, nearest(members, reference)[0], nearest(non_members, reference)[0])
+    (to_member, _), (to_non, _) = nearest_each((members, non_members), reference)
+    return Targets(members, non_members, to_member, to_non)
 
 
 def score(to_synthetic: np.ndarray, to_reference: np.ndarray) -> np.ndarray:
@@ -90,8 +91,8 @@ def score(to_synthetic: np.ndarray, to_reference: np.ndarray) -> np.ndarray:
 
 def distance_membership(targets: Targets, synthetic: Trajectories, seed: int = 0) -> DistanceMIA:
     """The attack against ``synthetic`` (module docstring)."""
-    member = score(nearest(targets.members, synthetic)[0], targets.member_reference)
-    non = score(nearest(targets.non_members, synthetic)[0], targets.non_member_reference)
+    (to_member, _), (to_non, _) = nearest_each((targets.members, targets.non_members), synthetic)
+    member, non = score(to_member, targets.member_reference), score(to_non, targets.non_member_reference)
     summary = roc(member, non)
     return DistanceMIA(member, non, summary["auc"], summary["advantage"], summary["threshold"],
                        held_out_epsilon(member, non, seed), summary["tpr"], summary["fpr"])

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, limit, row
 from ..validation import in_range
-from .trip_geometry import Trajectories, applies, balanced, diagonal, nearest, public_box, real_sets, released
+from .trip_geometry import Trajectories, applies, balanced, diagonal, nearest_each, public_box, real_sets, released
 
 
 @dataclass(frozen=True)
@@ -76,8 +76,7 @@ def choose_targets(train: Trajectories, test: Trajectories, count: int = 200, ne
 
 def outliers(targets: OutlierTargets, synthetic: Trajectories, threshold_m: float) -> Outliers:
     """The attack against ``synthetic`` (module docstring); ``threshold_m`` = beta x diagonal."""
-    dm = nearest(targets.members, synthetic)[0]
-    dn = nearest(targets.non_members, synthetic)[0]
+    (dm, _), (dn, _) = nearest_each((targets.members, targets.non_members), synthetic)
     n = len(targets.members)
     if n == 0:
         return Outliers(None, None, 0, threshold_m, dm, dn)

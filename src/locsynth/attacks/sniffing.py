@@ -34,7 +34,7 @@ from numba import njit
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, limit, row
 from ..validation import in_range
-from .trip_geometry import (Trajectories, applies, balanced, grid_cells, nearest, nth_densest, public_box, ranges,
+from .trip_geometry import (Trajectories, applies, balanced, grid_cells, nearest_each, nth_densest, public_box, ranges,
                             real_sets, released, trips_through)
 
 
@@ -139,9 +139,9 @@ def sniffing(targets: SniffTargets, synthetic: Trajectories, box, grid: int = 6,
     syn_rows, syn_parts, _ = sniffed(synthetic, cells, targets.region)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(37, 3)))
     revealed = []
-    for real, runs, parts in ((targets.members, targets.member_runs, targets.member_parts),
-                              (targets.non_members, targets.non_member_runs, targets.non_member_parts)):
-        _, _, tied = nearest(parts, syn_parts, "dtw", ties=True)
+    found = nearest_each((targets.member_parts, targets.non_member_parts), syn_parts, "dtw", ties=True)
+    for real, runs, (_, _, tied) in ((targets.members, targets.member_runs, found[0]),
+                                     (targets.non_members, targets.non_member_runs, found[1])):
         match = np.array([syn_rows[t[rng.integers(t.size)]] if t.size else -1 for t in tied], np.int64)
         revealed.append(_revealed(real.x, real.y, real.offsets, runs, synthetic.x, synthetic.y, synthetic.offsets,
                                   match, float(radius)))

@@ -58,6 +58,15 @@ class Trajectories:
         first, last = self.offsets[:-1], self.offsets[1:] - 1
         return np.column_stack([self.x[first], self.y[first], self.x[last], self.y[last]])
 
+    @staticmethod
+    def concat(parts) -> "Trajectories":
+        """The trajectories of ``parts``, one after another."""
+        parts = list(parts)
+        lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
+        return Trajectories(np.concatenate([p.x for p in parts]) if parts else np.zeros(0),
+                            np.concatenate([p.y for p in parts]) if parts else np.zeros(0),
+                            np.r_[0, np.cumsum(lengths)].astype(np.int64))
+
     def subset(self, rows) -> "Trajectories":
         rows = np.asarray(rows, np.int64)
         lengths = self.lengths[rows]
@@ -227,6 +236,20 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
                     for t in found[2]]
             return best, row, tied
     return _nearest(targets, pool, distance, k, exclude, ties)
+
+
+def nearest_each(groups, pool: Trajectories, distance: str = "frechet", ties: bool = False) -> list:
+    """:func:`nearest` of several target sets against one pool in one search (one index over the
+    pool, one pass of :func:`distinct`): its result for each set, in order. Each target's answer
+    depends on the pool alone, so it is the one a search of its own set gives."""
+    groups = list(groups)
+    cuts = np.cumsum([len(g) for g in groups])[:-1]
+    found = nearest(Trajectories.concat(groups), pool, distance, ties=ties)
+    split = [np.split(a, cuts) for a in found[:2]]
+    if not ties:
+        return list(zip(*split))
+    tied = [found[2][lo:hi] for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(found[2])])]
+    return list(zip(*split, tied))
 
 
 def _nearest(targets: Trajectories, pool: Trajectories, distance: str, k: int, exclude, ties: bool):
