@@ -32,7 +32,7 @@ from numba import njit, prange
 
 from ..metrics.standard import planar, points
 from ..privacy.empirical import clopper_pearson
-from ..traces import TraceSet
+from ..traces import TraceSet, ranges
 
 SQRT2 = float(np.sqrt(2.0))
 DISTANCES = ("frechet", "dtw")
@@ -72,15 +72,6 @@ class Trajectories:
         lengths = self.lengths[rows]
         idx = ranges(self.offsets[rows], lengths)
         return Trajectories(self.x[idx], self.y[idx], np.r_[0, np.cumsum(lengths)].astype(np.int64))
-
-
-def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The indices start, ..., start + length - 1 of every (start, length), concatenated."""
-    if lengths.size == 0:
-        return np.zeros(0, np.int64)
-    total = int(lengths.sum())
-    base = np.repeat(starts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
-    return base + np.arange(total, dtype=np.int64)
 
 
 def trajectories(ts: TraceSet) -> Trajectories:

@@ -86,6 +86,7 @@ from ..traces import TraceSet
 from ..validation import check_count, check_epsilon, check_seed, check_share, in_range
 from .base import SIZE_SHARE, Synthesizer, Tags
 from .ngram import GramIndex
+from .privtrace.markov import per_trace
 from .privtrace.model import _draw
 
 #: direction code (dr + 1) * 3 + (dc + 1) of a move; (0, 0), which merged repeats never make, is the end
@@ -189,11 +190,6 @@ class ReferenceSystems:
         r, c = np.divmod(local, cols)
         rr, cc = r[:, None] + DR[None, :], c[:, None] + DC[None, :]
         return (rr >= 0) & (rr < rows[:, None]) & (cc >= 0) & (cc < cols[:, None])
-
-
-def per_trace(offsets: np.ndarray) -> np.ndarray:
-    """The trace of every element of a ragged array."""
-    return np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
 
 
 # -- 3. discretisation -------------------------------------------------------------------------
