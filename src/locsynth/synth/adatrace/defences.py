@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from ...metrics.standard import planar
-from ..privtrace.markov import edge_position, per_trace
+from ..privtrace.markov import edge_counts, per_trace
 from . import synopsis
 
 #: the authors' parameters (Main.generateAttackResilientTrajectories)
@@ -45,10 +45,7 @@ def real_view(seq, seq_offsets, loc, offsets, indptr, indices) -> dict[str, np.n
     """What the defences read of the real trajectories: their states and locations (ragged), the
     visits of every state and the frequency of every move (per CSR edge)."""
     n = indptr.size - 1
-    trace = per_trace(seq_offsets)
-    same = trace[1:] == trace[:-1]
-    pos = edge_position(indptr, indices, seq[:-1][same], seq[1:][same])
-    moves = np.bincount(pos[pos >= 0], minlength=indices.size).astype(np.float64)
+    moves = edge_counts(seq, seq_offsets, indptr, indices)
     return {"seq": np.asarray(seq, np.int64), "seq_offsets": np.asarray(seq_offsets, np.int64),
             "loc": np.asarray(loc, np.int64), "offsets": np.asarray(offsets, np.int64),
             "visits": np.bincount(seq, minlength=n).astype(np.int64), "moves": moves}
@@ -139,10 +136,7 @@ def bayesian(model, trips: Trips, zone: int, rng, cap: int) -> tuple[Trips, dict
         sub = trips.select(hit)
         start, end, _ = synopsis.endpoints(sub.states, sub.soff)
         trip_post = np.bincount(start * n + end, minlength=n * n)
-        trace = per_trace(sub.soff)
-        same = trace[1:] == trace[:-1]
-        pos = edge_position(model.indptr_, model.indices_, sub.states[:-1][same], sub.states[1:][same])
-        moves_post = np.bincount(pos[pos >= 0], minlength=model.indices_.size)
+        moves_post = edge_counts(sub.states, sub.soff, model.indptr_, model.indices_)
         if jsd(model.trips_, trip_post) <= VARTHETA and jsd(real["moves"], moves_post) <= VARTHETA:
             return trips, {"rounds": rounds, "passed": True}
         if rounds == ROUNDS:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..privtrace.markov import edge_position, per_trace
+from ..privtrace.markov import edge_counts, per_trace
 
 #: AdaTrace's first level: 6 x 6 cells (Main.Synthesize_Trajectories' ``cellCount``)
 LEVEL1 = 6
@@ -56,12 +56,7 @@ def density(seq: np.ndarray, offsets: np.ndarray, n_cells: int) -> np.ndarray:
 
 def moves(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Moves per CSR edge, each trajectory of l >= 2 states weighting its moves 1 / (l - 1)."""
-    trace = per_trace(offsets)
-    same = trace[1:] == trace[:-1]
-    pos = edge_position(indptr, indices, seq[:-1][same], seq[1:][same])
-    ok = pos >= 0
-    weight = 1.0 / np.maximum(np.diff(offsets) - 1, 1)
-    return np.bincount(pos[ok], weights=weight[trace[:-1][same]][ok], minlength=indices.size)
+    return edge_counts(seq, offsets, indptr, indices, 1.0 / np.maximum(np.diff(offsets) - 1, 1))
 
 
 def endpoints(seq: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

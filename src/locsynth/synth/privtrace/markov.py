@@ -145,25 +145,6 @@ def _sample_state(xi, yi, dxi, dyi, j, n_steps, x0, y0, x1, y1, k, m, first):
     return _state(xi + frac * dxi, yi + frac * dyi, x0, y0, x1, y1, k, m, first)
 
 
-def edge_position(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Position of each move a -> b among the CSR edges (-1 where b is not a neighbour of a): a
-    scan of a's sorted row (a state has a few dozen neighbours at most; a binary search over every
-    edge cost 10 s at 870,000 trips)."""
-    a, b = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
-    return _edge_position(np.asarray(indptr, np.int64), np.asarray(indices, np.int64), a.ravel(),
-                          b.ravel()).reshape(a.shape)
-
-
-@njit(cache=True)
-def _edge_position(indptr, indices, a, b):
-    out = np.full(a.size, -1, np.int64)
-    for e in range(a.size):
-        p = _position(indptr, indices, a[e], b[e])
-        if p >= 0:
-            out[e] = indptr[a[e]] + p
-    return out
-
-
 def first_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indices: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(moves per CSR edge, start counts, end counts), each trajectory of l >= 1 states weighted
@@ -171,27 +152,36 @@ def first_order(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indice
     weight 1 / (0 + 1), its start and end would fall on its neighbours' states, moving the counts
     by 2 in L1 against the sensitivity 1 the noise assumes)."""
     seq, offsets = np.asarray(seq, np.int64), np.asarray(offsets, np.int64)
-    return _first_order(seq, offsets, np.asarray(indptr, np.int64), np.asarray(indices, np.int64))
+    length = np.diff(offsets)
+    weight = 1.0 / (length + 1.0)
+    some = length > 0
+    n = indptr.size - 1
+    start = np.bincount(seq[offsets[:-1][some]], weights=weight[some], minlength=n)
+    end = np.bincount(seq[offsets[1:][some] - 1], weights=weight[some], minlength=n)
+    return edge_counts(seq, offsets, indptr, indices, weight), start, end
+
+
+def edge_counts(seq: np.ndarray, offsets: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                weight: np.ndarray | None = None) -> np.ndarray:
+    """Per CSR edge, the moves between consecutive states of the trajectories (``seq[offsets[t]:
+    offsets[t + 1]]``), each weighted by its trajectory's ``weight`` (1 without); a move between
+    states that do not touch counts nowhere. One compiled pass, the edges found by a scan of
+    their row (a state has a few dozen neighbours at most)."""
+    offsets = np.asarray(offsets, np.int64)
+    w = np.ones(offsets.size - 1) if weight is None else np.asarray(weight, np.float64)
+    return _edge_counts(np.asarray(seq, np.int64), offsets, np.asarray(indptr, np.int64),
+                        np.asarray(indices, np.int64), w)
 
 
 @njit(cache=True)
-def _first_order(seq, offsets, indptr, indices):
-    """first_order in one pass over the states (a move's edge found by a scan of its row: a state
-    has a few dozen neighbours at most; a move to a state that is not a neighbour counts nowhere)."""
-    n = indptr.size - 1
-    moves, start, end = np.zeros(indices.size), np.zeros(n), np.zeros(n)
+def _edge_counts(seq, offsets, indptr, indices, weight):
+    moves = np.zeros(indices.size)
     for t in range(offsets.size - 1):
-        lo, hi = offsets[t], offsets[t + 1]
-        if hi == lo:
-            continue
-        w = 1.0 / (hi - lo + 1.0)
-        start[seq[lo]] += w
-        end[seq[hi - 1]] += w
-        for i in range(lo, hi - 1):
+        for i in range(offsets[t], offsets[t + 1] - 1):
             p = _position(indptr, indices, seq[i], seq[i + 1])
             if p >= 0:
-                moves[indptr[seq[i]] + p] += w
-    return moves, start, end
+                moves[indptr[seq[i]] + p] += weight[t]
+    return moves
 
 
 def guideposts(moves: np.ndarray, start: np.ndarray, end: np.ndarray, indptr: np.ndarray, epsilon: float,
