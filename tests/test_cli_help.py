@@ -1,0 +1,51 @@
+"""Every command's ``--help``, compared with the snapshot in tests/snapshots/cli_help.txt.
+
+A change to a command's options or help text is a change users see: it shows here as a diff of
+the snapshot, made on purpose (``python tests/test_cli_help.py`` rewrites it) and reviewed in the
+same commit. A move of the code that makes the commands must leave it as it is.
+"""
+
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from locsynth.cli import app
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "cli_help.txt"
+#: a fixed terminal, so that rich lays the help out the same everywhere
+ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1", "TERM": "dumb"}
+
+
+def commands(group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The path of every command and group under ``group`` (a click command: typer's own copy of
+    click or click itself), the root's ``()`` first."""
+    out = [path]
+    if hasattr(group, "commands"):
+        for name in sorted(group.commands):
+            out += commands(group.commands[name], path + (name,))
+    return out
+
+
+def helps() -> str:
+    runner = CliRunner()
+    parts = []
+    for path in commands(typer.main.get_command(app)):
+        result = runner.invoke(app, [*path, "--help"], env=ENV, prog_name="locsynth")
+        assert result.exit_code == 0, (path, result.output)
+        lines = [line.rstrip() for line in result.output.splitlines()]
+        parts.append(f"=== locsynth {' '.join(path)}".rstrip() + "\n" + "\n".join(lines).strip("\n") + "\n")
+    return "\n".join(parts)
+
+
+def test_every_help_is_the_snapshot():
+    now, kept = helps(), SNAPSHOT.read_text()
+    assert now.count("=== locsynth") == kept.count("=== locsynth") >= 20
+    assert now == kept, "a command's --help changed: rewrite tests/snapshots/cli_help.txt with " \
+                        "`python tests/test_cli_help.py` if the change is meant"
+
+
+if __name__ == "__main__":
+    SNAPSHOT.parent.mkdir(exist_ok=True)
+    SNAPSHOT.write_text(helps())
+    print(f"wrote {SNAPSHOT}")
