@@ -45,7 +45,7 @@ from locsynth.synth.colocation.counts import category_matrix, noisy_counts
 from locsynth.synth.colocation.friendship import friendship_probability, noisy_friendship_probability
 from locsynth.synth.colocation.model import CoLocation
 from locsynth.privacy.privelet import generalized_sensitivity, top_level_variance
-from locsynth.space import Hierarchy
+from locsynth.privacy.hierarchy import Hierarchy
 from locsynth.synth.tpm import TPM
 
 RUNS = 5

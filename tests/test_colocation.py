@@ -287,7 +287,7 @@ def test_privelet_category_sums_follow_the_variance_formula_and_lose_to_laplace_
     draws), which beats Laplace's 2 n_v (c / epsilon)^2 exactly for categories above the
     threshold of the module docstring (28 POIs at rho = 4, F = 4)."""
     from locsynth.privacy.privelet import generalized_sensitivity, privelet, top_level_variance
-    from locsynth.space import Hierarchy
+    from locsynth.privacy.hierarchy import Hierarchy
 
     per_sub = {"travel": [9, 9, 8, 8, 8], "shop": [8, 8, 8, 8], "arts": [9], "work": [9, 8]}
     cats = np.repeat(list(per_sub), [sum(v) for v in per_sub.values()])

@@ -15,7 +15,7 @@ from locsynth import TimeAxis
 from locsynth.privacy.audit import audit
 from locsynth.privacy.laplace import laplace
 from locsynth.privacy.privelet import coefficients, generalized_sensitivity, noisy_coefficients, weights
-from locsynth.space import Hierarchy
+from locsynth.privacy.hierarchy import Hierarchy
 from locsynth.metrics.colocation import colocation_counts
 from locsynth.synth.colocation.friendship import noisy_friendship_probability
 from locsynth.metrics.transitions import trimmed_transition_counts

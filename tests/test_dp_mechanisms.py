@@ -12,7 +12,7 @@ from locsynth.privacy.planar_laplace import planar_laplace_locations
 from locsynth.privacy.privelet import (coefficients, generalized_sensitivity, noisy_coefficients, privelet,
                                        reconstruct, weights)
 from locsynth.privacy.randomized_response import randomized_response
-from locsynth.space import Hierarchy
+from locsynth.privacy.hierarchy import Hierarchy
 
 EPS = 1.0
 N = 20_000

@@ -26,18 +26,19 @@ ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md"
 #: floor (0 is the ground): floor -> (what stands there, its modules)
 FLOORS = {
     0: ("ground", {"errors", "validation", "rng", "ledger", "parallel", "graphs", "version", "registry", "plugins", "progress",
-                   "jsonable"}),
-    1: ("data model", {"points", "space", "timeaxis", "traces", "categories"}),
-    2: ("counts and mechanisms", {"metrics", "privacy"}),
-    3: ("readers and preparation", {"io", "discretize", "cab_trips", "simulate", "prepare"}),
-    4: ("methods, and the metric groups evaluate runs", {"synth", "anonymize", "attacks", "suite"}),
-    5: ("pages", {"report"}),
-    6: ("evaluation", {"evaluate"}),
-    7: ("steps", {"release", "contest", "info", "testing", "lbs"}),
-    8: ("the benchmark", {"benchmark"}),
-    9: ("the demo", {"pipeline"}),
-    10: ("commands", {"cli_common", "cli_contest", "cli"}),
-    11: ("the package's face", {"locsynth"}),
+                   "jsonable", "files", "geo"}),
+    1: ("DP mechanisms", {"privacy"}),
+    2: ("data model", {"points", "space", "timeaxis", "traces", "categories"}),
+    3: ("counts", {"metrics"}),
+    4: ("readers and preparation", {"io", "discretize", "cab_trips", "simulate", "prepare"}),
+    5: ("methods, and the metric groups evaluate runs", {"synth", "anonymize", "attacks", "suite"}),
+    6: ("pages", {"report"}),
+    7: ("evaluation", {"evaluate"}),
+    8: ("steps", {"release", "contest", "info", "testing", "lbs"}),
+    9: ("the benchmark", {"benchmark"}),
+    10: ("the demo", {"pipeline"}),
+    11: ("commands", {"cli_common", "cli_contest", "cli"}),
+    12: ("the package's face", {"locsynth"}),
 }
 FLOOR = {part: floor for floor, (_, parts) in FLOORS.items() for part in parts}
 
@@ -198,15 +199,15 @@ def test_a_planted_import_up_a_floor_fails():
     assert upward(graph(SOURCES)) == []
     plants = {
         "locsynth.space": ('import importlib\n\n\ndef _up():\n    return importlib.import_module('
-                           '"locsynth.synth.ppmtf.model")\n', "locsynth.synth.ppmtf.model (floor 4)"),
+                           '"locsynth.synth.ppmtf.model")\n', "locsynth.synth.ppmtf.model (floor 5)"),
         "locsynth.traces": ('from importlib import import_module\n\n\ndef _up():\n    return import_module('
-                            '".evaluate", __package__)\n', "locsynth.evaluate (floor 6)"),
+                            '".evaluate", __package__)\n', "locsynth.evaluate (floor 7)"),
         "locsynth.metrics.visits": ('LATER = {"trips": "locsynth.cab_trips:make_trips"}\n',
-                                    "locsynth.cab_trips (floor 3)"),
+                                    "locsynth.cab_trips (floor 4)"),
         "locsynth.benchmark": ('def _up():\n    from .pipeline import run_demo\n\n    return run_demo\n',
-                               "locsynth.pipeline (floor 9)"),
+                               "locsynth.pipeline (floor 10)"),
         "locsynth.registry": ('EXTRA = ("locsynth.contest.defence", "KMeansDefence")\n',
-                              "locsynth.contest.defence (floor 7)"),
+                              "locsynth.contest.defence (floor 8)"),
     }
     for module, (code, expected) in plants.items():
         source, package = SOURCES[module]

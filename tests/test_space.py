@@ -7,7 +7,8 @@ import pytest
 from locsynth import Grid, InputError, POISpace
 from locsynth.categories import TOP_LEVEL, TOP_LEVELS, top_level
 from locsynth.privacy.privelet import generalized_sensitivity
-from locsynth.space import Hierarchy, haversine_m
+from locsynth.privacy.hierarchy import Hierarchy
+from locsynth.geo import haversine_m
 
 
 def test_grid_numbering_matches_pf_cells(pf_dir):
@@ -23,6 +24,22 @@ def test_grid_locate_edges_and_outside():
     ids = grid.locate(np.array([0.0, 1.99, 2.0, 2.01, -0.01, 1.0]), np.array([0.0, 3.99, 4.0, 1.0, 1.0, 2.5]))
     # south-west corner -> 0; north-east inside -> 7; the north/east edges belong to the last cells
     assert ids.tolist() == [0, 7, 7, -1, -1, 6]
+
+
+def test_snap_clamps_into_a_grid_and_finds_the_nearest_poi():
+    """What planar Laplace asks of a space: a grid's cell (outside points clamped into the edge
+    cells), a POI space's nearest POI (on the tangent plane, against the great-circle argmin)."""
+    grid = Grid(4, 5, (35.0, 35.4, 139.0, 139.5))
+    lat, lon = np.array([35.05, 34.0, 36.0, 35.39, 35.2]), np.array([139.05, 138.0, 140.0, 139.6, 139.25])
+    assert grid.snap(lat, lon).tolist() == [0, 0, 19, 19, 12]
+    inside = [0, 4]
+    assert grid.snap(lat, lon).dtype == np.int64
+    assert (grid.snap(lat[inside], lon[inside]) == grid.locate(lat[inside], lon[inside])).all()
+    rng = np.random.default_rng(0)
+    pois = POISpace(35 + rng.random(40) * 0.1, 139 + rng.random(40) * 0.1)
+    qlat, qlon = 35 + rng.random(200) * 0.12 - 0.01, 139 + rng.random(200) * 0.12 - 0.01
+    truth = haversine_m(qlat[:, None], qlon[:, None], pois.lat[None], pois.lon[None]).argmin(axis=1)
+    assert (pois.snap(qlat, qlon) == truth).mean() > 0.99
 
 
 def test_grid_rejects_bad_box():

@@ -11,7 +11,7 @@ from helpers import traceset
 from locsynth import InputError
 from locsynth.metrics.trips import (frequent_pattern_precision, jensen_shannon, pattern_supports,
                                     source_destination_emd, top_patterns, trip_length_jsd, trip_statistics)
-from locsynth.space import haversine_m
+from locsynth.geo import haversine_m
 from locsynth.traces import TraceSet
 from locsynth.cab_trips import (PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
                             make_trips, merge_self_loops, read_trips, trip_grid, weekday_trips)

@@ -51,7 +51,8 @@ import pandas as pd
 
 from .errors import InputError
 from .metrics.standard import check_flavour
-from .traces import TraceSet, atomic_output
+from .files import atomic_output
+from .traces import TraceSet
 
 MARKER = "benchmark.json"
 #: the settings a rerun must share with the runs already in ``out``

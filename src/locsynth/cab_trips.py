@@ -40,7 +40,8 @@ import pandas as pd
 
 from .errors import InputError
 from .points import shift_times
-from .space import EARTH_RADIUS_M, Grid, haversine_m
+from .geo import EARTH_RADIUS_M, haversine_m
+from .space import Grid
 from .timeaxis import TimeAxis, check_timezone
 from .traces import TraceSet
 

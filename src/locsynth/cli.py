@@ -596,7 +596,7 @@ def compare(
     from .report import comparison, load_metrics
     from .report.compare import run_meta
     from .report.labels import run_label
-    from .traces import atomic_output
+    from .files import atomic_output
 
     loaded = [load_metrics(p) for p in runs]
     places = [p.stem if p.is_file() else p.name for p in runs]
@@ -642,7 +642,7 @@ def lbs(
     baselines (paper 002 §VII, Figure 6)."""
     from .lbs import run_lbs
     from .report.lbs import lbs_html, lbs_png
-    from .traces import atomic_output
+    from .files import atomic_output
 
     _refuse_existing(out, overwrite=overwrite)
     with progress_bar() as bar:

@@ -282,7 +282,7 @@ def analyze(
     """Paper 003 §5.5: POI accuracy, TP-TV-Top50 and TM-EMD of anonymized traces (Figure 13's baselines too)."""
     from .contest.analyses import analyses
     from .contest.files import read_traces
-    from .traces import atomic_output
+    from .files import atomic_output
 
     grid, tt = _frame(regions, times)
     _refuse_existing(out, overwrite=overwrite)
@@ -319,7 +319,7 @@ def leaderboard(
     from .contest.leaderboard import Team, leaderboard as board
     from .contest.run import parse_anonymizer
     from .errors import InputError
-    from .traces import atomic_output
+    from .files import atomic_output
 
     grid, tt = _frame(regions, times)
     try:

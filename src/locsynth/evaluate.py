@@ -24,7 +24,8 @@ from .jsonable import json_default
 from . import suite
 from .metrics.groups import Context
 from .progress import reporter
-from .traces import TraceSet, atomic_output, check_same_frame
+from .files import atomic_output
+from .traces import TraceSet, check_same_frame
 
 #: the attacks (the attack groups of locsynth.suite), as earlier versions named them
 ATTACKS = ("reid", "mia")

@@ -18,7 +18,8 @@ from pathlib import Path
 from .errors import InputError
 from .progress import reporter
 from .registry import skip_reason
-from .traces import TraceSet, atomic_output
+from .files import atomic_output
+from .traces import TraceSet
 
 DEMO_MARKER = "demo.json"
 #: the demo table's columns: metric key and a short header (report.html has every metric)

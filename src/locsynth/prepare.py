@@ -15,7 +15,8 @@ from .ledger import Ledger
 from .points import shift_times
 from .space import Grid, POISpace
 from .timeaxis import AUTO, local_clock
-from .traces import TraceSet, atomic_output
+from .files import atomic_output
+from .traces import TraceSet
 from .cab_trips import read_geolife_trips, read_trips
 
 #: formats read straight into TraceSets, beside io's points formats: trips on square cells of

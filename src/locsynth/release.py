@@ -33,7 +33,8 @@ from .jsonable import json_default
 from .ledger import Ledger
 from .space import Space
 from .timeaxis import TimeAxis
-from .traces import TraceSet, atomic_output, read_json_meta
+from .files import atomic_output
+from .traces import TraceSet, read_json_meta
 
 RELEASE_FORMAT = "locsynth.release"
 RELEASE_VERSION = 1

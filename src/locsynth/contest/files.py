@@ -28,7 +28,8 @@ import pandas as pd
 from ..errors import InputError
 from ..space import Grid
 from ..timeaxis import TimeAxis
-from ..traces import DELETED, LocationSets, TraceSet, atomic_output, generalized_code
+from ..files import atomic_output
+from ..traces import DELETED, LocationSets, TraceSet, generalized_code
 
 HOSPITAL = "hospital"
 #: The contest has no calendar: its days are placed on an arbitrary Monday in Osaka's time zone.

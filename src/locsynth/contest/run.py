@@ -195,7 +195,7 @@ def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False,
     from pathlib import Path
 
     from .page import contest_html
-    from ..traces import atomic_output
+    from ..files import atomic_output
     from .files import write_id_table, write_traces
 
     import json

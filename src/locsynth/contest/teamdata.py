@@ -232,7 +232,7 @@ def write_contest(contest: Contest, out, *, overwrite: bool = False, meta: dict 
     import json
     from pathlib import Path
 
-    from ..traces import atomic_output
+    from ..files import atomic_output
     from .files import write_regions, write_times, write_traces
 
     out = Path(out)

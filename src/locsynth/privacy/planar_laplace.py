@@ -16,13 +16,29 @@ so what is released is discrete and its support does not depend on the input.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 from ..errors import InputError
-from ..space import EARTH_RADIUS_M, Grid, Space
-from . import _opendp
+from ..geo import EARTH_RADIUS_M
 from ..ledger import Ledger
 from ..validation import check_epsilon
+from . import _opendp
+
+
+class Locations(Protocol):
+    """What the mechanism asks of a space (a Space of data/space.py): each location's point, and
+    the location a point falls in (``snap``: a grid's cell, points outside clamped into it, or the
+    nearest POI)."""
+
+    lat: np.ndarray
+    lon: np.ndarray
+
+    @property
+    def n_locations(self) -> int: ...
+
+    def snap(self, lat, lon) -> np.ndarray: ...
 
 
 def planar_noise(n: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
@@ -50,24 +66,10 @@ def planar_laplace(lat, lon, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     return new_lat.reshape(lat.shape), new_lon.reshape(lon.shape)
 
 
-def snap(lat, lon, space: Space) -> np.ndarray:
-    """The location of ``space`` each point falls in: its grid cell (points outside clamped into
-    the grid) or the nearest POI (by a k-d tree on the local tangent plane)."""
-    lat, lon = np.asarray(lat, np.float64), np.asarray(lon, np.float64)
-    if isinstance(space, Grid):
-        lat_min, lat_max, lon_min, lon_max = space.bbox
-        return space.locate(np.clip(lat, lat_min, lat_max), np.clip(lon, lon_min, lon_max)).astype(np.int64)
-    from scipy.spatial import cKDTree
-
-    scale = np.cos(np.radians(np.median(space.lat)))
-    tree = cKDTree(np.column_stack([space.lat, space.lon * scale]))
-    return tree.query(np.column_stack([lat, lon * scale]))[1].astype(np.int64)
-
-
-def planar_laplace_locations(locs, space: Space, epsilon: float, *, radius: float = 1000.0,
+def planar_laplace_locations(locs, space: Locations, epsilon: float, *, radius: float = 1000.0,
                              ledger: Ledger | None = None, saw: str = "") -> np.ndarray:
     """Locations through planar Laplace: from each location's point (a cell's centre), noise of
-    ``epsilon`` per metre, then :func:`snap` back to the space (the PWS Cup's obfuscation on a
+    ``epsilon`` per metre, then ``space.snap`` back to a location (the PWS Cup's obfuscation on a
     grid).
 
     The ledger records epsilon * ``radius`` (metres) per event: two locations whose points are
@@ -81,7 +83,7 @@ def planar_laplace_locations(locs, space: Space, epsilon: float, *, radius: floa
     if c.size and (c.min() < 0 or c.max() >= space.n_locations):
         raise InputError(f"location ids must be in 0..{space.n_locations - 1}")
     lat, lon = planar_laplace(space.lat[c.ravel()], space.lon[c.ravel()], eps)
-    out = snap(lat, lon, space)
+    out = space.snap(lat, lon)
     if ledger is not None:
         ledger.record("planar-laplace", eps * radius, 0.0, radius, f"event (locations within {radius:g} m)",
                       saw or f"events on {space.n_locations} locations",

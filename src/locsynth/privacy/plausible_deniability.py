@@ -50,7 +50,7 @@ class PDResult:
         passed). Internal, like the synthetic set: it names source users."""
         import pandas as pd
 
-        from ..traces import atomic_output
+        from ..files import atomic_output
 
         if synthetic.n_traces != self.passed.size:
             raise InputError(f"the PD result covers {self.passed.size} traces; the synthetic set has "

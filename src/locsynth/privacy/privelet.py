@@ -1,7 +1,7 @@
 """Privelet for nominal data (Xiao, Wang and Gehrke, "Differential privacy via wavelet
 transforms", ICDE 2010 / TKDE 2011, §5): Laplace noise on the nominal wavelet coefficients of a
 vector of counts over a hierarchy (categories > sub-categories > items; a grid's quad-tree when
-there are no categories, see space.Hierarchy).
+there are no categories, see privacy/hierarchy.py, built by Space.hierarchy).
 
 Transform. With s_v the sum of the leaves under node v and f_p the fanout of node p, the
 coefficient of the root is s_root and that of any other node v with parent p is
@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
-from ..space import Hierarchy
+from .hierarchy import Hierarchy
 from .laplace import laplace
 from ..ledger import Ledger
 from ..validation import check_epsilon, check_sensitivity

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..version import __version__
 from ..errors import InputError
-from ..traces import atomic_output
+from ..files import atomic_output
 from . import plots
 from .labels import attack_headlines, attack_keys, format_metric, higher_is_better, metric_description, metric_label, utility_keys
 from .page import page

@@ -30,7 +30,8 @@ from ..ledger import Ledger
 from ..validation import check_count, check_epsilon, check_share, parse_value
 from ..space import Space
 from ..timeaxis import TimeAxis
-from ..traces import TraceSet, atomic_output, is_trip_set, read_json_meta
+from ..files import atomic_output
+from ..traces import TraceSet, is_trip_set, read_json_meta
 
 #: share of epsilon a DP synthesizer spends by default on counting its training units, the default
 #: size of its synthetic set (privacy/count.py): at epsilon 1 a count of scale 20, about 3 % off

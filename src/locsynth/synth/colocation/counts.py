@@ -17,8 +17,9 @@ later in a trace: on Gowalla's folded day (814 users, 827 co-locations) c = 5 ke
 c = 20 keeps 820.
 
 Noise (Proposition 2): Laplace(c / epsilon) on every cell, or Privelet over the location hierarchy
-(space.Hierarchy; root > category > sub-category > POI for Foursquare) with the same L1
-sensitivity c for the whole matrix (privacy/privelet.py), both through OpenDP's sampler.
+(the space's ``hierarchy()``, privacy/hierarchy.py; root > category > sub-category > POI for
+Foursquare) with the same L1 sensitivity c for the whole matrix (privacy/privelet.py), both
+through OpenDP's sampler.
 """
 
 from __future__ import annotations
