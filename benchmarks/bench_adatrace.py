@@ -23,7 +23,7 @@ from pathlib import Path
 from locsynth.metrics.standard import standard_metrics
 from locsynth.synth.adatrace import AdaTrace
 from locsynth.synth.privtrace import PrivTrace
-from locsynth.traces import TraceSet
+from locsynth.data.traces import TraceSet
 
 #: the authors' Java on the same trips, one core, defences off (REFERENCE.md)
 JAVA_S = 11.0

@@ -11,7 +11,7 @@ check-in folded onto its hour of the day, |T| = 24), local time.
   run on Gowalla only. Figures 8-11 also run on Gowalla, whose "categories" are the top level of
   its POI quad-tree (4 quadrants of 25 POIs).
 - The paper's scale: paper 000 had 8,357 users on 100 POIs, our Gowalla slice 814. Figures 12-15
-  run again on a simulated city of 8,357 users and 100 POIs with its friend graph (simulate.py),
+  run again on a simulated city of 8,357 users and 100 POIs with its friend graph (data/simulate.py),
   and Figure 8's noise alone is computed for the paper's hierarchy (Table 2: 4 categories of
   42, 32, 9 and 17 POIs under 12 sub-categories) from privelet.top_level_variance.
 
@@ -36,9 +36,9 @@ from pathlib import Path
 import numpy as np
 
 from locsynth.metrics.colocation import friend_colocations, population_error, transition_error
-from locsynth.prepare import prepare
-from locsynth.report import plots
-from locsynth.simulate import simulate
+from locsynth.data.prepare import prepare
+from locsynth.evaluation.report import plots
+from locsynth.data.simulate import simulate
 from locsynth.synth.baselines import Uniform
 from locsynth.metrics.colocation import colocation_counts
 from locsynth.synth.colocation.counts import category_matrix, noisy_counts

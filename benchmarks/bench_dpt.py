@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from locsynth.synth.dpt import DPT
-from locsynth.traces import TraceSet
+from locsynth.data.traces import TraceSet
 
 TARGET_S = 60.0
 

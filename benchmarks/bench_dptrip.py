@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from locsynth.metrics.trips import trip_metrics
-from locsynth.report import plots
+from locsynth.evaluation.report import plots
 from locsynth.synth.dptrip import DPTrip
 from locsynth.synth.ngram import NGRAM
-from locsynth.cab_trips import read_trips, trip_statistics
+from locsynth.data.trips import read_trips, trip_statistics
 
 TRAINING_LIMIT_S = 600.0
 #: issue 24's target for the 200 cabs at epsilon 1 on 2 cores

@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from locsynth.attacks.groups import released_as_is
-from locsynth.evaluate import evaluate
-from locsynth.simulate import simulate
+from locsynth.evaluation.evaluate import evaluate
+from locsynth.data.simulate import simulate
 
 PHASES = ("population", "tm_emd", "tm_swd", "visit_fractions", "sglt", "reid", "mia")
 

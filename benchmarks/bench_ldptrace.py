@@ -42,7 +42,7 @@ def train_set(args) -> TraceSet:
     """The prepared training trips (``--train``), or prepared now from ``--data`` into a temporary folder."""
     if args.train is not None and Path(args.train).exists():
         return TraceSet.load(args.train)
-    from locsynth.prepare import prepare
+    from locsynth.data.prepare import prepare
 
     out = Path(tempfile.mkdtemp()) / "cabs200"
     sets = prepare(args.data / "sf-cabspotting" / "cabs200", "cab-trips", out, cell_m=500.0, split=0.2)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from locsynth.prepare import prepare
+from locsynth.data.prepare import prepare
 from locsynth.synth.ppmtf import PPMTF
 from locsynth.synth.ppmtf.generate import StepIndex
 

@@ -1,6 +1,6 @@
 """PPMTF at Istanbul size: fit, sampling and the PD test at 1/4, 1/2 and full size.
 
-The data are simulated (locsynth.simulate): 219,793 users, 1000 POIs, hourly instants, 12 two-hour
+The data are simulated (locsynth.data.simulate): 219,793 users, 1000 POIs, hourly instants, 12 two-hour
 slots, ``--days`` days thinned to Foursquare-like sparsity (per-user check-in rates with mean
 ``--checkin-rate``: a few to a few hundred events per user). PPMTF runs with z = 16, lambda = 100,
 rho = 1000; sampling draws one day per user; the PD test uses k = 10, eta = 1 and 32,000 candidates.
@@ -31,7 +31,7 @@ import numpy as np
 from bench_ppmtf import fit_flops, gemm_rate
 from bench_simulate import PeakRSS
 
-from locsynth.simulate import simulate
+from locsynth.data.simulate import simulate
 from locsynth.synth.ppmtf import PPMTF
 from locsynth.synth.ppmtf.tensors import build_tensors
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from locsynth.prepare import prepare
+from locsynth.data.prepare import prepare
 from locsynth.synth.sglt import SGLT
 from locsynth.synth.sglt.mobility import day_traces, fill_missing, period_of, visit_profiles
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numba
 import psutil
 
-from locsynth.simulate import DEFAULT_CHUNK_USERS, simulate_to_dir
+from locsynth.data.simulate import DEFAULT_CHUNK_USERS, simulate_to_dir
 
 
 class PeakRSS:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from locsynth import TraceSet
 from locsynth.attacks.trip_geometry import trajectories
-from locsynth.evaluate import evaluate
+from locsynth.evaluation.evaluate import evaluate
 from locsynth.synth.ngram import NGRAM
 
 ATTACKS = ("distance_mia", "sniffing", "bayesian", "outliers")

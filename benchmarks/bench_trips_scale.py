@@ -52,8 +52,8 @@ def peak_gb() -> float:
 def one(method: str, data: Path, attacks: str, evaluate_too: bool, dptrip_floor_steps: int) -> dict:
     """Fit, sample and evaluate ``method`` on ``data`` in this process (run by the parent per size)."""
     from locsynth import registry
-    from locsynth.evaluate import evaluate
-    from locsynth.traces import TraceSet
+    from locsynth.evaluation.evaluate import evaluate
+    from locsynth.data.traces import TraceSet
 
     train, test = TraceSet.load(data / "train"), TraceSet.load(data / "test")
     cls = registry.get(method)
@@ -114,9 +114,9 @@ def vae_floor(train, model, steps: int) -> float:
 def trip_methods() -> list[str]:
     """Every registered synthesizer that takes the cabs' trips, the baselines and DPTrip aside."""
     from locsynth import registry
-    from locsynth.registry import skip_reason
-    from locsynth.report.compare import method_kind
-    from locsynth.traces import TraceSet
+    from locsynth.synth.registry import skip_reason
+    from locsynth.evaluation.report.compare import method_kind
+    from locsynth.data.traces import TraceSet
 
     probe = TraceSet.load(Path(tempfile.gettempdir()) / "cabs200" / "test") if (
         Path(tempfile.gettempdir()) / "cabs200" / "test").is_dir() else None

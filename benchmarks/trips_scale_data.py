@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from locsynth.traces import TraceSet
+from locsynth.data.traces import TraceSet
 
 #: moves of up to this many cells along each axis
 MAX_MOVE = 3

@@ -37,7 +37,7 @@ def pf_dir(data_dir) -> Path:
 @pytest.fixture(scope="session")
 def pf_sets(pf_dir, tmp_path_factory):
     """The PF training and test TraceSets, prepared once per session."""
-    from locsynth.prepare import prepare
+    from locsynth.data.prepare import prepare
 
     out = tmp_path_factory.mktemp("pf") / "pf"
     return prepare(pf_dir, "pf", out)

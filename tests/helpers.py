@@ -25,7 +25,7 @@ def traceset(traces, rows=1, cols=3, slot="1h", synthetic=None, instants_per_day
 
 def trip_set(paths, hours, cols=4):
     """Trips on a 1 x ``cols`` grid: one trace per path of cells, on instants 0, 1, ..., with its
-    hour in the user table (as cab_trips.py makes them; -1: a set without hours, as NGRAM's)."""
+    hour in the user table (as data/trips.py makes them; -1: a set without hours, as NGRAM's)."""
     from dataclasses import replace
 
     ts = traceset([list(enumerate(p)) for p in paths], cols=cols)

@@ -229,8 +229,8 @@ def test_release_holds_its_epsilon_and_an_exact_size_and_a_quiet_count_are_caugh
 
 def test_no_file_of_its_release_states_an_exact_training_size(sized, tmp_path):
     """test_release_dp's scan (issue #35) on AdaTrace's release with its evaluation."""
-    from locsynth.evaluate import evaluate
-    from locsynth.release import release
+    from locsynth.evaluation.evaluate import evaluate
+    from locsynth.release.publish import release
 
     train, test = sized
     synthetic = AdaTrace(level1=3).fit(train).sample(seed=1)

@@ -67,7 +67,7 @@ def test_clopper_pearson_and_epsilon():
 
 
 def test_sampled_attacks_are_seeded_and_bracket_the_exact_rate(pf_sets, pf_dir):
-    from locsynth.discretize import read_pf_synthetic
+    from locsynth.data.discretize import read_pf_synthetic
 
     train, test = pf_sets["train"], pf_sets["test"]
     syn = read_pf_synthetic(pf_dir / "PPMTF_TK_alp200_mnt100_mnv100" / "syntraces_Itr100.csv", train)

@@ -1,4 +1,4 @@
-"""locsynth benchmark (benchmark.py, report/leaderboard.py): the plan from the tags, equal sizes,
+"""locsynth benchmark (benchmark/runs.py, evaluation/report/leaderboard.py): the plan from the tags, equal sizes,
 results.csv's rows, resuming, refusing other settings, the page's honest highlights, and the
 cluster's results equal to the serial ones."""
 
@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from helpers import trip_set
 from locsynth import InputError
-from locsynth import benchmark as bm
+from locsynth.benchmark import runs as bm
 from locsynth.cli import app
-from locsynth.simulate import simulate
+from locsynth.data.simulate import simulate
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +32,26 @@ def trips(tmp_path_factory):
     trip_set([[0, 1, 2], [1, 2, 3], [3, 2], [0, 3], [2, 1]] * 4, [8, 9, 9, 10, 11] * 4).save(root / "train")
     trip_set([[0, 1], [1, 2, 3], [3, 2, 1]] * 3, [8, 9, 10] * 3).save(root / "test")
     return root
+
+
+def test_a_reference_store_from_another_version_is_made_afresh(trips, tmp_path, monkeypatch):
+    """A store pickled by a version whose classes lived elsewhere (before the package's folders,
+    say) cannot be read back: it is ignored, not an error."""
+    import pickle
+    import sys
+    import types
+
+    from locsynth.data.traces import TraceSet
+
+    train, test = TraceSet.load(trips / "train"), TraceSet.load(trips / "test")
+    digest = bm.real_sets_digest(train, test)
+    gone = types.ModuleType("locsynth.gone")
+    gone.Kept = type("Kept", (), {"__module__": "locsynth.gone"})
+    monkeypatch.setitem(sys.modules, "locsynth.gone", gone)
+    (tmp_path / bm.REFERENCES_FILE).write_bytes(pickle.dumps({"digest": digest, "store": {"x": gone.Kept()}}))
+    monkeypatch.delitem(sys.modules, "locsynth.gone")
+    monkeypatch.setattr(bm, "_REFERENCES", {})
+    assert bm.references(tmp_path, train, test) == ({}, 0, digest)
 
 
 def test_the_plan_sweeps_epsilon_for_methods_that_take_one_and_lists_what_does_not_fit(city, trips):
@@ -113,7 +133,7 @@ def test_the_leaderboard_marks_no_baseline_best_and_ranks_only_protecting_method
 
 @pytest.mark.slow
 def test_runs_on_a_cluster_equal_the_serial_runs(city, tmp_path):
-    from locsynth.parallel import executor
+    from locsynth.core.parallel import executor
 
     kwargs = dict(methods=["sgd", "uniform"], epsilons=[1.0], repeats=2, attacks=["mia"])
     serial = bm.run_benchmark([city], tmp_path / "serial", **kwargs)

@@ -138,8 +138,8 @@ def test_evaluate_and_compare_on_pf(pf_dir, tmp_path):
 def test_progress_is_written_as_lines_when_output_is_not_a_terminal(tmp_path, monkeypatch):
     """In a log file or a notebook no bar is drawn: plain lines say the step, done/total, elapsed
     time and what is left (#25); --quiet silences them."""
-    from locsynth import cli_common
-    from locsynth.simulate import simulate
+    from locsynth.cli import common as cli_common
+    from locsynth.data.simulate import simulate
 
     simulate(40, seed=1).save(tmp_path / "city")
     monkeypatch.setattr(cli_common, "LINE_EVERY", 0.0)
@@ -157,7 +157,7 @@ def test_a_long_silent_step_still_writes_a_line_now_and_then(monkeypatch):
     (every HEARTBEAT seconds) while a task is unfinished, and stop once it is done."""
     import time
 
-    from locsynth import cli_common
+    from locsynth.cli import common as cli_common
 
     lines = []
     monkeypatch.setattr(cli_common, "say", lines.append)
@@ -176,7 +176,7 @@ def test_a_long_silent_step_still_writes_a_line_now_and_then(monkeypatch):
 def test_a_new_step_does_not_inherit_the_last_steps_total(monkeypatch, terminal):
     """The demo's SGLT counted 124,750 pairs, then clustered (no count) and the next method fitted:
     neither may show the pairs' total, in the plain lines or in rich's bar."""
-    from locsynth import cli_common
+    from locsynth.cli import common as cli_common
 
     lines = []
     monkeypatch.setattr(cli_common, "say", lines.append)
@@ -229,8 +229,8 @@ def test_evaluate_and_dp_noise_leave_pot_scipy_stats_and_sklearn_unloaded():
     import subprocess
     import sys
 
-    code = ("import sys; import numpy as np; from locsynth.simulate import simulate; "
-            "from locsynth.evaluate import evaluate; from locsynth.privacy.laplace import laplace; "
+    code = ("import sys; import numpy as np; from locsynth.data.simulate import simulate; "
+            "from locsynth.evaluation.evaluate import evaluate; from locsynth.privacy.laplace import laplace; "
             "train, test = simulate(60, seed=1).split(0.5, seed=0); evaluate(train, test, test); "
             "laplace(np.zeros(3), 1.0, 1.0); "
             "print(sorted(m for m in ('ot', 'scipy.stats', 'sklearn', 'torch', 'opendp.extras') if m in sys.modules))")
@@ -243,7 +243,7 @@ def test_the_estimate_leaves_out_the_first_units_one_time_costs(monkeypatch):
     others take 0.2 s: the estimate after two sweeps is seconds, not 30 minutes."""
     import time
 
-    from locsynth import cli_common
+    from locsynth.cli import common as cli_common
 
     clock = iter([0.0, 18.0, 18.2])
     monkeypatch.setattr(time, "monotonic", lambda: next(clock))
@@ -261,8 +261,8 @@ def test_library_errors_name_parameters_and_the_command_line_its_flags(tmp_path)
     """Issue #36: the library names a parameter (`grid`), the command line the flag it has for it
     (--grid); a name the running command has no option for loses its quotes."""
     from locsynth import InputError
-    from locsynth.cli_common import as_flags
-    from locsynth.prepare import parse_grid
+    from locsynth.cli.common import as_flags
+    from locsynth.data.prepare import parse_grid
 
     with pytest.raises(InputError, match="^`grid` '4' is not ROWSxCOLS"):
         parse_grid("4")

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from locsynth import InputError, TraceSet
 from locsynth.cli import app
-from locsynth.simulate import simulate
+from locsynth.data.simulate import simulate
 from locsynth.synth import PPMTF, SGD, Uniform, load_model
 
 runner = CliRunner()
@@ -152,7 +152,7 @@ def test_info_shows_the_ledger_of_a_model_a_synthetic_set_and_a_release(pair, tm
 @pytest.mark.parametrize("columns", ["60", "200"])
 def test_methods_lists_every_method_and_its_hyperparameters(columns, monkeypatch):
     """Whatever the terminal's width, every method's name is whole (#22)."""
-    from locsynth import cli_common
+    from locsynth.cli import common as cli_common
 
     monkeypatch.setenv("COLUMNS", columns)
     cli_common._console.cache_clear()

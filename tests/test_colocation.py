@@ -13,7 +13,7 @@ from locsynth import InputError
 from locsynth.metrics.colocation import friend_colocations, population_error, transition_error
 from locsynth.metrics.colocation import colocation_counts
 from locsynth.synth.colocation.counts import category_matrix, row_distributions
-from locsynth.graphs import erdos_renyi, pair_of_index
+from locsynth.core.graphs import erdos_renyi, pair_of_index
 from locsynth.synth.colocation.friendship import friendship_probability, noisy_friendship_probability
 from locsynth.synth.colocation.generate import complete, place_colocations
 from locsynth.synth.colocation.model import CoLocation
@@ -139,7 +139,7 @@ def test_rewiring_one_user_moves_p_by_at_most_2_over_n():
 
 
 def test_noisy_probability_is_clamped_and_recorded():
-    from locsynth.ledger import Ledger
+    from locsynth.privacy.ledger import Ledger
 
     ledger = Ledger()
     values = [noisy_friendship_probability(0, 3, 0.05, ledger=ledger) for _ in range(50)]
@@ -226,7 +226,7 @@ def test_tpm_fit_sample_save_load(tmp_path):
 @pytest.fixture(scope="module")
 def gowalla(data_dir, tmp_path_factory):
     """Gowalla's 1,000-user slice, its 100 most visited POIs, hours of one folded day (paper 000 §5.1)."""
-    from locsynth.prepare import prepare
+    from locsynth.data.prepare import prepare
 
     root = data_dir / "gowalla-vldb17"
     return prepare(root / "Gowalla_3", "gowalla", tmp_path_factory.mktemp("gw") / "set", pois=100, instant="1h",
@@ -259,7 +259,7 @@ def test_colocation_checks_its_parameters(gowalla):
 
 
 def test_evaluate_reports_colocations_for_a_set_with_friends(gowalla):
-    from locsynth.evaluate import evaluate
+    from locsynth.evaluation.evaluate import evaluate
 
     train, test = gowalla.split(0.5, seed=0)
     # epsilon1 = 5: at 1, p' (about 0.018 + Lap(0.005)) is clamped to 0, leaving no friends, 1 run in 80

@@ -17,8 +17,8 @@ from locsynth.cli import app
 from locsynth.contest import attacks, run, scores
 from locsynth.contest.files import (default_times, read_regions, read_times, read_traces, write_regions, write_traces)
 from locsynth.contest.pseudonymize import pseudonymize
-from locsynth.space import Grid
-from locsynth.traces import DELETED, LocationSets, TraceSet, generalized_code
+from locsynth.data.space import Grid
+from locsynth.data.traces import DELETED, LocationSets, TraceSet, generalized_code
 
 CATS = np.array(["other"] * 1024, dtype=object)
 CATS[[1, 42]] = "hospital"

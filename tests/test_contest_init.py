@@ -13,9 +13,9 @@ from locsynth import InputError
 from locsynth.cli import app
 from locsynth.contest import teamdata
 from locsynth.contest.files import default_times, hospitals, read_regions, read_times, read_traces
-from locsynth.space import Grid
-from locsynth.timeaxis import TimeAxis
-from locsynth.traces import TraceSet
+from locsynth.data.space import Grid
+from locsynth.data.timeaxis import TimeAxis
+from locsynth.data.traces import TraceSet
 
 USERS = 150
 
@@ -157,7 +157,7 @@ def test_diversity_by_hand():
 def test_contest_init_asks_for_a_capability_not_a_class():
     """Issue #36: contest init takes any model of virtual users with homes (the capability), and
     names what another model lacks."""
-    from locsynth.simulate import simulate
+    from locsynth.data.simulate import simulate
     from locsynth.synth.baselines import Uniform
 
     model = Uniform().fit(simulate(10, seed=1))

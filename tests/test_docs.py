@@ -38,7 +38,7 @@ def test_the_api_reference_lists_every_public_class():
 
     listed = set(re.findall(r"^::: (\S+)", (ROOT / "docs" / "api_reference.md").read_text(), flags=re.M))
     public = {"locsynth.synth.base.Synthesizer", "locsynth.synth.base.Anonymizer", "locsynth.synth.base.Tags",
-              "locsynth.testing.check_method", "locsynth.traces.TraceSet", "locsynth.registry"}
+              "locsynth.testing.check_method", "locsynth.data.traces.TraceSet", "locsynth.synth.registry"}
     for name in registry.names():
         if not registry.method(name).missing():
             cls = registry.get(name)

@@ -7,7 +7,7 @@ import pytest
 from locsynth import Grid, InputError
 from locsynth.privacy.audit import audit, histogram_delta
 from locsynth.privacy.laplace import discrete_laplace, laplace
-from locsynth.ledger import Ledger
+from locsynth.privacy.ledger import Ledger
 from locsynth.privacy.planar_laplace import planar_laplace_locations
 from locsynth.privacy.privelet import (coefficients, generalized_sensitivity, noisy_coefficients, privelet,
                                        reconstruct, weights)

@@ -297,10 +297,10 @@ def test_dpt_release_holds_its_epsilon_and_the_exact_size_is_caught():
 def test_no_file_of_a_dpt_release_states_an_exact_training_size(tmp_path):
     """tests/test_release_dp.py's scan of every file of a release, for DPT."""
     from test_release_dp import _forbidden, _leaks
-    from locsynth.evaluate import evaluate
-    from locsynth.release import release
-    from locsynth.simulate import TOKYO_BBOX, simulate
-    from locsynth.space import Grid
+    from locsynth.evaluation.evaluate import evaluate
+    from locsynth.release.publish import release
+    from locsynth.data.simulate import TOKYO_BBOX, simulate
+    from locsynth.data.space import Grid
 
     train, test = simulate(97, space=Grid(5, 5, TOKYO_BBOX), checkin_rate=0.4, seed=11).split(0.27, seed=0)
     synthetic = DPT().fit(train).sample(seed=1)

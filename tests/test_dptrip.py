@@ -36,7 +36,7 @@ def cabs(data_dir):
     path = data_dir / "sf-cabspotting" / "cabs"
     if not path.is_dir():
         pytest.skip("Cabspotting cabs not found")
-    from locsynth.cab_trips import read_trips
+    from locsynth.data.trips import read_trips
 
     return read_trips(path, cell_m=500)
 
@@ -416,7 +416,7 @@ def test_bad_parameters_and_inputs():
                             (dict(decoding="mode"), "decoding must be one of 'argmax', 'sample', got 'mode'")):
         with pytest.raises(InputError, match=message):
             DPTrip(**params).fit(ts)
-    from locsynth.space import POISpace
+    from locsynth.data.space import POISpace
 
     pois = replace(ts, space=POISpace(np.linspace(0, 0.1, 20), np.linspace(0, 0.1, 20)))
     with pytest.raises(InputError, match="dptrip needs trips on a grid"):
@@ -437,7 +437,7 @@ def test_command_line_fit_and_sample(tmp_path):
     from typer.testing import CliRunner
 
     from locsynth.cli import app
-    from locsynth.traces import TraceSet
+    from locsynth.data.traces import TraceSet
 
     small_trips(200).save(tmp_path / "trips")
     runner = CliRunner()

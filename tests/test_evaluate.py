@@ -10,10 +10,10 @@ import pytest
 from helpers import trip_set
 
 from locsynth import InputError
-from locsynth.evaluate import evaluate
-from locsynth.suite import _built_in as group
-from locsynth.report.labels import STANDARD, TRIPS
-from locsynth.discretize import read_pf_synthetic
+from locsynth.evaluation.evaluate import evaluate
+from locsynth.evaluation.suite import _built_in as group
+from locsynth.evaluation.report.labels import STANDARD, TRIPS
+from locsynth.data.discretize import read_pf_synthetic
 from locsynth.metrics.trips import frequent_pattern_precision, source_destination_emd, trip_length_jsd
 
 
@@ -127,7 +127,7 @@ def test_a_registered_metric_group_plugs_into_evaluate():
     """A new suite joins evaluate by registering a group (metrics/groups.py); a group that does not
     apply is listed with its reason, or left out silently."""
     from locsynth.metrics.groups import GroupResult, MetricGroup, register, row, unregister
-    from locsynth.simulate import simulate
+    from locsynth.data.simulate import simulate
 
     city = simulate(40, seed=3)
     train, test = city.split(0.5, seed=0)

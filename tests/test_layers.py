@@ -1,5 +1,6 @@
-"""The package's layers stay straight (DESIGN.md, "Modules stand on floors"): every import in src/
-goes to the same floor or one below, and no module imports itself back through others.
+"""The package's layers stay straight (DESIGN.md, "Modules stand on floors"): the folders of
+src/locsynth are the floors, every import goes to the same floor or one below, inside a folder to
+the same storey or one below, and no module imports itself back through others.
 
 An import is any way a module names another: ``import`` and ``from ... import`` statements (at the
 top of a module or inside a function), ``importlib.import_module`` / ``__import__`` calls with a
@@ -8,8 +9,8 @@ locsynth module, ``"locsynth.metrics.population"`` or ``"module:attribute"`` as 
 things loaded later. An ``import_module`` whose argument is computed must sit in one of
 :data:`LOADERS`, each of which takes its names from such a table of strings.
 
-:data:`FLOORS` is the one floor table: docs/ARCHITECTURE.md shows it, and a test here checks that
-the page and this table agree.
+:data:`FLOORS` and :data:`STOREYS` are the one floor table: docs/ARCHITECTURE.md shows them, and a
+test here checks that the page and these tables agree.
 """
 
 import ast
@@ -22,38 +23,48 @@ import locsynth
 ROOT = Path(locsynth.__file__).parent
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md"
 
-#: each top-level module or package of locsynth (``locsynth`` is the package's own __init__), by
-#: floor (0 is the ground): floor -> (what stands there, its modules)
+#: each folder of locsynth (and each module left on the top level; ``locsynth`` is the package's
+#: own __init__), by floor (0 is the ground): floor -> (what stands there, its folders)
 FLOORS = {
-    0: ("ground", {"errors", "validation", "rng", "ledger", "parallel", "graphs", "version", "registry", "plugins", "progress",
-                   "jsonable", "files", "geo"}),
-    1: ("DP mechanisms", {"privacy"}),
-    2: ("data model", {"points", "space", "timeaxis", "traces", "categories"}),
-    3: ("counts", {"metrics"}),
-    4: ("readers and preparation", {"io", "discretize", "cab_trips", "simulate", "prepare"}),
-    5: ("methods, and the metric groups evaluate runs", {"synth", "anonymize", "attacks", "suite"}),
-    6: ("pages", {"report"}),
-    7: ("evaluation", {"evaluate"}),
-    8: ("steps", {"release", "contest", "info", "testing", "lbs"}),
-    9: ("the benchmark", {"benchmark"}),
-    10: ("the demo", {"pipeline"}),
-    11: ("commands", {"cli_common", "cli_contest", "cli"}),
-    12: ("the package's face", {"locsynth"}),
+    0: ("ground", {"core"}),
+    1: ("privacy", {"privacy"}),
+    2: ("data", {"data"}),
+    3: ("metrics", {"metrics"}),
+    4: ("methods and attacks", {"synth", "anonymize", "attacks"}),
+    5: ("evaluation", {"evaluation"}),
+    6: ("steps", {"release", "contest", "lbs", "testing"}),
+    7: ("benchmark", {"benchmark"}),
+    8: ("commands", {"cli"}),
+    9: ("the package's face", {"locsynth"}),
 }
 FLOOR = {part: floor for floor, (_, parts) in FLOORS.items() for part in parts}
 
-#: the one table of upward names allowed: the registry's built-in methods (registry.py says why)
-REGISTRY, REGISTRY_TABLE = "locsynth.registry", "BUILT_IN"
+#: inside a folder, its modules and sub-folders on storeys (lowest first) where some must not
+#: import others; what a folder's storeys do not list stands above them, and the folder's own
+#: __init__ above all (it may gather its modules, as synth's exports the methods)
+STOREYS = {
+    "data": [("the data model", {"points", "space", "timeaxis", "traces", "categories"})],
+    "synth": [("the registry", {"registry"}), ("the protocol", {"base"})],
+    "evaluation": [("the metric groups", {"suite"}), ("the pages", {"report"})],
+    "release": [("the release", {"publish"})],
+    "benchmark": [("the benchmark's runs", {"runs"})],
+    "cli": [("the shared helpers", {"common"})],
+}
+#: the top level: the package's face and the few modules that stand beside the folders
+TOP_LEVEL = {"testing"}
+
+#: the one table of upward names allowed: the registry's built-in methods (synth/registry.py says why)
+REGISTRY, REGISTRY_TABLE = "locsynth.synth.registry", "BUILT_IN"
 
 #: modules whose ``import_module`` takes a computed name, each from a table of full module names in
 #: the same file (read by :func:`imports`)
 LOADERS = {
     "locsynth": "the data model's classes (_DATA_MODEL), the methods through the registry",
     "locsynth.metrics": "each metric's module (_HOMES)",
-    "locsynth.suite": "the built-in metric groups (BUILT_IN)",
-    "locsynth.plugins": "modules outside locsynth that LOCSYNTH_PLUGINS or entry points name",
-    "locsynth.registry": "the methods (BUILT_IN)",
-    "locsynth.cli_common": "click's own modules, from typer's copy of click or click itself (not locsynth)",
+    "locsynth.evaluation.suite": "the built-in metric groups (BUILT_IN)",
+    "locsynth.core.plugins": "modules outside locsynth that LOCSYNTH_PLUGINS or entry points name",
+    "locsynth.synth.registry": "the methods (BUILT_IN)",
+    "locsynth.cli.common": "click's own modules, from typer's copy of click or click itself (not locsynth)",
 }
 
 #: arrows known to run the wrong way, with the issue that removes them: each must still exist (so
@@ -96,7 +107,7 @@ def _resolve(relative: str, anchor: str) -> str:
 
 
 def _table(tree: ast.Module) -> ast.stmt | None:
-    """The registry's declared table: the assignment of ``BUILT_IN`` at the top of registry.py."""
+    """The registry's declared table: the assignment of ``BUILT_IN`` at the top of synth/registry.py."""
     for node in tree.body:
         targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
         if any(isinstance(t, ast.Name) and t.id == REGISTRY_TABLE for t in targets):
@@ -141,8 +152,9 @@ def imports(name: str, source: str, package: bool, known, index: bool = True) ->
                     add(first.value)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             module = node.value.split(":", 1)[0]
-            if "." in module and module in known and (module == node.value or
-                                                      re.fullmatch(r"[\w.]+:\w+", node.value)):
+            own_folder = node.value == f"locsynth.{part(name)}"   # a format's tag, as "locsynth.release"
+            if "." in module and module in known and not own_folder and (
+                    module == node.value or re.fullmatch(r"[\w.]+:\w+", node.value)):
                 add(module)
     return found
 
@@ -162,8 +174,22 @@ def declared(source: str) -> list[tuple[str, str]]:
 
 
 def part(module: str) -> str:
+    """The folder (or top-level module) a module stands in: what :data:`FLOORS` lists."""
     pieces = module.split(".")
     return pieces[1] if len(pieces) > 1 else "locsynth"
+
+
+def storey(module: str) -> int:
+    """The storey of ``module`` in its folder: the :data:`STOREYS` entry that lists its module or
+    sub-folder, above them all when none does, the folder's own __init__ above that."""
+    pieces, levels = module.split("."), STOREYS.get(part(module), [])
+    if len(pieces) <= 2:
+        return len(levels) + 1
+    return next((i for i, (_, names) in enumerate(levels) if pieces[2] in names), len(levels))
+
+
+def where(module: str) -> str:
+    return f"floor {FLOOR[part(module)]}" + (f", storey {storey(module)}" if part(module) in STOREYS else "")
 
 
 def graph(src: dict[str, tuple[str, bool]] = SOURCES, known_exceptions=KNOWN, index: bool = True
@@ -178,38 +204,62 @@ def graph(src: dict[str, tuple[str, bool]] = SOURCES, known_exceptions=KNOWN, in
 
 
 def upward(g: dict[str, set[str]]) -> list[str]:
-    return sorted(f"{m} (floor {FLOOR[part(m)]}) imports {t} (floor {FLOOR[part(t)]})"
-                  for m, targets in g.items() for t in targets if FLOOR[part(t)] > FLOOR[part(m)])
+    """Every import up a floor, or up a storey inside a folder."""
+    return sorted(f"{m} ({where(m)}) imports {t} ({where(t)})" for m, targets in g.items() for t in targets
+                  if FLOOR[part(t)] > FLOOR[part(m)] or (part(t) == part(m) and storey(t) > storey(m)))
 
 
 def test_every_module_has_a_floor_and_every_floor_names_modules_that_exist():
     present = {part(m) for m in SOURCES}
     assert present - set(FLOOR) == set()
     assert set(FLOOR) - present == set()
+    for folder, levels in STOREYS.items():
+        inside = {m.split(".")[2] for m in SOURCES if part(m) == folder and m.count(".") >= 2}
+        assert set().union(*(names for _, names in levels)) <= inside, folder
+
+
+def test_the_top_level_is_the_face_and_few_modules():
+    """Every module but the package's face and :data:`TOP_LEVEL` stands in a folder named after its
+    floor's part."""
+    top = {p.stem for p in ROOT.glob("*.py")} - {"__init__"}
+    assert top == TOP_LEVEL and len(top) <= 5
+    folders = set(FLOOR) - TOP_LEVEL - {"locsynth"}
+    assert all((ROOT / folder / "__init__.py").is_file() for folder in folders)
 
 
 def test_no_import_goes_up_a_floor():
     assert upward(graph()) == []
 
 
-def test_a_planted_import_up_a_floor_fails():
-    """What the test reads: an import_module string (absolute or relative), a "module:attr" string
-    and a name in the registry outside its declared table each count as an import; unchanged
-    sources pass."""
+#: module -> (code added to it, the one upward import the test must then report)
+PLANTS = [
+    # across folders
+    ("locsynth.data.space", 'import importlib\n\n\ndef _up():\n    return importlib.import_module('
+                            '"locsynth.synth.ppmtf.model")\n', "locsynth.synth.ppmtf.model (floor 4, storey 2)"),
+    ("locsynth.privacy.ledger", "def _up():\n    from ..data.traces import TraceSet\n\n    return TraceSet\n",
+     "locsynth.data.traces (floor 2, storey 0)"),
+    ("locsynth.metrics.visits", 'LATER = {"groups": "locsynth.evaluation.suite:groups"}\n',
+     "locsynth.evaluation.suite (floor 5, storey 0)"),
+    ("locsynth.synth.registry", 'EXTRA = ("locsynth.contest.defence", "KMeansDefence")\n',
+     "locsynth.contest.defence (floor 6)"),
+    # inside a folder
+    ("locsynth.data.traces", 'from importlib import import_module\n\n\ndef _up():\n    return import_module('
+                             '".prepare", __package__)\n', "locsynth.data.prepare (floor 2, storey 1)"),
+    ("locsynth.evaluation.suite", "def _up():\n    from .report.html import render_html\n\n    return render_html\n",
+     "locsynth.evaluation.report.html (floor 5, storey 1)"),
+    ("locsynth.synth.registry", "def _up():\n    from .base import Synthesizer\n\n    return Synthesizer\n",
+     "locsynth.synth.base (floor 4, storey 1)"),
+    ("locsynth.benchmark.runs", "def _up():\n    from .demo import run_demo\n\n    return run_demo\n",
+     "locsynth.benchmark.demo (floor 7, storey 1)"),
+]
+
+
+def test_a_planted_import_up_a_floor_or_a_storey_fails():
+    """What the test reads: an import_module string (absolute or relative), a "module:attr" string,
+    an import inside a function and a name in the registry outside its declared table each count
+    as an import, across folders and inside one; unchanged sources pass."""
     assert upward(graph(SOURCES)) == []
-    plants = {
-        "locsynth.space": ('import importlib\n\n\ndef _up():\n    return importlib.import_module('
-                           '"locsynth.synth.ppmtf.model")\n', "locsynth.synth.ppmtf.model (floor 5)"),
-        "locsynth.traces": ('from importlib import import_module\n\n\ndef _up():\n    return import_module('
-                            '".evaluate", __package__)\n', "locsynth.evaluate (floor 7)"),
-        "locsynth.metrics.visits": ('LATER = {"trips": "locsynth.cab_trips:make_trips"}\n',
-                                    "locsynth.cab_trips (floor 4)"),
-        "locsynth.benchmark": ('def _up():\n    from .pipeline import run_demo\n\n    return run_demo\n',
-                               "locsynth.pipeline (floor 10)"),
-        "locsynth.registry": ('EXTRA = ("locsynth.contest.defence", "KMeansDefence")\n',
-                              "locsynth.contest.defence (floor 8)"),
-    }
-    for module, (code, expected) in plants.items():
+    for module, code, expected in PLANTS:
         source, package = SOURCES[module]
         planted = {**SOURCES, module: (source + "\n\n" + code, package)}
         found = upward(graph(planted))
@@ -232,9 +282,9 @@ def test_the_registry_table_names_classes_that_exist():
 def test_every_computed_import_reads_a_declared_table():
     calls = sorted(line for name, (source, _) in SOURCES.items() for line in dynamic(name, source))
     assert {line.split(":")[0] for line in calls} <= set(LOADERS), calls
-    planted = SOURCES["locsynth.space"][0] + "\n\ndef _up(name):\n    import importlib\n\n" \
+    planted = SOURCES["locsynth.data.space"][0] + "\n\ndef _up(name):\n    import importlib\n\n" \
                                              "    return importlib.import_module(f'locsynth.{name}')\n"
-    assert [line.split(":")[0] for line in dynamic("locsynth.space", planted)] == ["locsynth.space"]
+    assert [line.split(":")[0] for line in dynamic("locsynth.data.space", planted)] == ["locsynth.data.space"]
 
 
 def test_the_known_arrows_still_exist():
@@ -276,28 +326,50 @@ def test_no_two_parts_import_each_other():
 
 def test_io_returns_points_tables_only():
     """io knows nothing of TraceSet: it reads files into points tables (DESIGN.md)."""
-    into = sorted(f"{m} imports {t}" for m, targets in graph().items() if part(m) == "io"
-                  for t in targets if part(t) not in ("io", "errors", "points", "validation"))
+    allowed = ("locsynth.data.io", "locsynth.core.errors", "locsynth.data.points", "locsynth.core.validation")
+    into = sorted(f"{m} imports {t}" for m, targets in graph().items() if m.startswith("locsynth.data.io")
+                  for t in targets if not any(t == a or t.startswith(a + ".") for a in allowed))
     assert into == []
 
 
 def architecture_floors(text: str) -> dict[int, tuple[str, set[str]]]:
-    """The floor table of docs/ARCHITECTURE.md: ``| 0 ground | `errors`, ... |`` rows, the modules
+    """The floor table of docs/ARCHITECTURE.md: ``| 0 ground | `core/` (...) |`` rows, the folders
     in backquotes outside parentheses."""
-    section = text.split("## Floors", 1)[1].split("\n## ", 1)[0]
     out = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        match = re.fullmatch(r"(\d+) (.+)", cells[0]) if len(cells) >= 2 else None
+    for cells in _rows(text):
+        match = re.fullmatch(r"(\d+) (.+)", cells[0])
         if match:
-            listed = re.sub(r"\([^)]*\)", "", cells[1])            # what parentheses say is not a module
-            names = {re.sub(r"(/|\.py|/__init__\.py)$", "", n) for n in re.findall(r"`([^`]+)`", listed)}
-            out[int(match.group(1))] = (match.group(2), names)
+            out[int(match.group(1))] = (match.group(2), _names(cells[1]))
     return out
 
 
+def architecture_storeys(text: str) -> dict[str, list[tuple[str, set[str]]]]:
+    """The storey table of docs/ARCHITECTURE.md: ``| `data/` 0 the data model | `points`, ... |``."""
+    out: dict[str, list] = {}
+    for cells in _rows(text):
+        match = re.fullmatch(r"`(\w+)/` (\d+) (.+)", cells[0])
+        if match:
+            levels = out.setdefault(match.group(1), [])
+            assert int(match.group(2)) == len(levels), cells
+            levels.append((match.group(3), _names(cells[1])))
+    return out
+
+
+def _rows(text: str) -> list[list[str]]:
+    section = text.split("## Floors", 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()]
+    return [cells for cells in rows if len(cells) >= 2]
+
+
+def _names(cell: str) -> set[str]:
+    listed = re.sub(r"\([^)]*\)", "", cell)                  # what parentheses say is not a module
+    return {re.sub(r"(/|\.py|/__init__\.py)$", "", n) for n in re.findall(r"`([^`]+)`", listed)}
+
+
 def test_architecture_shows_this_floor_table():
-    assert architecture_floors(ARCHITECTURE.read_text()) == FLOORS
+    text = ARCHITECTURE.read_text()
+    assert architecture_floors(text) == FLOORS
+    assert architecture_storeys(text) == STOREYS
 
 
 def test_no_function_is_longer_than_100_lines():

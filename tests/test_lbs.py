@@ -1,4 +1,4 @@
-"""The location-based-service scenario of paper 002 §VII (lbs.py, attacks/localization.py)."""
+"""The location-based-service scenario of paper 002 §VII (lbs/scenario.py, attacks/localization.py)."""
 
 import itertools
 
@@ -8,13 +8,13 @@ import pytest
 from typer.testing import CliRunner
 
 from locsynth.cli import app
-from locsynth.errors import InputError
-from locsynth.simulate import TOKYO_BBOX, simulate
-from locsynth.space import Grid
+from locsynth.core.errors import InputError
+from locsynth.data.simulate import TOKYO_BBOX, simulate
+from locsynth.data.space import Grid
 from locsynth.synth.sglt import SGLT
-from locsynth.report.lbs import lbs_png
+from locsynth.lbs.page import lbs_png
 from locsynth.attacks.localization import attack_errors, localize
-from locsynth.lbs import METHODS, lbs_scenario
+from locsynth.lbs.scenario import METHODS, lbs_scenario
 from locsynth.synth.sglt.mobility import day_traces, period_of
 
 BASELINES = [m for m in METHODS if m != "sglt"]

@@ -14,7 +14,7 @@ from scipy import stats
 
 from helpers import traceset
 from locsynth import InputError
-from locsynth.ledger import Ledger, Spend
+from locsynth.privacy.ledger import Ledger, Spend
 from locsynth.privacy import oue
 from locsynth.privacy.audit import audit
 from locsynth.synth.ldptrace import LDPTrace, collector, user
@@ -387,7 +387,7 @@ def test_a_release_on_neighbouring_sets_holds_its_epsilon_and_a_noiseless_tally_
 def test_a_release_states_the_public_size_and_the_local_guarantee(tmp_path):
     """Under local DP the collector counts the reports: the card states the number of trajectories
     (as public as the co-location synthesizer's n) and a headline that holds against the collector."""
-    from locsynth.release import release
+    from locsynth.release.publish import release
 
     synthetic = LDPTrace(epsilon=1.0, grid_size=3).fit(grid_trips(40)).sample(seed=1)
     card = release(synthetic, tmp_path / "r")

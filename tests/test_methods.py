@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from locsynth import InputError, registry
-from locsynth.simulate import simulate
+from locsynth.data.simulate import simulate
 from locsynth.testing import check_data, check_method, method_checks
 
 #: hyperparameters that keep the slow methods quick here
@@ -111,7 +111,7 @@ def test_registry_names_lazy_imports_and_missing_extras(monkeypatch):
 
     res = CliRunner().invoke(app, ["fit", "dp-trips", "train", "--out", "model"])
     assert res.exit_code == 2 and "pip install 'locsynth[dp]'" in res.output and "Traceback" not in res.output
-    code = ("import sys, locsynth.cli, locsynth.synth, locsynth.registry; "
+    code = ("import sys, locsynth.cli, locsynth.synth, locsynth.synth.registry; "
             "print(sorted(m for m in ('numba', 'locsynth.synth.ppmtf', 'opendp', 'torch', 'scipy.stats') "
             "if m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
@@ -142,8 +142,8 @@ def test_every_registered_method_is_exported_by_its_class_name(monkeypatch, tmp_
 
 
 def test_demo_skips_a_method_whose_dependency_is_missing(monkeypatch, train, tmp_path):
-    from locsynth.pipeline import run_demo
-    from locsynth.registry import skip_reason
+    from locsynth.benchmark.demo import run_demo
+    from locsynth.synth.registry import skip_reason
 
     monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
     registry.register("dp-trips", "locsynth.no_such_module", "Nope", "synthesizer", "needs torch",
@@ -162,7 +162,7 @@ def test_demo_skips_a_method_whose_dependency_is_missing(monkeypatch, train, tmp
 def test_demo_of_methods_that_cannot_be_reidentified_plots_membership_inference(train, tmp_path):
     """Virtual users have no re-identification rate, but every method has membership inference:
     the demo's trade-off plot has that panel, and TPM is on it."""
-    from locsynth.pipeline import run_demo
+    from locsynth.benchmark.demo import run_demo
 
     test = simulate(60, seed=9).split(0.5, seed=0)[1]
     train.save(tmp_path / "pair" / "train")

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from helpers import trip_set
-from locsynth import InputError, suite
+from locsynth import InputError
+from locsynth.evaluation import suite
 from locsynth.testing import check_metric_group
 
 TOY = '''
@@ -38,7 +39,7 @@ register(MetricGroup("toy", (Metric("toy_gap", "Toy multiple-of-{toy_bins} gap",
 
 
 def daily(users=60, seed=5):
-    from locsynth.simulate import simulate
+    from locsynth.data.simulate import simulate
     from locsynth.synth.baselines import Uniform
 
     train, test = simulate(users, seed=seed).split(0.5, seed=0)
@@ -83,7 +84,7 @@ def test_check_metric_group_catches_an_undeclared_key_and_a_figure_that_is_no_pn
 
 
 def test_evaluate_validates_options_against_the_declarations():
-    from locsynth.evaluate import evaluate
+    from locsynth.evaluation.evaluate import evaluate
 
     train, test, synthetic = daily(40)
     with pytest.raises(InputError, match="unknown evaluate option.*no_such.*the options are"):
@@ -101,7 +102,7 @@ def test_evaluate_validates_options_against_the_declarations():
 
 def test_a_toy_group_in_one_new_module_reaches_every_surface(tmp_path):
     """Issue #36's acceptance: one new file, nothing edited; LOCSYNTH_PLUGINS names it."""
-    from locsynth.simulate import simulate
+    from locsynth.data.simulate import simulate
 
     (tmp_path / "plug").mkdir()
     (tmp_path / "plug" / "toy_metric.py").write_text(TOY)
@@ -138,8 +139,8 @@ def test_one_progress_protocol_and_the_earlier_one_argument_form():
     """Issue #36: evaluate (like fit, the contest, the LBS scenario, the demo) calls
     progress(done, total, status); a one-argument callable, the form evaluate took before, gets the
     step's name."""
-    from locsynth.evaluate import evaluate
-    from locsynth.progress import reporter
+    from locsynth.evaluation.evaluate import evaluate
+    from locsynth.core.progress import reporter
 
     train, test, synthetic = daily(40)
     calls, steps = [], []

@@ -7,7 +7,7 @@ import pytest
 
 from helpers import traceset
 from locsynth import InputError
-from locsynth.discretize import read_pf_synthetic
+from locsynth.data.discretize import read_pf_synthetic
 from locsynth.metrics.clusters import cluster_population, cluster_population_tv, clusters_from_factors
 
 

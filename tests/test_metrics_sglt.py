@@ -10,7 +10,7 @@ from scipy.optimize import linear_sum_assignment
 
 from helpers import traceset
 from locsynth import InputError
-from locsynth.discretize import read_pf_synthetic
+from locsynth.data.discretize import read_pf_synthetic
 from locsynth.metrics.visits import visit_counts
 from locsynth.metrics.sglt import (aggregate_transitions, aggregate_visits, kl_smoothed, mobility_similarity,
                                    seed_semantic_similarity, semantic_profiles, semantic_qq_correlation,

@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 from helpers import traceset, trip_set
-from locsynth.errors import InputError
-from locsynth.evaluate import evaluate
+from locsynth.core.errors import InputError
+from locsynth.evaluation.evaluate import evaluate
 from locsynth.metrics import grid_paths as gp
 from locsynth.metrics import standard as st
 from locsynth.metrics.grid_paths import Paths

@@ -135,7 +135,7 @@ def test_bad_input():
 def test_on_the_30_cabs_the_most_frequent_patterns_survive(data_dir):
     """Paper 004 Table 3: NGRAM finds 90% of the top-10 patterns of SF-TAXI-500 at epsilon = 1."""
     from locsynth.metrics.trips import frequent_pattern_precision
-    from locsynth.cab_trips import read_trips
+    from locsynth.data.trips import read_trips
 
     path = data_dir / "sf-cabspotting" / "cabs"
     if not path.is_dir():

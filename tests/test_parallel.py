@@ -1,4 +1,4 @@
-"""Dask scale-out (parallel.py): a real LocalCluster of 2 worker processes gives the serial results."""
+"""Dask scale-out (core/parallel.py): a real LocalCluster of 2 worker processes gives the serial results."""
 
 import json
 import time
@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from locsynth import InputError, TraceSet
 from locsynth.attacks import membership_inference, reidentify
 from locsynth.cli import app
-from locsynth.parallel import chunk_bounds, deal, executor, map_chunks, threads
+from locsynth.core.parallel import chunk_bounds, deal, executor, map_chunks, threads
 from locsynth.privacy.plausible_deniability import choose_candidates
-from locsynth.simulate import make_space, simulate
+from locsynth.data.simulate import make_space, simulate
 from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
 
 runner = CliRunner()

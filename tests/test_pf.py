@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from locsynth import InputError, TraceSet
-from locsynth.discretize import read_pf_synthetic
+from locsynth.data.discretize import read_pf_synthetic
 
 
 def test_pf_counts(pf_sets):

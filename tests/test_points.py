@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from locsynth import InputError
-from locsynth.points import validate_points
+from locsynth.data.points import validate_points
 
 
 def frame(**over):

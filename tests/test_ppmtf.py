@@ -15,7 +15,7 @@ import pytest
 from locsynth import Grid, InputError, TimeAxis, TraceSet
 from locsynth.metrics.population import population_by_slot, tp_tv
 from locsynth.privacy.plausible_deniability import buckets, pd_test
-from locsynth.simulate import simulate
+from locsynth.data.simulate import simulate
 from locsynth.synth.ppmtf import PPMTF, PPMTFPlus
 from locsynth.synth.ppmtf.generate import _draw, reconstruct
 from locsynth.synth.ppmtf.gibbs import (Prior, draw_rows, draw_user_rows, gibbs_step, gram_sums, init_state, rmse,
@@ -211,7 +211,7 @@ def test_authors_log_likelihoods_are_reproduced(pf_sets, pf_dir, authors_factors
 
 
 def test_traces_from_the_authors_factors_match_their_traces(pf_sets, pf_dir, authors_factors):
-    from locsynth.discretize import read_pf_synthetic
+    from locsynth.data.discretize import read_pf_synthetic
 
     model = PPMTF.from_factors(pf_sets["train"], authors_factors)
     ours = model.sample(traces_per_user=10, seed=3)
@@ -453,7 +453,7 @@ def fitted(request):
 
 
 def test_end_to_end_on_pf(pf_fit, pf_sets):
-    from locsynth.evaluate import evaluate
+    from locsynth.evaluation.evaluate import evaluate
 
     syn = pf_fit.sample(traces_per_user=10, seed=1)
     m = evaluate(pf_sets["train"], pf_sets["test"], syn, sglt=False).metrics
@@ -510,7 +510,7 @@ def test_ppmtf_plus_virtual_users_and_homes(sets):
 
 
 def test_sample_length_in_instants_and_cluster_metric(fitted):
-    from locsynth.evaluate import evaluate
+    from locsynth.evaluation.evaluate import evaluate
 
     model, sets = fitted
     T = model.time_.instants_per_day * 3 // 2                                # a day and a half
@@ -524,7 +524,7 @@ def test_sample_length_in_instants_and_cluster_metric(fitted):
 def test_scalable_generation_equals_the_full_matrix_reference(fitted):
     """sample_users (MH rows along the path, float32 normalisers) gives the traces of the
     full-matrix reference (mh_matrix / generate_traces) and their log-likelihoods to 1e-6."""
-    from locsynth.rng import user_uniforms
+    from locsynth.core.rng import user_uniforms
 
     model, _ = fitted
     T = model.time_.instants_per_day

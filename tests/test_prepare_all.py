@@ -71,7 +71,7 @@ def test_option_of_another_format_is_refused(data_dir, tmp_path):
 def test_timezone_auto_puts_every_point_on_its_local_clock(tmp_path):
     """--timezone auto (#25): a check-in at 09:00 local time lands in the 09:00 instant in New York
     and in Los Angeles alike, though they are 3 hours apart in UTC; the zones are counted."""
-    from locsynth.prepare import prepare
+    from locsynth.data.prepare import prepare
 
     csv = tmp_path / "two_cities.csv"
     csv.write_text("uid,datetime,lat,lng\n"
@@ -95,7 +95,7 @@ def hours_of(ts):
 
 
 def test_time_shift_moves_every_point_before_time_zones_and_the_axis(tmp_path):
-    from locsynth.prepare import prepare
+    from locsynth.data.prepare import prepare
 
     csv = tmp_path / "p.csv"
     csv.write_text("uid,datetime,lat,lng\n1,2024-01-15T10:00:00Z,40.7580,-73.9855\n"
@@ -121,8 +121,8 @@ def write_vldb17(folder, rows):
 
 
 def test_gowalla_takes_its_8_hours_by_default_and_0_reads_the_times_as_stated(tmp_path):
-    from locsynth.io import read_gowalla
-    from locsynth.prepare import prepare
+    from locsynth.data.io import read_gowalla
+    from locsynth.data.prepare import prepare
 
     folder = write_vldb17(tmp_path / "g", [(0, "1287503727.0"), (1, "1287411463.0")])   # SNAP: 23:55:27Z, 22:17:43Z
     options = {"grid": (1, 1), "instant": "1min"}
@@ -143,7 +143,7 @@ def test_gowalla_takes_its_8_hours_by_default_and_0_reads_the_times_as_stated(tm
 
 
 def test_trips_take_the_shift_and_synthetic_traces_refuse_it(tmp_path):
-    from locsynth.prepare import prepare
+    from locsynth.data.prepare import prepare
 
     cabs = tmp_path / "cabs"
     cabs.mkdir()
@@ -168,9 +168,9 @@ def test_vldb17_foursquare_new_york_keeps_new_york_hours(data_dir, tmp_path):
     """Issue 35's acceptance line: prepared with the format's correction, the Foursquare US set's
     New York check-ins have the hours of the TSMC NYC set (true local times from each row's own
     UTC offset) within 0.15 total variation; read as stated they are 0.30 off."""
-    from locsynth.prepare import prepare
-    from locsynth.timeaxis import hour_profile
-    from locsynth.traces import TraceSet
+    from locsynth.data.prepare import prepare
+    from locsynth.data.timeaxis import hour_profile
+    from locsynth.data.traces import TraceSet
 
     tsmc = pd.concat([pd.read_csv(data_dir / "foursquare-nyc-tsmc2014" / f, usecols=["timezone", "UTC_time"])
                       for f in ("NYC_val.csv", "NYC_test.csv")])

@@ -12,7 +12,7 @@ import pytest
 from helpers import traceset, trip_set
 from locsynth import InputError
 from locsynth.privacy.audit import audit
-from locsynth.release import make_release
+from locsynth.release.publish import make_release
 
 BETA = 0.01
 
@@ -196,7 +196,7 @@ def test_a_dp_release_states_no_exact_training_size(tmp_path):
     exact numbers of users, traces or events; a method without DP still states them."""
     import json
 
-    from locsynth.release import release
+    from locsynth.release.publish import release
     from locsynth.synth.baselines import Uniform
     from locsynth.synth.tpm import TPM
 
@@ -232,8 +232,8 @@ def test_prepare_chooses_pois_under_dp_and_its_spend_reaches_every_model(data_di
     import pandas as pd
 
     from locsynth import TraceSet
-    from locsynth.prepare import prepare
-    from locsynth.release import release
+    from locsynth.data.prepare import prepare
+    from locsynth.release.publish import release
     from locsynth.synth.privtrace import PrivTrace
     from locsynth.synth.tpm import TPM
 
@@ -291,8 +291,8 @@ def test_a_data_derived_candidate_list_is_caught_and_named_not_covered():
     ledger says which candidates no epsilon covers."""
     import pandas as pd
 
-    from locsynth.ledger import Ledger
-    from locsynth.prepare import dp_top_venues
+    from locsynth.privacy.ledger import Ledger
+    from locsynth.data.prepare import dp_top_venues
 
     visits = {"a": [0, 1, 2], "b": [3, 4], "c": [5, 6], "d": [7], "e": [8], "solo": [9]}
     d1 = pd.DataFrame([(u, v) for v, us in visits.items() for u in us], columns=["user", "venue"]).assign(
@@ -322,7 +322,7 @@ def test_a_data_derived_candidate_list_is_caught_and_named_not_covered():
 def test_a_grid_over_a_public_box_gives_public_candidates(data_dir, tmp_path):
     """The clean default for check-ins without a public list: the K most visited cells of a grid
     over a public box, chosen under DP; nothing but the spend in the ledger about the space."""
-    from locsynth.prepare import prepare
+    from locsynth.data.prepare import prepare
 
     root = data_dir / "gowalla-vldb17" / "Gowalla_3"
     sets = prepare(root, "gowalla", tmp_path / "cells", pois=30, grid=(40, 40), bbox=(29.5, 33.5, -99.5, -94.5),
@@ -466,9 +466,9 @@ def _leaks(folder, counts: set[int], ratios: list[float]) -> list[str]:
 def sized():
     """A simulated city on a 5 x 5 grid whose exact sizes (train 71 users, test 26, events in the
     hundreds) collide with no public number of its frame."""
-    from locsynth.simulate import simulate
-    from locsynth.space import Grid
-    from locsynth.simulate import TOKYO_BBOX
+    from locsynth.data.simulate import simulate
+    from locsynth.data.space import Grid
+    from locsynth.data.simulate import TOKYO_BBOX
 
     train, test = simulate(97, space=Grid(5, 5, TOKYO_BBOX), checkin_rate=0.4, seed=11).split(0.27, seed=0)
     counts, _ = _forbidden(train, test)
@@ -484,8 +484,8 @@ def test_no_file_of_a_dp_release_states_an_exact_training_size(name, sized, tmp_
     of the test set's), and their ratios, e.g. the membership attack's always-'member' accuracy
     n_train / (n_train + n_test)."""
     from locsynth import registry
-    from locsynth.evaluate import evaluate
-    from locsynth.release import release
+    from locsynth.evaluation.evaluate import evaluate
+    from locsynth.release.publish import release
 
     cls = registry.get(name)
     if name == "dptrip":

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from locsynth import InputError
-from locsynth.evaluate import evaluate
-from locsynth.discretize import read_pf_synthetic
-from locsynth.report import compare, compare_html, load_metrics, render_html, tradeoff_plot
-from locsynth.report.labels import format_value
+from locsynth.evaluation.evaluate import evaluate
+from locsynth.data.discretize import read_pf_synthetic
+from locsynth.evaluation.report import compare, compare_html, load_metrics, render_html, tradeoff_plot
+from locsynth.evaluation.report.labels import format_value
 from locsynth.metrics.figures import _grid_image, roc_png
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -193,7 +193,7 @@ def test_load_metrics(pf_report, tmp_path):
 
 
 def test_other_metrics_have_names_and_their_own_direction():
-    from locsynth.evaluate import Report
+    from locsynth.evaluation.evaluate import Report
 
     metrics = {"sglt_top10_coverage": {"synthetic": 0.3, "training": 0.8, "uniform": None},
                "sglt_visits_kl": {"synthetic": 0.5, "training": 0.1, "uniform": None}}
@@ -244,7 +244,7 @@ def test_trip_report_shows_the_papers_plots_and_what_it_skipped(trip_reports):
 
 
 def test_trip_comparison_puts_the_sets_side_by_side(trip_reports, tmp_path):
-    from locsynth.report import comparison
+    from locsynth.evaluation.report import comparison
 
     for name, report in trip_reports.items():
         report.save(tmp_path / name)
@@ -287,7 +287,7 @@ def test_labels_of_coincident_points_are_merged_and_placed_apart():
     """Sets at one point get one label; labels of close points do not overlap."""
     import matplotlib
 
-    from locsynth.report import plots
+    from locsynth.evaluation.report import plots
 
     points = [("training", 1.0, 0.34, True), ("none", 1.0, 0.34, True), ("cheat", 1.0, 0.34, True),
               ("krr", 0.006, 0.579, False), ("uniform", 0.004, 0.586, True), ("sglt", 0.0, 0.555, False)]

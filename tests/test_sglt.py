@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from locsynth import InputError
-from locsynth.simulate import simulate
+from locsynth.data.simulate import simulate
 from locsynth.synth.sglt import SGLT
 from locsynth.synth.sglt.generate import semantic_seed, viterbi
 from locsynth.synth.sglt.mobility import (aggregate_model, day_traces, fill_missing, period_of,
@@ -160,7 +160,7 @@ def test_day_traces_and_fill_keep_observed_events(city):
 def _reference_fill(days, space, seed: int) -> np.ndarray:
     """fill_missing's Gibbs sweeps as its docstring states them, one instant at a time in numpy."""
     from locsynth.metrics.transitions import period_transition_counts
-    from locsynth.rng import uniform, user_words
+    from locsynth.core.rng import uniform, user_words
     from locsynth.synth.sglt import mobility
 
     prior, locs = mobility.FILL_PRIOR, days.locs.copy()
@@ -371,7 +371,7 @@ def test_pf_utility_and_privacy(pf_sets):
     (TM-EMD-Y) and populations (TP-TV) and, with par_l = 1, resists re-identification; with
     par_l = 0 and no privacy test (how the PPMTF authors ran the authors' tool, whose location
     graph weighs mapped pairs by their overlap) fakes copy their seeds and are re-identified."""
-    from locsynth.evaluate import evaluate
+    from locsynth.evaluation.evaluate import evaluate
 
     train, test = pf_sets["train"], pf_sets["test"]
     model = SGLT(clusters=100).fit(train)
@@ -387,7 +387,7 @@ def test_pf_utility_and_privacy(pf_sets):
 
 def test_sglt_tool_outputs_load_as_pf_synthetic(pf_sets, tmp_path):
     """The SGLT tool's files as the PPMTF authors stored them: time_period for time_slot."""
-    from locsynth.discretize import read_pf_synthetic
+    from locsynth.data.discretize import read_pf_synthetic
 
     train = pf_sets["train"]
     uid = train.users["user_id"].iloc[3]

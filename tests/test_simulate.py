@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from locsynth import Grid, InputError, TraceSet
-from locsynth.simulate import (TOKYO_BBOX, USER_BLOCK, explore_probability, make_space, simulate,
+from locsynth.data.simulate import (TOKYO_BBOX, USER_BLOCK, explore_probability, make_space, simulate,
                                simulate_to_dir, simulated_friends, synthetic_pois, user_keys)
 
 
@@ -57,7 +57,7 @@ def test_chunking_does_not_change_the_output(tmp_path, checkin_rate, monkeypatch
     kw = dict(days=2, seed=11, checkin_rate=checkin_rate)
     memory = simulate(60, **kw)
     with monkeypatch.context() as m:                      # in memory, 3 users (144 instants) a chunk
-        m.setattr("locsynth.simulate.MAX_CHUNK_EVENTS", 150)
+        m.setattr("locsynth.data.simulate.MAX_CHUNK_EVENTS", 150)
         assert_same(simulate(60, **kw), memory)
     small = TraceSet.load(simulate_to_dir(tmp_path / "7", 60, chunk_users=7, **kw))
     large = TraceSet.load(simulate_to_dir(tmp_path / "1000", 60, chunk_users=1000, **kw))

@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 
 from locsynth import Grid, InputError, POISpace
-from locsynth.categories import TOP_LEVEL, TOP_LEVELS, top_level
+from locsynth.data.categories import TOP_LEVEL, TOP_LEVELS, top_level
 from locsynth.privacy.privelet import generalized_sensitivity
 from locsynth.privacy.hierarchy import Hierarchy
-from locsynth.geo import haversine_m
+from locsynth.core.geo import haversine_m
 
 
 def test_grid_numbering_matches_pf_cells(pf_dir):

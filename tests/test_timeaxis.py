@@ -65,7 +65,7 @@ def test_unknown_timezone():
 # -- the hour-of-day profile ------------------------------------------------------------------------
 
 def test_hour_profile_of_times_on_a_zones_clock():
-    from locsynth.timeaxis import hour_profile
+    from locsynth.data.timeaxis import hour_profile
 
     times = pd.Series(pd.to_datetime(["2024-01-15T14:00:00Z", "2024-01-15T14:59:59Z",        # 09:xx in New York (EST)
                                       "2024-07-15T13:30:00Z", "2024-07-15T03:00:00Z"]))      # 09:30 (EDT), 23:00
@@ -88,7 +88,7 @@ def test_axis_hour_profile_spreads_long_instants_and_leaves_the_window_out():
 
 
 def test_describe_hours_is_one_line_with_peak_and_trough():
-    from locsynth.timeaxis import describe_hours
+    from locsynth.data.timeaxis import describe_hours
 
     shares = np.full(24, 1.0)
     shares[19], shares[4] = 8.0, 0.0

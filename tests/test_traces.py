@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from locsynth import Grid, InputError, TimeAxis, TraceSet
-from locsynth.discretize import discretize
+from locsynth.data.discretize import discretize
 
 
 def small_set() -> TraceSet:
@@ -149,7 +149,7 @@ def test_friends_follow_user_selection_and_round_trip(tmp_path):
 def test_ragged_synthetic_set_with_friends_and_ledger_round_trips(tmp_path):
     """Traces of any length and start, a friend graph and a ledger survive save and load, and the
     transitions are the consecutive-instant pairs within a trace."""
-    from locsynth.ledger import Ledger
+    from locsynth.privacy.ledger import Ledger
 
     base = small_set()
     ledger = Ledger()

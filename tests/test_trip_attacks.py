@@ -217,7 +217,7 @@ def test_outliers_by_hand():
 
 @pytest.fixture(scope="module")
 def cab_trips(data_dir):
-    from locsynth.cab_trips import read_trips
+    from locsynth.data.trips import read_trips
 
     path = data_dir / "sf-cabspotting" / "cabs"
     if not path.is_dir():
@@ -241,7 +241,7 @@ def with_copies(synthetic, train, share: float, seed: int):
 def test_a_release_that_copies_five_percent_of_its_training_trips_is_caught(cab_trips):
     from scipy.stats import fisher_exact
 
-    from locsynth.evaluate import evaluate
+    from locsynth.evaluation.evaluate import evaluate
     from locsynth.synth.ngram import NGRAM
 
     train, test = cab_trips

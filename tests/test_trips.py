@@ -1,4 +1,4 @@
-"""Passenger trips of paper 004 §8.2 (cab_trips.py) on hand-made fixes with known answers and on the
+"""Passenger trips of paper 004 §8.2 (data/trips.py) on hand-made fixes with known answers and on the
 30-cab folder; the trip metrics of §8.4 (metrics/trips.py) against hand-computed values."""
 
 from dataclasses import replace
@@ -11,9 +11,9 @@ from helpers import traceset
 from locsynth import InputError
 from locsynth.metrics.trips import (frequent_pattern_precision, jensen_shannon, pattern_supports,
                                     source_destination_emd, top_patterns, trip_length_jsd, trip_statistics)
-from locsynth.geo import haversine_m
-from locsynth.traces import TraceSet
-from locsynth.cab_trips import (PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
+from locsynth.core.geo import haversine_m
+from locsynth.data.traces import TraceSet
+from locsynth.data.trips import (PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
                             make_trips, merge_self_loops, read_trips, trip_grid, weekday_trips)
 
 GRID = trip_grid(250)
@@ -175,7 +175,7 @@ def test_geolife_trajectories_as_trips(data_dir, tmp_path):
     """One trace per PLT file, inside Beijing's box, in Beijing time; prepare's line for the benchmark."""
     from typer.testing import CliRunner
 
-    from locsynth.cab_trips import BEIJING_BBOX
+    from locsynth.data.trips import BEIJING_BBOX
     from locsynth.cli import app
 
     path = data_dir / "geolife" / "trackintel_subset" / "geolife_long_10_MB"
@@ -265,7 +265,7 @@ def test_source_destination_emd_in_metres():
 # -- from the command line: prepare, NGRAM, evaluate, compare --------------------------------------------
 
 def test_prepare_refuses_what_trips_ignore(tmp_path):
-    from locsynth.prepare import prepare
+    from locsynth.data.prepare import prepare
 
     with pytest.raises(InputError, match="`grid`, `instant` do not apply to `format` cab-trips"):
         prepare(tmp_path, "cab-trips", tmp_path / "t", grid=(3, 3), instant="1h")
@@ -285,7 +285,7 @@ def test_the_30_cabs_from_prepare_to_compare(data_dir, tmp_path):
 
     from locsynth.cli import app
     from locsynth.metrics.trips import trip_metrics
-    from locsynth.traces import TraceSet
+    from locsynth.data.traces import TraceSet
 
     cabs = data_dir / "sf-cabspotting" / "cabs"
     if not cabs.is_dir():

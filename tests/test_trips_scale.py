@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from helpers import traceset
-from locsynth.evaluate import evaluate
+from locsynth.evaluation.evaluate import evaluate
 from locsynth.metrics import standard as st
 from locsynth.metrics.trips import frequent_pattern_precision, pattern_supports, top_patterns
-from locsynth.simulate import simulate
+from locsynth.data.simulate import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
@@ -128,7 +128,7 @@ def test_a_scaled_set_holds_moved_or_retimed_copies_of_whole_trips():
 
 @pytest.mark.slow
 def test_benchmark_results_with_the_dataset_store_equal_those_computed_afresh(tmp_path, monkeypatch):
-    from locsynth import benchmark as bm
+    from locsynth.benchmark import runs as bm
 
     root = tmp_path / "trips"
     walks(300, 4, 5, 20).save(root / "train")

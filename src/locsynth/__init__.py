@@ -3,16 +3,16 @@
 This is the package's face: the data model's classes and every registered method's class
 (``locsynth.TraceSet``, ``locsynth.PPMTF``, ``locsynth.KRR``, ...) are imported on first use, so
 that ``locsynth --help`` and a command that needs little start fast. The methods come from
-:mod:`locsynth.registry` by class name, so a method registered there is exported here too.
+:mod:`locsynth.synth.registry` by class name, so a method registered there is exported here too.
 """
 
-from . import registry
-from .errors import InputError
-from .version import __version__
+from .synth import registry
+from .core.errors import InputError
+from .core.version import __version__
 
 #: the data model's classes and the modules they live in (full names, which the layer test reads)
-_DATA_MODEL = {"Grid": "locsynth.space", "POISpace": "locsynth.space", "Space": "locsynth.space",
-               "TimeAxis": "locsynth.timeaxis", "TraceSet": "locsynth.traces"}
+_DATA_MODEL = {"Grid": "locsynth.data.space", "POISpace": "locsynth.data.space", "Space": "locsynth.data.space",
+               "TimeAxis": "locsynth.data.timeaxis", "TraceSet": "locsynth.data.traces"}
 
 
 def __getattr__(name: str):

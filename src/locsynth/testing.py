@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError
+from .core.errors import InputError
 from .synth.base import Anonymizer, NotFittedError, Synthesizer
 
 Check = Callable[[type, object, dict], None]
@@ -33,8 +33,8 @@ Check = Callable[[type, object, dict], None]
 def check_data(users: int = 80, seed: int = 3):
     """Half of a simulated city of ``users`` users, with a friend graph and location categories,
     so that methods needing either can run."""
-    from .simulate import simulate
-    from .space import Grid
+    from .data.simulate import simulate
+    from .data.space import Grid
 
     ts = simulate(users, seed=seed).split(0.5, seed=0)[0]
     rng = np.random.default_rng(0)
@@ -230,7 +230,7 @@ def check_dp_sensitivity(cls, data, params) -> None:
     traces added. Replace one person (a method with a replace-one spend): a person's trace
     replaced by another's, or emptied; an add/remove spend then may move by twice its sensitivity.
     A method that spends per trace may move k times as far for a person of k traces, the bound its
-    ledger holds (ledger.py); a method that refuses an empty trace with an InputError passes.
+    ledger holds (privacy/ledger.py); a method that refuses an empty trace with an InputError passes.
     A method whose own spends are all local DP (LDPTrace's) has no sensitivity to check: each
     unit's report is perturbed on its own, and its audit is of one unit's report (privacy/oue.py,
     tests/test_ldptrace.py)."""
@@ -283,7 +283,7 @@ def _without(data, row: int):
 
 def _rebuilt(data, rows: list[list], ids: list, friends=None):
     """A set on ``data``'s frame from per-row event lists [(t, loc), ...] and user ids."""
-    from .traces import TraceSet
+    from .data.traces import TraceSet
 
     import pandas as pd
 
@@ -384,7 +384,7 @@ def check_method(cls, *, data=None, params: dict | None = None) -> list[str]:
     :func:`check_data`) with constructor ``params``; an AssertionError names the first that fails.
     Returns the names of the checks run."""
     if isinstance(cls, str):
-        from . import registry
+        from .synth import registry
 
         cls = registry.get(cls)
     data = check_data() if data is None else data
@@ -412,7 +412,7 @@ def check_metric_group(group, *, data=None, options: dict | None = None) -> list
 
     assert isinstance(group, MetricGroup), f"check_metric_group takes a MetricGroup, got {type(group).__name__}"
     if data is None:
-        from .simulate import simulate
+        from .data.simulate import simulate
         from .synth.baselines import Uniform
 
         train, test = simulate(60, seed=5).split(0.5, seed=0)

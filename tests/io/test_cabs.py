@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from locsynth.errors import InputError
-from locsynth.io import READERS, read_points
-from locsynth.io.cabs import read_cabs
+from locsynth.core.errors import InputError
+from locsynth.data.io import READERS, read_points
+from locsynth.data.io.cabs import read_cabs
 
 
 @pytest.fixture(scope="module")

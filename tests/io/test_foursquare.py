@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from locsynth.errors import InputError
-from locsynth.io import READERS, read_points
-from locsynth.io.foursquare import read_foursquare, read_foursquare_global, read_foursquare_mat
+from locsynth.core.errors import InputError
+from locsynth.data.io import READERS, read_points
+from locsynth.data.io.foursquare import read_foursquare, read_foursquare_global, read_foursquare_mat
 
 IPCM_HEADER = ("user_id,POI_id,POI_catid,POI_catname,latitude,longitude,timezone,UTC_time,"
                "trajectory_id,time_period\n")

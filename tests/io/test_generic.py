@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from locsynth.errors import InputError
-from locsynth.io import READERS, read_points
-from locsynth.io.generic import read_csv_points, read_parquet_points
+from locsynth.core.errors import InputError
+from locsynth.data.io import READERS, read_points
+from locsynth.data.io.generic import read_csv_points, read_parquet_points
 
 SKMOB = "lat,lng,datetime,uid\n"
 
@@ -105,6 +105,6 @@ def test_registry():
     assert READERS["parquet"] is read_parquet_points
     assert set(READERS) == {"pf", "foursquare", "foursquare-global", "foursquare-mat", "gowalla", "geolife",
                             "cabs", "csv", "parquet"}
-    from locsynth.prepare import formats
+    from locsynth.data.prepare import formats
 
     assert set(formats()) == set(READERS) | {"cab-trips", "geolife-trips", "pf-synthetic"}

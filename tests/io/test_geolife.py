@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from locsynth.errors import InputError
-from locsynth.io import READERS, read_points
-from locsynth.io.geolife import read_geolife
+from locsynth.core.errors import InputError
+from locsynth.data.io import READERS, read_points
+from locsynth.data.io.geolife import read_geolife
 
 #: points per user of geolife_long_10_MB, measured (they agree with SOURCE.md)
 LONG_10_MB = {"000": 3_634, "001": 19_483, "002": 24_100, "003": 13_601, "004": 4_172, "005": 15_999,

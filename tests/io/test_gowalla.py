@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from locsynth.errors import InputError
-from locsynth.io import READERS, read_points
-from locsynth.io.gowalla import read_friends, read_gowalla
+from locsynth.core.errors import InputError
+from locsynth.data.io import READERS, read_points
+from locsynth.data.io.gowalla import read_friends, read_gowalla
 
 
 def test_gowalla_3_and_2(dataset):

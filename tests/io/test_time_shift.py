@@ -7,9 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-from locsynth.errors import InputError
-from locsynth.io import TIME_SHIFTS, describe_time_shift, time_shift
-from locsynth.points import shift_times
+from locsynth.core.errors import InputError
+from locsynth.data.io import TIME_SHIFTS, describe_time_shift, time_shift
+from locsynth.data.points import shift_times
 
 
 def points():

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from ..space import Grid
+from ..core.errors import InputError
+from ..data.space import Grid
 from ..synth.base import Anonymizer, Tags
-from ..traces import DELETED, LocationSets, TraceSet, generalized_code
-from ..validation import check_probability, whole
+from ..data.traces import DELETED, LocationSets, TraceSet, generalized_code
+from ..core.validation import check_probability, whole
 
 
 def blocks(grid: Grid, mu_x: int, mu_y: int) -> np.ndarray:

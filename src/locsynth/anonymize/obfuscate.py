@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ledger import Ledger
-from ..validation import check_epsilon
+from ..privacy.ledger import Ledger
+from ..core.validation import check_epsilon
 from ..privacy.planar_laplace import planar_laplace_locations
 from ..privacy.randomized_response import randomized_response
 from ..synth.base import Anonymizer, Tags
-from ..traces import TraceSet
+from ..data.traces import TraceSet
 
 
 class KRR(Anonymizer):

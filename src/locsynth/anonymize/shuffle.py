@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 
 from ..synth.base import Anonymizer, Tags
-from ..traces import TraceSet
-from ..validation import check_probability
+from ..data.traces import TraceSet
+from ..core.validation import check_probability
 
 
 class NoObfuscation(Anonymizer):

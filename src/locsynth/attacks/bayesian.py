@@ -34,7 +34,7 @@ import numpy as np
 
 from ..metrics.groups import Figure, GroupResult, Metric, MetricGroup, count, row
 from ..metrics.standard import jsd
-from ..traces import ranges
+from ..data.traces import ranges
 from .sniffing import GRID
 from .trip_geometry import (Trajectories, applies, grid_cells, nth_densest, public_box, real_sets,
                             released, trips_through)

@@ -4,7 +4,7 @@ query instant decodes the true locations by Viterbi. The hidden state of a hidde
 the true location, the emission is 1 when the state is one of the sent locations at a query
 instant (no constraint between queries), and the most likely path gives its guess at every query
 instant. ``adversary="profile"`` is a stronger one that also knows the user's own smoothed chain
-(see locsynth.lbs, the scenario that runs it).
+(see locsynth.lbs.scenario, the scenario that runs it).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..errors import InputError
+from ..core.errors import InputError
 from ..metrics.transitions import LOG_ZERO
 
 #: what the adversary knows: the aggregate model (§VII-B) or also the user's own chain

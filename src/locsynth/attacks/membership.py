@@ -27,10 +27,10 @@ import pandas as pd
 import scipy.sparse as sp
 from numba import njit
 
-from .. import parallel
-from ..errors import InputError
+from ..core import parallel
+from ..core.errors import InputError
 from ..privacy.empirical import epsilon_lower_bound
-from ..traces import TraceSet
+from ..data.traces import TraceSet
 from ..metrics.transitions import PairIndex, trace_transition_counts, trace_transition_probabilities
 
 PHI = 1e-8
@@ -62,7 +62,7 @@ def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: Tr
                          chunk: int = 4096, client=None) -> MembershipInference:
     """Run the attack of Appendix D with ``members`` (training) and ``non_members`` (test) as candidates.
 
-    With ``client`` (a Dask client, see parallel.py) the candidates are scored in chunks on the
+    With ``client`` (a Dask client, see core/parallel.py) the candidates are scored in chunks on the
     cluster; a candidate's score depends on its own column of the ratios only, so the result is
     the serial one."""
     if method not in METHODS:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, limit, row
-from ..validation import in_range
+from ..core.validation import in_range
 from .trip_geometry import Trajectories, applies, balanced, diagonal, nearest_each, public_box, real_sets, released
 
 

@@ -20,10 +20,10 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from .. import parallel
-from ..errors import InputError
+from ..core import parallel
+from ..core.errors import InputError
 from ..privacy.empirical import clopper_pearson
-from ..traces import TraceSet
+from ..data.traces import TraceSet
 from ..metrics.transitions import PairIndex, trace_transition_counts, trace_transition_probabilities
 
 PHI = 1e-8
@@ -50,7 +50,7 @@ def reidentify(knowledge: TraceSet, synthetic: TraceSet, method: str = "bayes",
 
     ``synthetic.users['source']`` must index rows of ``knowledge`` (the training set the traces
     were generated from). With more than ``max_traces`` traces from real users, a seeded random
-    sample of that many is attacked. With ``client`` (a Dask client, see parallel.py) the traces
+    sample of that many is attacked. With ``client`` (a Dask client, see core/parallel.py) the traces
     are scored in chunks on the cluster; each trace's score is its own, so the result is the same.
     """
     if method not in METHODS:

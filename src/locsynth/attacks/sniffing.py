@@ -33,8 +33,8 @@ import numpy as np
 from numba import njit
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, Option, count, limit, row
-from ..traces import ranges
-from ..validation import in_range
+from ..data.traces import ranges
+from ..core.validation import in_range
 from .trip_geometry import (Trajectories, applies, balanced, grid_cells, nearest_each, nth_densest, public_box,
                             real_sets, released, trips_through)
 

@@ -32,7 +32,7 @@ from numba import njit, prange
 
 from ..metrics.standard import planar, points
 from ..privacy.empirical import clopper_pearson
-from ..traces import TraceSet, ranges
+from ..data.traces import TraceSet, ranges
 
 SQRT2 = float(np.sqrt(2.0))
 DISTANCES = ("frechet", "dtw")

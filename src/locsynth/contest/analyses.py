@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..metrics.population import population_by_slot, tp_tv
 from ..metrics.transitions import tm_swd, transition_matrix
-from ..traces import DELETED, TraceSet
+from ..data.traces import DELETED, TraceSet
 from . import scores
 
 R1 = 1000.0

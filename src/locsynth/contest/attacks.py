@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..errors import InputError
-from ..space import Grid
-from ..traces import DELETED, TraceSet, ranges, generalized_code
+from ..core.errors import InputError
+from ..data.space import Grid
+from ..data.traces import DELETED, TraceSet, ranges, generalized_code
 from ..metrics.visits import trace_visit_counts
 
 DELTA = 1e-8

@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..errors import InputError
+from ..core.errors import InputError
 from ..metrics.visits import trace_visit_counts
 from ..synth.base import Anonymizer, Tags
-from ..traces import TraceSet
+from ..data.traces import TraceSet
 from .files import hospitals
 from .scores import LAMBDA_U, S_REQ, distance_matrix, g_u
-from ..validation import check_count, check_flag, check_positive, check_probability
+from ..core.validation import check_count, check_flag, check_positive, check_probability
 
 
 def rounded_target(mean: np.ndarray, total: int) -> np.ndarray:

@@ -2,14 +2,14 @@
 
 * ``info_region.csv``: ``reg_id,y_id,x_id,y(center),x(center),hospital``; a rows x cols grid with
   ``reg_id = (y_id - 1) * cols + x_id`` (1-based, y from the south), which is locsynth's
-  :class:`~locsynth.space.Grid` numbering plus one. Hospital regions become the category
+  :class:`~locsynth.data.space.Grid` numbering plus one. Hospital regions become the category
   ``"hospital"`` of the grid's cells (the others ``"other"``).
 * ``info_time.csv``: ``ref/org,time_id,day,hour,min``; ``time_id`` 1.. in order of time, every
   day the same instants (Osaka: 20 a day from 8:00 every 30 minutes). Instant ``t`` of locsynth's
-  :class:`~locsynth.timeaxis.TimeAxis` is ``(day - 1) * instants_per_day + k``.
+  :class:`~locsynth.data.timeaxis.TimeAxis` is ``(day - 1) * instants_per_day + k``.
 * traces: ``user_id,time_id,reg_id`` (a pseudonymized file names its first column ``pse_id``);
   ``reg_id`` is a region, ``*`` for a deleted event, or regions separated by spaces for a
-  generalized event (stored as a :class:`~locsynth.traces.LocationSets` entry).
+  generalized event (stored as a :class:`~locsynth.data.traces.LocationSets` entry).
 * ID tables: ``pse_id,user_id``, the organiser's secret table and an attacker's inferred one.
 
 Files are read by column position (the kit's own files disagree on header names: ``time`` or
@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..space import Grid
-from ..timeaxis import TimeAxis
-from ..files import atomic_output
-from ..traces import DELETED, LocationSets, TraceSet, generalized_code
+from ..core.errors import InputError
+from ..data.space import Grid
+from ..data.timeaxis import TimeAxis
+from ..core.files import atomic_output
+from ..data.traces import DELETED, LocationSets, TraceSet, generalized_code
 
 HOSPITAL = "hospital"
 #: The contest has no calendar: its days are placed on an arbitrary Monday in Osaka's time zone.

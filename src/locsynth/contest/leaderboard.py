@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import InputError
-from ..traces import TraceSet
+from ..core.errors import InputError
+from ..data.traces import TraceSet
 from . import scores
 from .attacks import ATTACKS, attack
-from ..progress import reporter
+from ..core.progress import reporter
 from .run import _seed, attack_options, check_pair, score_entry
 
 

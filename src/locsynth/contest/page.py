@@ -6,9 +6,9 @@ from __future__ import annotations
 import jinja2
 import pandas as pd
 
-from ..version import __version__
-from ..report import plots
-from ..report.page import page
+from ..core.version import __version__
+from ..evaluation.report import plots
+from ..evaluation.report.page import page
 from .scores import S_REQ
 
 PAGE = page("""<p class="note">{{ lead }}</p>

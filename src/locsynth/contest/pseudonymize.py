@@ -12,8 +12,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..traces import TraceSet
+from ..core.errors import InputError
+from ..data.traces import TraceSet
 
 
 def pseudonymize(traces: TraceSet, *, seed: int = 0, first: int | None = None) -> tuple[TraceSet, pd.DataFrame]:

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..traces import TraceSet, check_same_frame
-from ..progress import reporter
-from ..validation import parse_assignment
+from ..core.errors import InputError
+from ..data.traces import TraceSet, check_same_frame
+from ..core.progress import reporter
+from ..core.validation import parse_assignment
 from . import scores
 from .attacks import ATTACKS, attack
 from .pseudonymize import pseudonymize
@@ -53,7 +53,7 @@ def parse_anonymizer(spec: str):
     """``"mrlh:1,1,0"`` -> MRLH(mu_x=1, mu_y=1, lam=0): a contest form (:data:`FORMS`, every value in
     order) or any registered anonymizer with PARAM=VALUE pairs (``"mrlh:lam=0.3"``), each value read
     and checked as the anonymizer declares it; an InputError lists the valid forms."""
-    from .. import registry
+    from ..synth import registry
 
     text = spec.strip()
     short, _, args = text.partition(":")
@@ -141,7 +141,7 @@ def kit_phrase(event_share: float = 1.0, region_cap: int | None = None) -> str:
 def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, progress=None,
         event_share: float = 1.0, region_cap: int | None = None) -> list[Entry]:
     """Every anonymizer (``[(label, Anonymizer)]``) through the contest; ``progress(done, total, label)``
-    before each (progress.py);
+    before each (core/progress.py);
     ``event_share`` < 1 (VisitProb) and ``region_cap`` (VisitProb and HomeProb): the organisers' kit's
     shortcuts (contest/attacks.py)."""
     check_pair(original, reference)
@@ -195,7 +195,7 @@ def write_run(entries: list[Entry], out, *, times=None, overwrite: bool = False,
     from pathlib import Path
 
     from .page import contest_html
-    from ..files import atomic_output
+    from ..core.files import atomic_output
     from .files import write_id_table, write_traces
 
     import json

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..space import Space
-from ..traces import DELETED, TraceSet, ranges, generalized_code
+from ..core.errors import InputError
+from ..data.space import Space
+from ..data.traces import DELETED, TraceSet, ranges, generalized_code
 from .files import hospitals
 
 LAMBDA_U = 2000.0

@@ -41,11 +41,11 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..space import Grid
-from ..validation import check_count
-from ..traces import TraceSet
-from ..progress import reporter
+from ..core.errors import InputError
+from ..data.space import Grid
+from ..core.validation import check_count
+from ..data.traces import TraceSet
+from ..core.progress import reporter
 from .files import HOSPITAL, TimeTable, default_times, hospitals, read_regions
 
 GRID = (32, 32)
@@ -171,7 +171,7 @@ def team_traces(model, users: int, times: TimeTable, *, seed: int, home_boost: f
 def make_contest(model, *, teams: int, users: int, reference_days: int = 2, original_days: int = 2, seed: int = 0,
                  home_boost: float = 20.0, hospitals_from=None, progress=None) -> Contest:
     """Every team's data from a trained PPMTF+ ``model``; ``progress(done, total, team name)`` before
-    each team (progress.py)."""
+    each team (core/progress.py)."""
     check_counts(teams=teams, users=users, reference_days=reference_days, original_days=original_days)
     check_frame(model.space_, model.time_, "the model's training set")
     grid = contest_grid(model.space_, hospitals_from)
@@ -232,7 +232,7 @@ def write_contest(contest: Contest, out, *, overwrite: bool = False, meta: dict 
     import json
     from pathlib import Path
 
-    from ..files import atomic_output
+    from ..core.files import atomic_output
     from .files import write_regions, write_times, write_traces
 
     out = Path(out)

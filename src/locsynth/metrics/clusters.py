@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from ..traces import TraceSet
+from ..core.errors import InputError
+from ..data.traces import TraceSet
 from .groups import GroupResult, Metric, MetricGroup, Option, row
 
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..errors import InputError
-from ..traces import TraceSet, check_same_frame
+from ..core.errors import InputError
+from ..data.traces import TraceSet, check_same_frame
 from .population import normalise_rows
 from .transitions import rank_in_trace, trimmed_transition_counts
 from .visits import visit_counts

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..traces import DELETED, TraceSet, ranges, generalized_code
+from ..data.traces import DELETED, TraceSet, ranges, generalized_code
 
 
 def spread(traces: TraceSet, events: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """The metric groups' figures (what each group declares it draws from its details: heatmaps,
 histograms, ROC curves, hourly curves), drawn with matplotlib's Agg canvas as PNG bytes; the
-report's own plots (trade-offs, epsilon sweeps) in report/plots.py use the same canvas.
+report's own plots (trade-offs, epsilon sweeps) in evaluation/report/plots.py use the same canvas.
 
 Figures are built as :class:`matplotlib.figure.Figure` objects without pyplot, so nothing is
 registered in pyplot's global state, no window ever opens and each figure is freed with its last

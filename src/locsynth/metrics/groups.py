@@ -11,7 +11,7 @@ that shows or parses it reads that declaration (DESIGN.md):
 - its kind: ``utility``, ``attack`` (the report's privacy table, ``--attacks``) or ``guarantee``;
 - when it applies (``skip``) and what it computes (``compute``).
 
-The groups evaluate runs are listed in :mod:`locsynth.suite` (the built-in ones, plugins, and
+The groups evaluate runs are listed in :mod:`locsynth.evaluation.suite` (the built-in ones, plugins, and
 those added here by :func:`register`)::
 
     register(MetricGroup("mine", (Metric("my_metric", "My metric", "what it measures"),),
@@ -29,9 +29,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import InputError
-from ..traces import is_trip_set
-from ..validation import check_flag, check_whole, in_range
+from ..core.errors import InputError
+from ..data.traces import is_trip_set
+from ..core.validation import check_flag, check_whole, in_range
 
 #: what "better" means for a metric
 GOALS = ("lower", "higher")
@@ -242,7 +242,7 @@ def _fill(text: str, fields: dict) -> str:
 
 def register(group: MetricGroup) -> None:
     """Add (or replace) a group; it runs after the built-in ones, in the order registered
-    (:func:`locsynth.suite.groups`)."""
+    (:func:`locsynth.evaluation.suite.groups`)."""
     if not isinstance(group, MetricGroup):
         raise InputError(f"register takes a MetricGroup, got {type(group).__name__}")
     _ADDED[group.name] = group

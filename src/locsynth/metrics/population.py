@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from ..traces import TraceSet
+from ..core.errors import InputError
+from ..data.traces import TraceSet
 from .groups import Figure, GroupResult, Metric, MetricGroup, count, not_for_trips, row
 
 

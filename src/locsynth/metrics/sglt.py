@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..errors import InputError
-from ..traces import TraceSet, check_same_frame
+from ..core.errors import InputError
+from ..data.traces import TraceSet, check_same_frame
 from .visits import visit_counts
 from .groups import GroupResult, Metric, MetricGroup, flag, row
 

@@ -64,8 +64,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..errors import InputError
-from ..traces import TraceSet
+from ..core.errors import InputError
+from ..data.traces import TraceSet
 from . import grid_paths as gp
 from .grid_paths import Paths
 from .groups import GroupResult, Metric, MetricGroup, Option, flag, row

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ..space import Grid, Space
-from ..traces import TraceSet, split_keys
+from ..data.space import Grid, Space
+from ..data.traces import TraceSet, split_keys
 from .groups import Figure, GroupResult, Metric, MetricGroup, count, not_for_trips, row
 from .population import normalise_rows
 

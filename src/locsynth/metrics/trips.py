@@ -1,7 +1,7 @@
 """Utility of synthetic trips (paper 004 §8.4): trip-length divergence, frequent patterns and the
 source-destination earth mover's distance, per hour of the day.
 
-Both sets are TraceSets of trips with an ``hour`` column in their user table (cab_trips.py). A
+Both sets are TraceSets of trips with an ``hour`` column in their user table (data/trips.py). A
 synthetic set without hours (NGRAM releases none: ``hour`` is -1 or missing) is compared as a
 whole with the real trips of every hour, as paper 004 §8.5 compares NGRAM with each hour of
 Figure 4; its trip-length divergence is one value (§8.5: "we only report one value").
@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from ..errors import InputError
-from ..traces import TraceSet
+from ..core.errors import InputError
+from ..data.traces import TraceSet
 from .groups import Figure, GroupResult, Metric, MetricGroup, count, flag, row
 
 HOURS = 24
@@ -25,7 +25,7 @@ TOP_K = (10, 20, 50, 100)
 
 
 def trip_hours(trips: TraceSet, *, from_events: bool = False) -> np.ndarray | None:
-    """The hour (0-23) of every trip: its ``hour`` column (cab_trips.py's), checked. A set without
+    """The hour (0-23) of every trip: its ``hour`` column (data/trips.py's), checked. A set without
     hours (no ``hour`` column, or -1 everywhere) gives None, or with ``from_events`` the local hour
     of each trace's first event (a trace set made otherwise, NGRAM's trips without time)."""
     hour = trips.users["hour"].to_numpy().astype(np.int64) if "hour" in trips.users else None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..traces import DELETED, TraceSet, generalized_code, split_keys
+from ..data.traces import DELETED, TraceSet, generalized_code, split_keys
 from .groups import Figure, GroupResult, Metric, MetricGroup, count, not_for_trips, row
 
 if TYPE_CHECKING:                   # loaded where it is used (see transitions.py)

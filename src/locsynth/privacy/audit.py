@@ -35,8 +35,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import InputError
-from ..validation import check_delta, check_epsilon
+from ..core.errors import InputError
+from ..core.validation import check_delta, check_epsilon
 
 
 @dataclass(frozen=True)

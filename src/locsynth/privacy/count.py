@@ -11,8 +11,8 @@ privacy/laplace.py). Clamping to at least 1 is post-processing.
 from __future__ import annotations
 
 from .laplace import discrete_laplace
-from ..ledger import Ledger
-from ..validation import check_epsilon
+from .ledger import Ledger
+from ..core.validation import check_epsilon
 
 
 def noisy_count(count: int, epsilon: float, *, ledger: Ledger | None = None, unit: str = "user") -> int:

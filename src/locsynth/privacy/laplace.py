@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..core.errors import InputError
 from . import _opendp
-from ..ledger import Ledger
-from ..validation import check_epsilon, check_sensitivity
+from .ledger import Ledger
+from ..core.validation import check_epsilon, check_sensitivity
 
 
 def laplace(values, epsilon: float, sensitivity: float, *, ledger: Ledger | None = None, unit: str = "user",

@@ -42,9 +42,9 @@ import math
 
 import numpy as np
 
-from ..errors import InputError
-from ..ledger import Ledger, Spend
-from ..validation import check_epsilon
+from ..core.errors import InputError
+from .ledger import Ledger, Spend
+from ..core.validation import check_epsilon
 from . import _opendp
 
 #: the probability that a value's own bit is reported as 1

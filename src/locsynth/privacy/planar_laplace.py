@@ -20,10 +20,10 @@ from typing import Protocol
 
 import numpy as np
 
-from ..errors import InputError
-from ..geo import EARTH_RADIUS_M
-from ..ledger import Ledger
-from ..validation import check_epsilon
+from ..core.errors import InputError
+from ..core.geo import EARTH_RADIUS_M
+from .ledger import Ledger
+from ..core.validation import check_epsilon
 from . import _opendp
 
 

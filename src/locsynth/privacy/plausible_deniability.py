@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 PD_FORMAT = "locsynth.pdtest"
 
@@ -50,7 +50,7 @@ class PDResult:
         passed). Internal, like the synthetic set: it names source users."""
         import pandas as pd
 
-        from ..files import atomic_output
+        from ..core.files import atomic_output
 
         if synthetic.n_traces != self.passed.size:
             raise InputError(f"the PD result covers {self.passed.size} traces; the synthetic set has "

@@ -45,11 +45,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .hierarchy import Hierarchy
 from .laplace import laplace
-from ..ledger import Ledger
-from ..validation import check_epsilon, check_sensitivity
+from .ledger import Ledger
+from ..core.validation import check_epsilon, check_sensitivity
 
 
 def weights(h: Hierarchy) -> np.ndarray:

@@ -15,10 +15,10 @@ import math
 
 import numpy as np
 
-from ..errors import InputError
+from ..core.errors import InputError
 from . import _opendp
-from ..ledger import Ledger
-from ..validation import check_epsilon
+from .ledger import Ledger
+from ..core.validation import check_epsilon
 
 
 def keep_probability(k: int, epsilon: float) -> float:

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..core.errors import InputError
 from . import _opendp
-from ..ledger import Ledger
-from ..validation import check_epsilon
+from .ledger import Ledger
+from ..core.validation import check_epsilon
 
 
 def noisy_top_k(scores, k: int, epsilon: float, *, ledger: Ledger | None = None, unit: str = "user",

@@ -9,7 +9,7 @@ TraceSet. Both carry :class:`Tags` that say what they can do, which the common t
 A fitted model saves as a directory: ``model.json`` (method, hyperparameters, fitted scalars,
 the training set's size, space and time axis, the privacy ledger), ``arrays.npz`` (no pickle)
 and the training users and locations as Parquet. Like a synthetic set from ``sample``, a model
-names training users: both are internal, never releases (see release.py). A DP model's user
+names training users: both are internal, never releases (see release/publish.py). A DP model's user
 table is empty: it keeps nothing per training unit.
 """
 
@@ -24,14 +24,14 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..jsonable import jsonable
-from ..ledger import Ledger
-from ..validation import check_count, check_epsilon, check_share, parse_value
-from ..space import Space
-from ..timeaxis import TimeAxis
-from ..files import atomic_output
-from ..traces import TraceSet, is_trip_set, read_json_meta
+from ..core.errors import InputError
+from ..core.jsonable import jsonable
+from ..privacy.ledger import Ledger
+from ..core.validation import check_count, check_epsilon, check_share, parse_value
+from ..data.space import Space
+from ..data.timeaxis import TimeAxis
+from ..core.files import atomic_output
+from ..data.traces import TraceSet, is_trip_set, read_json_meta
 
 #: share of epsilon a DP synthesizer spends by default on counting its training units, the default
 #: size of its synthetic set (privacy/count.py): at epsilon 1 a count of scale 20, about 3 % off
@@ -123,7 +123,7 @@ class _Params:
 
     name: ClassVar[str] = "base"
     tags: ClassVar[Tags] = Tags()
-    #: each constructor parameter's check, ``check(value, name) -> value`` (validation.py), applied
+    #: each constructor parameter's check, ``check(value, name) -> value`` (core/validation.py), applied
     #: when fit or transform starts; the common checks require one for every parameter
     checks: ClassVar[dict] = {}
     #: the help of parameters every method that has them means alike (a class's docstring may say more)
@@ -184,13 +184,13 @@ class Synthesizer(_Params):
     sample_options: ClassVar[dict[str, tuple[object, str]]] = {}
     #: whether a synthetic user may have several traces (False where each trace is its own user)
     several_traces: ClassVar[bool] = True
-    #: the steps ("fit", "sample") that spread their work over a Dask client (parallel.py)
+    #: the steps ("fit", "sample") that spread their work over a Dask client (core/parallel.py)
     distributed: ClassVar[tuple[str, ...]] = ()
 
     def fit(self, train: TraceSet, *, progress=None, client=None, **options) -> "Synthesizer":
         """Learn from the training TraceSet ``train``; returns ``self``. ``progress(done, total,
         status="")`` is called as the work advances, where a method reports progress; ``client``
-        is a Dask client where the method spreads its work (parallel.py); ``options`` are the
+        is a Dask client where the method spreads its work (core/parallel.py); ``options`` are the
         method's :attr:`fit_options`."""
         self._validate_params()
         self._check_options(options, self.fit_options, "fit")
@@ -268,7 +268,7 @@ class Synthesizer(_Params):
     def _bounded_traces(self, train: TraceSet, k: int) -> TraceSet:
         """``train`` with at most ``k`` traces of each user id (their first ``k`` rows), for a method
         that spends on one trace: the bound, enforced here and recorded in the ledger, is what turns
-        its per-trace epsilon into a per-person one (ledger.py: k times). A bound the training set's
+        its per-trace epsilon into a per-person one (privacy/ledger.py: k times). A bound the training set's
         ledger already holds (``prepare``'s one trace per user) is enforced too."""
         k = check_count(k, "max_traces_per_user")
         if self.ledger_.traces_per_user is not None:
@@ -410,7 +410,7 @@ class Synthesizer(_Params):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from .. import registry
+        from . import registry
 
         path = Path(path)
         meta = read_model_meta(path)

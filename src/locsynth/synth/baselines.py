@@ -6,11 +6,11 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..traces import TraceSet, is_trip_set
-from ..rng import user_uniforms
+from ..data.traces import TraceSet, is_trip_set
+from ..core.rng import user_uniforms
 from .base import Synthesizer, Tags
-from ..validation import check_count
-from ..validation import check_seed, whole
+from ..core.validation import check_count
+from ..core.validation import check_seed, whole
 
 
 class Uniform(Synthesizer):

@@ -78,12 +78,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..errors import InputError
-from ..ledger import Ledger
+from ..core.errors import InputError
+from ..privacy.ledger import Ledger
 from ..metrics.standard import planar
 from ..privacy.laplace import laplace
-from ..traces import TraceSet
-from ..validation import check_count, check_epsilon, check_seed, check_share, in_range
+from ..data.traces import TraceSet
+from ..core.validation import check_count, check_epsilon, check_seed, check_share, in_range
 from .base import SIZE_SHARE, Synthesizer, Tags
 from .ngram import GramIndex
 from .privtrace.markov import per_trace
@@ -521,7 +521,7 @@ class DPT(Synthesizer):
         Share of epsilon spent on the DP count of training trajectories (0: none; sample needs n).
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
-        epsilon is this many times the per-trajectory one (ledger.py). 1, as ``prepare`` makes them.
+        epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
     """
 
     name = "dpt"

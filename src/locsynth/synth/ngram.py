@@ -71,14 +71,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
 
-from ..errors import InputError
+from ..core.errors import InputError
 from ..privacy.laplace import laplace
-from ..ledger import Ledger
-from ..validation import check_epsilon
-from ..traces import TraceSet
+from ..privacy.ledger import Ledger
+from ..core.validation import check_epsilon
+from ..data.traces import TraceSet
 from .base import SIZE_SHARE, Synthesizer, Tags
-from ..validation import check_count
-from ..validation import check_flag, check_seed, check_share
+from ..core.validation import check_count
+from ..core.validation import check_flag, check_seed, check_share
 
 #: OpenDP's privacy map of a histogram's measurement gives back epsilon_g up to float rounding
 _SLACK = 1e-9
@@ -493,7 +493,7 @@ class NGRAM(Synthesizer):
         (0: none; sample then needs n).
     max_traces_per_user : int
         Traces one user id may contribute (the first ones are kept): the ledger's per-person
-        epsilon is this many times the per-trace one (ledger.py). 1, as ``prepare`` makes them.
+        epsilon is this many times the per-trace one (privacy/ledger.py). 1, as ``prepare`` makes them.
     seed : int
         The seed of :meth:`sample` when it is given none. Fitting draws only DP noise, which is
         never seeded.

@@ -25,15 +25,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..errors import InputError
+from ..core.errors import InputError
 from ..metrics.population import normalise_rows
 from ..privacy.laplace import laplace
-from ..validation import check_epsilon
-from ..traces import TraceSet
+from ..core.validation import check_epsilon
+from ..data.traces import TraceSet
 from ..metrics.transitions import trimmed_transition_counts
 from .base import SIZE_SHARE, Synthesizer, Tags
-from ..validation import check_count
-from ..validation import check_seed, check_share
+from ..core.validation import check_count
+from ..core.validation import check_seed, check_share
 
 
 def stochastic_rows(noisy: np.ndarray) -> np.ndarray:

@@ -65,11 +65,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InputError
+from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
-from ...traces import TraceSet
-from ...validation import check_count, check_epsilon, check_flag, check_seed, check_share
+from ...data.traces import TraceSet
+from ...core.validation import check_count, check_epsilon, check_flag, check_seed, check_share
 from ..base import SIZE_SHARE, Synthesizer, Tags
 from ..privtrace import markov
 from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
@@ -111,7 +111,7 @@ class AdaTrace(Synthesizer):
         Share of epsilon spent on the DP count of training trajectories (0: none; sample needs n).
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
-        epsilon is this many times the per-trajectory one (ledger.py). 1, as ``prepare`` makes them.
+        epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
     """
 
     name = "adatrace"

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InputError
+from ...core.errors import InputError
 from ...metrics.population import normalise_rows
 from ...privacy.laplace import laplace
-from ...ledger import Ledger
+from ...privacy.ledger import Ledger
 from ...privacy.privelet import privelet
 
 MECHANISMS = ("privelet", "laplace")

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InputError
-from ...graphs import erdos_renyi
+from ...core.errors import InputError
+from ...core.graphs import erdos_renyi
 from ...privacy.laplace import laplace
-from ...ledger import Ledger
-from ...validation import check_epsilon
+from ...privacy.ledger import Ledger
+from ...core.validation import check_epsilon
 
 GRAPHS = ("erdos-renyi", "barabasi-albert")
 

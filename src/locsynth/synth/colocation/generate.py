@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ...rng import below, uniform
+from ...core.rng import below, uniform
 
 FLOOR = 1e-12
 

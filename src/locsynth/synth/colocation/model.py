@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InputError
-from ...validation import check_epsilon
-from ...traces import TraceSet
+from ...core.errors import InputError
+from ...core.validation import check_epsilon
+from ...data.traces import TraceSet
 from ..base import Synthesizer, Tags
-from ...validation import check_count
+from ...core.validation import check_count
 from ..tpm import TPM, walks
 from ...metrics.colocation import colocation_counts
 from .counts import MECHANISMS, category_matrix, noisy_counts, row_distributions
 from .friendship import GRAPHS, friend_graph, noisy_friendship_probability
 from .generate import complete, place_colocations
-from ...validation import check_seed, one_of, whole
+from ...core.validation import check_seed, one_of, whole
 
 
 class CoLocation(Synthesizer):

@@ -1,7 +1,7 @@
 """Trace generation (paper 004 §7.3.3, Algorithm 1 lines 4-8): for a sampled (source,
 destination, hour), the most probable path from source to destination in the routing graph of
 (destination, hour), whose edge x -> y within the 11 x 11 window has weight
--log p(y | x, destination, hour) (self-loops left out: a trip never stays, cab_trips.py merges them).
+-log p(y | x, destination, hour) (self-loops left out: a trip never stays, data/trips.py merges them).
 
 All trips to one (destination, hour) share one graph, so one Dijkstra run from the destination
 on the reversed graph (scipy.sparse.csgraph.dijkstra) gives the shortest path from every source

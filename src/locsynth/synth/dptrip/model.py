@@ -22,12 +22,12 @@ import time
 
 import numpy as np
 
-from ...errors import InputError
-from ...parallel import one_blas_thread
-from ...validation import check_epsilon
-from ...traces import TraceSet
+from ...core.errors import InputError
+from ...core.parallel import one_blas_thread
+from ...core.validation import check_epsilon
+from ...data.traces import TraceSet
 from ..base import SIZE_SHARE, Synthesizer, Tags
-from ...validation import check_count
+from ...core.validation import check_count
 from .accounting import Run, composed_epsilon, noise_multipliers, opacus_epsilon
 from .generate import Router
 from .initializer import TripVAE, decode, decoder_arrays
@@ -35,7 +35,7 @@ from .nexthop import NextHop, NextHopTables, nexthop_arrays, window_class
 from .training import (dp_sgd, initializer_batches, nexthop_batches, sample_rate, steps_for, torch_threads,
                        train_concurrently)
 from .records import TripTable, trip_table
-from ...validation import check_flag, check_positive, check_seed, in_range, one_of, optional
+from ...core.validation import check_flag, check_positive, check_seed, in_range, one_of, optional
 
 #: decoding of the VAE's heads at generation
 DECODINGS = ("argmax", "sample")
@@ -92,7 +92,7 @@ class DPTrip(Synthesizer):
         gives the default delta and sizes the synthetic set (module docstring).
     max_traces_per_user : int
         Trips one user id may contribute (the first ones are kept): the ledger's per-person epsilon
-        is this many times the per-trip one (ledger.py). 1, as ``prepare`` makes the trips.
+        is this many times the per-trip one (privacy/ledger.py). 1, as ``prepare`` makes the trips.
     seed : int
         The seed of :meth:`sample` when it is given none. Training noise is never seeded.
     """
@@ -234,7 +234,7 @@ class DPTrip(Synthesizer):
                 progress=None, client=None) -> TraceSet:
         """``n`` synthetic trips (default: the DP count of training trips), each its own virtual
         user with its ``hour``; visits on consecutive instants from the start of that hour on day 0
-        (one-minute instants for cab_trips.py's sets). ``days`` is accepted for the common protocol."""
+        (one-minute instants for data/trips.py's sets). ``days`` is accepted for the common protocol."""
         m = self._size(n)
         # one BLAS thread: the small products gain nothing from more, and it keeps them bit-identical
         with one_blas_thread():

@@ -1,4 +1,4 @@
-"""The training examples of DPTrip, from a TraceSet of trips (cab_trips.py): per trip its source,
+"""The training examples of DPTrip, from a TraceSet of trips (data/trips.py): per trip its source,
 destination and hour (the initializer's records, paper 004 §7.3.1) and its 2-grams (the next-hop
 model's records, §7.3.2 and §8.2: "we created 2-grams from the traces").
 """
@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import InputError
+from ...core.errors import InputError
 from ...metrics.trips import trip_hours
-from ...space import Grid
-from ...traces import TraceSet
+from ...data.space import Grid
+from ...data.traces import TraceSet
 
 
 

@@ -3,7 +3,7 @@ Trajectory Synthesis", PVLDB 16(8), 2023): trajectory synthesis in the local mod
 curator sees a raw trajectory. The authors' code is zealscott/LDPTrace (code/main.py, ldp.py,
 grid.py, map_func.py; REFERENCE.md). The unit is one trajectory, whose user perturbs it on their
 own device: the guarantee is local DP, for any two trajectories of that user, and holds against
-the collector as well (ledger.py, ``local``). The steps, in the order the data flows:
+the collector as well (privacy/ledger.py, ``local``). The steps, in the order the data flows:
 
 1. Grid (§4.1): N x N cells (``grid_size``, the authors' default ``--grid_num 6``, which their
    README recommends for every dataset from the paper's analysis of N; utils.grid_num's formula
@@ -58,11 +58,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...errors import InputError
+from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy import oue
-from ...traces import TraceSet
-from ...validation import check_count, check_epsilon, check_seed, in_range, whole
+from ...data.traces import TraceSet
+from ...core.validation import check_count, check_epsilon, check_seed, in_range, whole
 from ..base import Synthesizer, Tags
 from ..privtrace import markov
 from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
@@ -90,7 +90,7 @@ class LDPTrace(Synthesizer):
         authors' ``--max_len`` 0.9).
     max_traces_per_user : int
         Trajectories (reports) one user id may contribute, the first ones kept: the per-person
-        epsilon is this many times the per-trajectory one (ledger.py). 1, as ``prepare`` makes them.
+        epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
     """
 
     name = "ldptrace"

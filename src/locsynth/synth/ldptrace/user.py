@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import InputError
+from ...core.errors import InputError
 from ...privacy import oue
-from ...validation import check_count, check_epsilon, in_range
+from ...core.validation import check_count, check_epsilon, in_range
 
 #: the check of a share of epsilon that must leave some for the rest: in (0, 1)
 check_length_share = in_range(0.0, 1.0, open_low=True, open_high=True)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import InputError
-from ...traces import TraceSet
+from ...core.errors import InputError
+from ...data.traces import TraceSet
 from .gibbs import FACTORS, GibbsState
 
 FORMAT = 1

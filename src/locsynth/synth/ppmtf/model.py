@@ -13,18 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import parallel
-from ...errors import InputError
+from ...core import parallel
+from ...core.errors import InputError
 from ...privacy.plausible_deniability import PDResult, choose_candidates
-from ...traces import TraceSet
-from ...rng import user_uniforms
+from ...data.traces import TraceSet
+from ...core.rng import user_uniforms
 from ..base import Synthesizer, Tags
 from .generate import PHI, StepIndex, UserModel, reconstruct, sample_users
 from . import checkpoint as ckpt
 from .pdtest import pd_test_factors
 from .gibbs import FACTORS, GibbsState, Prior, gibbs_step, init_state
 from .tensors import build_tensors
-from ...validation import check_count, check_positive, check_seed, one_of, whole
+from ...core.validation import check_count, check_positive, check_seed, one_of, whole
 
 log = logging.getLogger(__name__)
 HYPER = ("bpmf", "authors")
@@ -158,7 +158,7 @@ class PPMTF(Synthesizer):
                   progress=None, client=None) -> tuple[np.ndarray, np.ndarray]:
         """Traces of training rows ``rows`` (or of the rows of ``feature``, keyed 0, 1, ...); the
         uniforms of user n come from (seed, stream, n) only, so chunks of users can be generated
-        anywhere (``client``: on a Dask cluster, see parallel.py) with the serial result."""
+        anywhere (``client``: on a Dask cluster, see core/parallel.py) with the serial result."""
         f = self.factors_
         feature = f["A"][rows] if feature is None else np.asarray(feature, np.float64)
         homes = np.full(rows.size, -1, np.int64) if homes is None else np.asarray(homes, np.int64)
@@ -185,7 +185,7 @@ class PPMTF(Synthesizer):
         many instants each slot has.
 
         The trace of user u is a function of (seed, u) only, whatever the set of users generated
-        with it; with ``client`` (a Dask client, see parallel.py) users are generated in chunks on
+        with it; with ``client`` (a Dask client, see core/parallel.py) users are generated in chunks on
         the cluster, with the same output. ``progress(done, total)`` counts users.
         """
         rows = self._rows(n, users)
@@ -209,7 +209,7 @@ class PPMTF(Synthesizer):
         traces' own log-likelihoods are taken from its ``loglik`` column when present
         (see pdtest.pd_test_factors).
 
-        With ``client`` (a Dask client, see parallel.py) the traces are tested in chunks on the
+        With ``client`` (a Dask client, see core/parallel.py) the traces are tested in chunks on the
         cluster, each against the same candidates (their draw depends on ``seed`` and the number
         of training users only); a trace's count depends on that trace alone, so the result
         equals the serial one. ``progress`` then counts traces instead of candidates.
@@ -308,7 +308,7 @@ class PPMTFPlus(PPMTF):
                 progress=None, client=None) -> TraceSet:
         """``n`` virtual users (default: as many as training users), eq. (4) of paper 003, each
         with ``traces_per_user`` traces. ``progress(done, total)`` is called after each block of
-        users; ``client``: generate on a Dask cluster (parallel.py), with the serial output."""
+        users; ``client``: generate on a Dask cluster (core/parallel.py), with the serial output."""
         m = self.n_users if n is None else check_count(n, "n")
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
         cov = np.linalg.inv(self.Lambda_["A"])

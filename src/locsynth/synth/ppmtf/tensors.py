@@ -16,9 +16,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ...errors import InputError
-from ...rng import below, user_words
-from ...traces import TraceSet
+from ...core.errors import InputError
+from ...core.rng import below, user_words
+from ...data.traces import TraceSet
 from ...metrics.transitions import keyed_transition_counts
 from ...metrics.visits import keyed_visit_counts
 
@@ -167,7 +167,7 @@ def select_cells(user: np.ndarray, i: np.ndarray, j: np.ndarray, count: np.ndarr
 
     ``(user, i, j, count)`` are the positive cells sorted by (user, i, j). For each user: at most ``lam`` positive cells chosen uniformly at random, counts
     capped at ``r_max``; then ``rho`` distinct cells among its zero cells (all of them when there
-    are fewer); every other cell is missing. User n draws from its own stream (locsynth.rng), so
+    are fewer); every other cell is missing. User n draws from its own stream (locsynth.core.rng), so
     its cells do not depend on the other users.
     """
     if lam < 1 or r_max < 1 or rho < 0:

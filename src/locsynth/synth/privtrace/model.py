@@ -43,15 +43,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...errors import InputError
+from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
-from ...traces import TraceSet
-from ...validation import check_count, check_epsilon
+from ...data.traces import TraceSet
+from ...core.validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, Synthesizer, Tags
 from . import markov
 from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, public_box
-from ...validation import check_seed, check_share
+from ...core.validation import check_seed, check_share
 
 #: the authors' default split of epsilon: grid, first order, second order
 SPLIT = (0.2, 0.4, 0.4)
@@ -89,7 +89,7 @@ class PrivTrace(Synthesizer):
         Share of epsilon spent on the DP count of training trajectories (0: none; sample needs n).
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
-        epsilon is this many times the per-trajectory one (ledger.py). 1, as ``prepare`` makes them.
+        epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
     """
 
     name = "privtrace"

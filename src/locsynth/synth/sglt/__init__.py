@@ -3,7 +3,7 @@
 ``mobility.py`` (day traces, missing events, profiles, aggregate model) -> ``similarity.py``
 (geographic and semantic similarity, the location graph) -> ``clustering.py`` (semantic
 classes) -> ``generate.py`` (semantic seeds, randomized Viterbi, privacy tests); ``model.py`` is
-the estimator around them and ``lbs.py`` the location-based-service scenario of §VII.
+the estimator around them and ``lbs/scenario.py`` the location-based-service scenario of §VII.
 """
 
 from .model import SGLT

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ...errors import InputError
+from ...core.errors import InputError
 from .similarity import GRAPH_FLOOR
 
 

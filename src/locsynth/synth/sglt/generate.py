@@ -19,7 +19,7 @@ merged, with probability par_m^(dt^2). Where a step's set would be empty (every 
 class removed, or a class of one location without s(t)), the step falls back to the whole class
 without s(t), then to every location but s(t): a choice of ours, the paper does not say.
 
-Tries of one user draw from one SplitMix64 stream seeded by (seed, user) (rng.py), so a user's
+Tries of one user draw from one SplitMix64 stream seeded by (seed, user) (core/rng.py), so a user's
 fakes do not depend on which other users are generated, or where.
 """
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...rng import below, uniform
+from ...core.rng import below, uniform
 from .similarity import semantic_value_sorted
 
 

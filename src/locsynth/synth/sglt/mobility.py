@@ -27,9 +27,9 @@ import scipy.sparse as sp
 import numba
 from numba import njit, prange
 
-from ...errors import InputError
-from ...rng import uniform, user_words
-from ...traces import TraceSet
+from ...core.errors import InputError
+from ...core.rng import uniform, user_words
+from ...data.traces import TraceSet
 from ...metrics.transitions import period_transition_counts
 
 #: Gibbs sweeps over the missing events of a day trace (the last sweep is kept).

@@ -24,10 +24,10 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
-from ... import parallel
-from ...errors import InputError
-from ...rng import user_words
-from ...traces import TraceSet
+from ...core import parallel
+from ...core.errors import InputError
+from ...core.rng import user_words
+from ...data.traces import TraceSet
 from ..base import Synthesizer, Tags
 from .clustering import choose_k, cluster_quality, semantic_clusters
 from ...metrics.transitions import LOG_ZERO
@@ -35,7 +35,7 @@ from .generate import fakes_kernel, privacy_scores
 from .mobility import (aggregate_model, day_traces, distance_km, fill_missing, period_of, sorted_profiles,
                        visit_profiles)
 from .similarity import EDGE_WEIGHTS, edge_quantum, location_graph, pair_chunk
-from ...validation import check_count, check_flag, check_probability, check_seed, in_range, one_of, whole
+from ...core.validation import check_count, check_flag, check_probability, check_seed, in_range, one_of, whole
 
 #: candidates for the number of classes when ``clusters=0`` (the paper's 20, the PPMTF authors' 50-200)
 CLUSTER_CANDIDATES = (10, 20, 50, 100, 150, 200)
@@ -105,7 +105,7 @@ class SGLT(Synthesizer):
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "SGLT":
         """Mobility models, pairwise similarities, the location graph and its classes (§IV).
 
-        With ``client`` (a Dask client, see parallel.py) the pairs of users are compared in
+        With ``client`` (a Dask client, see core/parallel.py) the pairs of users are compared in
         chunks on the cluster; the result equals the serial one."""
         self._remember_frame(train)
         R, Tday = self.space_.n_locations, self.time_.instants_per_day

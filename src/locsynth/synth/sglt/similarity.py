@@ -15,7 +15,7 @@ import numba
 from numba import njit, prange
 from scipy.optimize import linear_sum_assignment
 
-from ... import parallel
+from ...core import parallel
 
 #: Weight every location pair starts with in the location graph (the authors' tool), so that the
 #: graph of the visited locations is connected.

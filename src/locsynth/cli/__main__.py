@@ -1,0 +1,5 @@
+"""``python -m locsynth.cli``: the ``locsynth`` command."""
+
+from . import main
+
+main()

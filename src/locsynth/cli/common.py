@@ -1,0 +1,344 @@
+"""What every ``locsynth`` command module shares: printing, one-line errors, progress display."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..core.errors import InputError
+
+
+@functools.lru_cache(maxsize=None)
+def _console(stderr: bool):
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def console(stderr: bool = False):
+    """The rich console the commands print on (stderr for progress and errors)."""
+    return _console(stderr)
+
+
+def say(text: str) -> None:
+    _console(False).print(text, highlight=False, soft_wrap=True, markup=False)
+
+
+def reports_errors(fn):
+    """Bad input: one line on stderr, exit code 2, no traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            from rich.markup import escape
+
+            _console(True).print(f"[red]error:[/red] {escape(as_flags(str(exc)))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def _click(module: str):
+    """click's ``module``: typer's own copy since typer 0.23 vendored it, else click itself."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"typer._click.{module}")
+    except ImportError:
+        return importlib.import_module(f"click.{module}")
+
+
+def as_flags(message: str) -> str:
+    """A library error as the command line says it: the library names a parameter in backquotes
+    (`` `dp_epsilon` ``), the running command's option of that name becomes its flag
+    (``--dp-epsilon``) and any other name loses its quotes."""
+    import re
+
+    ctx = _click("globals").get_current_context(silent=True)
+    flags = {}
+    if ctx is not None:
+        for param in ctx.command.get_params(ctx):
+            longs = [o for o in param.opts if o.startswith("--")]
+            if param.name and longs:
+                flags[param.name] = longs[0]
+    return re.sub(r"`([A-Za-z_][A-Za-z0-9_]*)`", lambda m: flags.get(m.group(1), m.group(1)), message)
+
+
+#: set by ``locsynth --quiet``: no progress bars, spinners or progress lines
+QUIET = False
+#: at most one plain progress line per task in this many seconds (tqdm's mininterval for files)
+LINE_EVERY = 10.0
+#: and at least one in this many while a task runs, even when it reports nothing new
+HEARTBEAT = 60.0
+
+
+class _NoBar:
+    """What progress_bar gives with --quiet: nothing drawn, nothing imported."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def add_task(self, *args, **kwargs):
+        return 0
+
+    def update(self, *args, **kwargs):
+        pass
+
+
+class _Background(_NoBar):
+    """A daemon thread running ``self._run`` (until ``self.stop`` is set) inside ``with``."""
+
+    def __init__(self):
+        import threading
+
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        return False
+
+
+class _Lines(_Background):
+    """Progress as plain lines on stdout, for output that is not a terminal (a log file, a notebook,
+    CI): at most one line per task every :data:`LINE_EVERY` seconds, with the step, done/total,
+    elapsed time and an estimate of what is left, as tqdm writes to files; and, inside ``with``, a
+    line every :data:`HEARTBEAT` seconds for a task that is still running but silent (one long
+    step of a long job)."""
+
+    def __init__(self, every: float | None = None, heartbeat: float | None = None):
+        super().__init__()
+        self.every = LINE_EVERY if every is None else every
+        self.heartbeat = HEARTBEAT if heartbeat is None else heartbeat
+        self.tasks: list[dict] = []
+
+    def _run(self):
+        import time
+
+        while not self.stop.wait(min(self.heartbeat, self.every)):
+            now = time.monotonic()
+            for t in list(self.tasks):
+                running = not t["total"] or t["completed"] < t["total"]
+                if running and now - t["last"] >= self.heartbeat:
+                    t["last"] = now
+                    say(self.line(t, now))
+
+    def add_task(self, description: str = "", total=None, **kwargs) -> int:
+        import time
+
+        now = time.monotonic()
+        self.tasks.append({"description": description, "base": description, "total": total, "completed": 0,
+                           "start": now, "last": now})
+        return len(self.tasks) - 1
+
+    def update(self, task: int, *, completed=None, total=None, description=None, advance=None, **kwargs):
+        import time
+
+        t = self.tasks[task]
+        now = time.monotonic()
+        done = completed if completed is not None else t["completed"] + (advance or 0)
+        if _new_step(t["description"], description, t["base"]):
+            t["total"] = total                 # None: this step's length is unknown, not the last one's
+            t["start"] = now
+            t["base"] = description
+            t.pop("first", None)
+        elif done < t["completed"] or (None not in (total, t["total"]) and total != t["total"]):
+            t["start"] = now                   # a new phase under the same name
+            t.pop("first", None)
+        t["description"] = t["description"] if description is None else description
+        t["total"] = total if total is not None else t["total"]
+        if done > 0 and "first" not in t:
+            t["first"], t["first_done"] = now, done     # the rate is measured from here on
+        t["completed"] = done
+        if now - t["last"] >= self.every:
+            t["last"] = now
+            say(self.line(t, now))
+
+    @staticmethod
+    def line(t: dict, now: float) -> str:
+        elapsed = now - t["start"]
+        text = f"{t['description']}: "
+        if t["total"]:
+            done, total = t["completed"], t["total"]
+            text += f"{done}/{total} ({100 * done / total:.0f}%), {_clock(elapsed)} elapsed"
+            # the rate after the first unit done: the first carries one-time costs (numba compiling a
+            # Gibbs sweep's kernels made a first estimate 30 minutes for a fit of seconds)
+            since, more = now - t.get("first", now), done - t.get("first_done", done)
+            if more > 0 and since > 0:
+                text += f", about {_clock(since * (total - done) / more)} left"
+        else:
+            text += f"{_clock(elapsed)} elapsed"
+        return text
+
+
+class _Ticker(_Background):
+    """A spinner's plain counterpart: a line every :data:`LINE_EVERY` seconds while the step runs."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+    def _run(self):
+        import time
+
+        start = time.monotonic()
+        while not self.stop.wait(LINE_EVERY):
+            say(f"{self.text}: {_clock(time.monotonic() - start)} elapsed")
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+        else f"{seconds // 60:02d}:{seconds % 60:02d}"
+
+
+def _terminals() -> bool:
+    """Whether both stdout and stderr are terminals (then progress is drawn; else it is written)."""
+    return _console(False).is_terminal and _console(True).is_terminal
+
+
+def spinner(text: str):
+    """rich's status spinner on a terminal; plain lines now and then otherwise; nothing with --quiet."""
+    if QUIET:
+        return _NoBar()
+    return _console(True).status(text) if _terminals() else _Ticker(text)
+
+
+def progress_bar():
+    """rich's progress bar on a terminal; plain lines now and then (:class:`_Lines`) when output goes
+    to a file or a pipe; nothing with --quiet."""
+    if QUIET:
+        return _NoBar()
+    if not _terminals():
+        return _Lines()
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    class Steps(Progress):
+        def update(self, task_id, *, total=None, completed=None, description=None, **kwargs):
+            if _new_step(self._tasks[task_id].description, description):
+                self.reset(task_id, total=total, completed=completed or 0, description=description)
+                self._tasks[task_id].total = total      # rich's reset keeps the old total for None
+            else:
+                super().update(task_id, total=total, completed=completed, description=description, **kwargs)
+
+    return Steps(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                 TimeRemainingColumn(), console=_console(True), transient=True)
+
+
+def on_spinner(status, prefix: str = ""):
+    """A callback of the progress protocol (core/progress.py) that shows each status on a spinner."""
+    def progress(done=0, total=None, text=""):
+        if text and hasattr(status, "update"):
+            status.update(prefix + text)
+    return progress
+
+
+def on_bar(bar, task):
+    """A callback of the progress protocol (core/progress.py) that moves a progress bar's task: its count,
+    its total and, when given, its status as the description."""
+    def progress(done, total=None, status=""):
+        bar.update(task, completed=done, total=total, description=status or None)
+    return progress
+
+
+def _new_step(current: str, description: str | None, base: str | None = None) -> bool:
+    """A new description starts a new step: its own total (None: unknown) and its own clock; one
+    that only adds a status to the step's name (``base``: 'fitting ppmtf training RMSE 0.1') does not."""
+    if description is None or description == current:
+        return False
+    return not (base and description.startswith(base))
+
+
+def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:
+    for path in paths:
+        if path is not None and path.exists() and not overwrite:
+            raise InputError(f"{path} exists; pass --overwrite to replace it")
+
+
+# -- options declared by the library (metric groups' options), offered as --NAME ---------------------
+
+def typer_params(options, skip=()) -> list:
+    """Click parameters, as typer makes them, for declared options (``metrics.groups.Option``):
+    a bool as ``--name/--no-name``, a number as a number, anything with a check or choices as text
+    (the declaration parses it), each with its help and default."""
+    import inspect
+
+    params = []
+    for opt in options:
+        if not opt.cli or opt.name in skip:
+            continue
+        kind = type(opt.default)
+        if kind is bool:
+            info, annotation = typer.Option(opt.default, f"{opt.flag}/--no-{opt.flag[2:]}", help=opt.help), bool
+        elif opt.choices is not None:
+            info = typer.Option(str(opt.default), opt.flag, help=opt.help, metavar="|".join(map(str, opt.choices)))
+            annotation = str
+        elif kind in (int, float):
+            info, annotation = typer.Option(opt.default, opt.flag, help=opt.help), kind
+        else:
+            info = typer.Option(None if opt.default is None else str(opt.default), opt.flag, help=opt.help,
+                                metavar="VALUE")
+            annotation = Optional[str]
+        params.append(inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
+
+    def declared(**kwargs):                                   # pragma: no cover - never called
+        return kwargs
+
+    declared.__signature__ = inspect.Signature(params)
+    holder = typer.Typer()
+    holder.command()(declared)
+    return [p for p in typer.main.get_command(holder).params if p.name in {q.name for q in params}]
+
+
+def declared_command(provider=None, helps: dict | None = None):
+    """A typer command class whose options are its function's plus ``provider()``'s (click
+    parameters), and whose options named in ``helps`` take their help from ``helps[name]()`` (a
+    list read from a registry), built only when the command itself runs or shows its help, so that
+    listing the commands imports nothing more. The callback reads the provided options from
+    ``ctx.meta`` (see :func:`given_options`)."""
+    from typer.core import TyperCommand
+
+    class DeclaredCommand(TyperCommand):
+        def get_params(self, ctx):
+            params = super().get_params(ctx)
+            if not hasattr(self, "_declared"):
+                names = {p.name for p in params}
+                self._declared = [p for p in (provider() if provider else []) if p.name not in names]
+                for p in params:
+                    if p.name in (helps or {}):
+                        p.help = helps[p.name]()
+            return [*params[:-1], *self._declared, params[-1]] if params else list(self._declared)
+
+        def invoke(self, ctx):
+            # typer's callback takes only its function's parameters: the declared ones wait in ctx.meta
+            ctx.meta["declared"] = {p.name: ctx.params.pop(p.name) for p in getattr(self, "_declared", ())
+                                    if p.name in ctx.params}
+            return super().invoke(ctx)
+
+    return DeclaredCommand
+
+
+def given_options(ctx, names) -> dict:
+    """The declared options the user gave on the command line (name -> value as typed)."""
+    ParameterSource = _click("core").ParameterSource
+
+    values = ctx.meta.get("declared", {})
+    return {name: values[name] for name in names
+            if name in values and ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}

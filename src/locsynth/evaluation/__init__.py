@@ -1,0 +1,2 @@
+"""Evaluation: the metric groups evaluate runs (``suite.py``), the report pages (``report/``) and
+``evaluate`` itself."""

@@ -1,0 +1,1 @@
+"""The LBS fake-query scenario (paper 002 §VII): the scenario and its page."""
