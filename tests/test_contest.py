@@ -351,6 +351,16 @@ def test_leaderboard_scores_every_team_against_every_other_attack(osaka, tmp_pat
     assert board.loc["c", "utility"] >= 0.7 and board["rank"].min() == 1
 
 
+def test_a_bad_roster_is_one_error_naming_it(tmp_path):
+    from locsynth.contest.leaderboard import read_roster
+
+    (tmp_path / "teams.csv").write_text("team,org,ref,anonymizer\na,org.csv,ref.csv,none\n")
+    with pytest.raises(InputError, match=r"teams.csv lacks column\(s\) attack"):
+        read_roster(tmp_path / "teams.csv")
+    with pytest.raises(InputError, match="is not a readable CSV file"):
+        read_roster(tmp_path / "nothing.csv")
+
+
 # -- §5.5: utility for applications ---------------------------------------------------------------
 def test_poi_accuracy_of_exact_generalized_and_deleted_events():
     """Region centres as POIs: r1 = 1 km nearby, r2 = 2 km received; a generalized event scores the

@@ -1,8 +1,11 @@
-"""What every ``locsynth`` command module shares: printing, one-line errors, progress display."""
+"""What the ``locsynth`` command modules share: printing and tables, one-line errors, progress
+display, and options read from what the library declares (a metric group's options, a method's
+hyperparameters, fit and sample options)."""
 
 from __future__ import annotations
 
 import functools
+import inspect
 from pathlib import Path
 from typing import Optional
 
@@ -250,11 +253,12 @@ def on_spinner(status, prefix: str = ""):
     return progress
 
 
-def on_bar(bar, task):
+def on_bar(bar, task, prefix: str = ""):
     """A callback of the progress protocol (core/progress.py) that moves a progress bar's task: its count,
-    its total and, when given, its status as the description."""
+    its total and, when given, its status as the description (after ``prefix``, which stays)."""
     def progress(done, total=None, status=""):
-        bar.update(task, completed=done, total=total, description=status or None)
+        bar.update(task, completed=done, total=total,
+                   description=f"{prefix} {status}".rstrip() if prefix else status or None)
     return progress
 
 
@@ -342,3 +346,117 @@ def given_options(ctx, names) -> dict:
     values = ctx.meta.get("declared", {})
     return {name: values[name] for name in names
             if name in values and ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
+
+
+# -- options read from declarations --------------------------------------------------------------
+WORKERS_HELP = "Run the per-user work on a local Dask cluster of N single-threaded worker processes."
+SCHEDULER_HELP = "Run the per-user work on the running Dask cluster at this scheduler address (tcp://HOST:PORT)."
+PARAMS = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]], compact: bool = False,
+           groups: list[str] | None = None):
+    """Print a table laid out by evaluation/report/terminal.py."""
+    from ..evaluation.report.terminal import TerminalTable
+
+    console().print(TerminalTable(title, columns, rows, compact, groups).rich())
+
+
+def _fmt(value, digits: int = 4) -> str:
+    return "-" if value is None or value != value else f"{value:.{digits}f}"
+
+
+def _declared(options: dict) -> dict[str, inspect.Parameter]:
+    """A method's declared fit or sample options (name -> (default, help[, type])) as parameters."""
+    out = {}
+    for name, spec in options.items():
+        default, annotation = spec[0], (spec[2].__name__ if len(spec) > 2 else inspect.Parameter.empty)
+        out[name] = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+    return out
+
+
+def _method_args(kind, extra: list[str], pairs: list[str], options: dict | None = None,
+                 what: str = "hyperparameter") -> tuple[dict, dict]:
+    """(hyperparameters, options): the given --NAME VALUE split between the constructor's
+    parameters and the step's declared ``options`` (a method's fit_options or sample_options);
+    with ``what`` = "sample option" only the options are accepted."""
+    declared = _declared(options or {})
+    accepted = declared if what != "hyperparameter" else {**kind.hyperparameters(), **declared}
+    given = _hyperparameters(kind, extra, pairs, accepted, what)
+    return ({k: v for k, v in given.items() if k not in declared}, {k: v for k, v in given.items() if k in declared})
+
+
+def _hyperparameters(kind, extra: list[str], pairs: list[str], accepted=None, what: str = "hyperparameter") -> dict:
+    """``--name value``, ``--name=value``, ``--flag`` / ``--no-flag`` and ``--param name=value``
+    for the constructor parameters of ``kind`` (or ``accepted``), converted to the type of their
+    defaults."""
+    accepted = kind.hyperparameters() if accepted is None else accepted
+    aliases = getattr(kind, "cli_aliases", {})
+
+    def key(name: str) -> str:
+        return aliases.get(name, name.replace("-", "_"))
+
+    given: list[tuple[str, str]] = []
+    i = 0
+    while i < len(extra):
+        token = extra[i]
+        if not token.startswith("--"):
+            raise InputError(f"unexpected argument {token!r}")
+        name, eq, value = token[2:].partition("=")
+        if not eq:
+            if key(name) in accepted and _is_bool(accepted[key(name)]):
+                value = "true"
+            elif name.startswith("no-") and key(name[3:]) in accepted:
+                name, value = name[3:], "false"
+            elif i + 1 < len(extra) and not extra[i + 1].startswith("--"):
+                i += 1
+                value = extra[i]
+            elif key(name) in accepted:
+                raise InputError(f"--{name} needs a value")
+        given.append((name, value))
+        i += 1
+    for pair in pairs:
+        name, eq, value = pair.partition("=")
+        if not eq:
+            raise InputError(f"--param {pair!r} is not NAME=VALUE")
+        given.append((name, value))
+    params = {}
+    for name, value in given:
+        if key(name) not in accepted:
+            listed = ", ".join("--" + p.replace("_", "-") for p in accepted) or "none"
+            raise InputError(f"{kind.name} has no {what} --{name}; its {what}s: {listed}")
+        params[key(name)] = _convert(kind, name, value, accepted[key(name)])
+    return params
+
+
+def _is_bool(param: inspect.Parameter) -> bool:
+    return isinstance(param.default, bool) or param.annotation in (bool, "bool")
+
+
+def _convert(kind, name: str, text: str, param: inspect.Parameter):
+    """One value read as every spelling reads it (validation.parse_value, the declared check for a
+    hyperparameter); the library's error names the parameter, this one its flag."""
+    from ..core.validation import parse_value
+
+    hyper = kind.declarations().get(param.name)
+    annotation = str(param.annotation)
+    like = param.default if param.default not in (None, inspect.Parameter.empty) else (
+        0 if annotation.startswith("int") else 0.0 if annotation.startswith("float") else "")
+    try:
+        if hyper is not None:
+            return hyper.parse(text)
+        value = parse_value(text, like)
+        if isinstance(like, bool) and not isinstance(value, bool):
+            raise InputError(f"{param.name} must be true or false, got {text!r}")
+        if isinstance(like, (int, float)) and (isinstance(value, str) or isinstance(like, int) and
+                                               not float(value).is_integer()):
+            raise InputError(f"{param.name} must be {'a whole number' if isinstance(like, int) else 'a number'}, "
+                             f"got {text!r}")
+        return value
+    except InputError as exc:
+        raise InputError(as_flag(str(exc), param.name, f"--{name}") + f" ({kind.name})") from None
+
+
+def as_flag(message: str, parameter: str, flag: str) -> str:
+    """A library error that names ``parameter`` (at its start) naming the command-line ``flag`` instead."""
+    return flag + message[len(parameter):] if message.startswith(parameter + " ") else message

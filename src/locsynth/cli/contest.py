@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from .common import (_refuse_existing, declared_command, on_spinner, progress_bar, reports_errors, say,
-                         spinner)
+from .common import (_refuse_existing, as_flags, declared_command, on_bar, on_spinner, progress_bar, reports_errors,
+                     say, spinner)
 
 contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                           help="The PWS Cup anonymization contest: init, anonymize, pseudonymize, attack, score, analyze.")
@@ -27,9 +27,11 @@ OVERWRITE = typer.Option(False, help="Replace outputs that exist.")
 
 
 def _frame(regions: Path, times: Optional[Path]):
-    from ..contest.files import default_times, read_regions, read_times
+    """The contest's time table, and a reader of trace files on its grid and time table."""
+    from ..contest.files import default_times, read_regions, read_times, read_traces
 
-    return read_regions(regions), (read_times(times) if times else default_times())
+    grid, table = read_regions(regions), (read_times(times) if times else default_times())
+    return table, lambda path: read_traces(path, grid, table)
 
 
 @contest_app.command()
@@ -57,26 +59,18 @@ def init(
     """Make a contest (paper 003 §3.3, Appendices A and D): PPMTF+ with homes, m virtual users per
     team, reference days then original days, in the organisers' file formats."""
     from ..contest import teamdata
-    from ..data.traces import TraceSet
 
     teamdata.check_counts(teams=teams, users=users, reference_days=reference_days, original_days=original_days)
     _refuse_existing(out, overwrite=overwrite)
     if (train / "model.json").is_file():
-        from ..synth.base import Synthesizer
-
-        model = Synthesizer.load(train)
-        teamdata.check_model(model, str(train))
+        model = teamdata.load_model(train)
         say(f"loaded {train}: {model.name} trained on {model.training_.get('users', '?')} users")
     else:
-        ts = TraceSet.load(train)
-        teamdata.check_frame(ts.space, ts.time, str(train))
+        ts = teamdata.load_training(train)
         params = {k: v for k, v in (("rank", rank), ("iterations", iterations), ("alpha", alpha)) if v is not None}
         with progress_bar() as bar:
             task = bar.add_task("fitting PPMTF+", total=None)
-            model = teamdata.fit_model(ts, seed=seed, **params,
-                                       progress=lambda done, total, status="": bar.update(
-                                           task, completed=done, total=total,
-                                           description=f"fitting PPMTF+ {status}".rstrip()))
+            model = teamdata.fit_model(ts, seed=seed, **params, progress=on_bar(bar, task, "fitting PPMTF+"))
         say(f"trained PPMTF+ on {ts.n_traces} users of {train} ({model.iterations} sweeps)")
     with spinner("contest init") as status:
         contest = teamdata.make_contest(model, teams=teams, users=users, reference_days=reference_days,
@@ -84,21 +78,8 @@ def init(
                                         hospitals_from=hospitals,
                                         progress=on_spinner(status, "sampling "))
     record = teamdata.write_contest(contest, out, overwrite=overwrite, meta={"seed": seed, "home_boost": home_boost})
-    n_hosp = int(teamdata.hospitals(contest.grid).sum())
-    k = teamdata.INSTANTS_PER_DAY
-    say(f"{teams} teams x {users} virtual users, time ids 1-{reference_days * k} reference and "
-        f"{reference_days * k + 1}-{(reference_days + original_days) * k} original; "
-        + (f"{n_hosp} hospital regions" if n_hosp else "no hospital regions (the grid has no 'hospital' category; "
-           "every hospital flag is 0: pass --hospitals info_region.csv to take them from the organisers' grid)"))
-    for team in contest.teams:
-        say(f"{team.name}: {team.home_share():.0%} of the days start at home (Appendix D; --home-boost raises it)")
-    div = record["diversity"]
-    if "same_tv" in div:
-        say(f"diversity (paper 003 App. B): Same-TV {div['same_tv']:.4f}, Diff-TV {div['diff_tv']:.4f} between the "
-            f"i-th users of two teams and between the i-th and the (m/2 + i)-th (alike would mean no diversity)")
-    for w in div["within_teams"]:
-        say(f"{w['team']}: TV between a user's reference and original days {w['same_user_tv']:.4f}, and another "
-            f"user's {w['other_user_tv']:.4f}")
+    for line in teamdata.describe(contest, record):
+        say(as_flags(line))
     say(f"wrote {out}")
 
 
@@ -122,31 +103,24 @@ def run(
     (DIR/analyses.csv: POI accuracy, TP-TV-Top50, TM-EMD) and a report."""
     from ..contest import run as contest
     from ..contest.analyses import analyses
-    from ..contest.files import read_traces
 
-    grid, table = _frame(regions, times)
+    table, read = _frame(regions, times)
     specs = contest.parse_anonymizers(anonymizers or contest.DEFAULT_ANONYMIZERS)
     _refuse_existing(out, overwrite=overwrite)
-    original, reference = read_traces(org, grid, table), read_traces(ref, grid, table)
+    original, reference = read(org), read(ref)
     with spinner("contest run") as status:
-        progress = on_spinner(status)
         entries = contest.run(original, reference, specs, seed=seed, event_share=event_share,
                               region_cap=kit_regions, progress=on_spinner(status, "anonymizer "))
-        progress(0, None, "the §5.5 analyses")
+        on_spinner(status)(0, None, "the §5.5 analyses")
         analysis = analyses(original, [(e.label, e.anonymized) for e in entries], reference=reference, seed=seed)
-    lead = (f"{original.n_traces} users, original {org.name} ({original.n_events} events), reference {ref.name} "
-            f"({reference.n_events} events), seed {seed}. {contest.kit_phrase(event_share, kit_regions)}.")
+    lead = contest.lead(original, reference, org.name, ref.name, seed=seed, event_share=event_share,
+                        region_cap=kit_regions)
     settings = {"seed": seed, "anonymizers": [label for label, _ in specs], "event_share": event_share,
                 "kit_regions": kit_regions}
     result = contest.write_run(entries, out, times=table, overwrite=overwrite, lead=lead, analysis=analysis,
                                settings=settings)
-    minimum = contest.minimum_scores(result)
-    for _, row in minimum.iterrows():
-        say(f"{row['anonymizer']:>16}  utility {row['utility']:.4f}{'' if row['valid'] else ' (invalid)'}  "
-            f"reid_min {row['reid_min']:.4f}  trace_min {row['trace_min']:.4f}")
-    for row in analysis.itertuples():
-        say(f"{row.anonymizer:>16}  POI accuracy {row.poi_accuracy:.4f}  TP-TV-Top50 {row.tp_tv_top50:.4f}  "
-            f"TM-EMD {row.tm_emd:.4f} km")
+    for line in contest.describe(result, analysis):
+        say(line)
     say(f"wrote {out / 'results.csv'}, {out / 'analyses.csv'} and {out / 'report.html'}")
 
 
@@ -163,14 +137,14 @@ def anonymize(
     overwrite: bool = OVERWRITE,
 ):
     """A team's step: obfuscate the original traces; prints the utility score it will get."""
-    from ..contest.files import read_traces, write_traces
+    from ..contest.files import write_traces
     from ..contest.run import parse_anonymizer
     from ..contest.scores import S_REQ, utility
 
-    grid, table = _frame(regions, times)
+    table, read = _frame(regions, times)
     anonymizer = parse_anonymizer(spec)
     _refuse_existing(out, overwrite=overwrite)
-    original = read_traces(org, grid, table)
+    original = read(org)
     result = anonymizer.transform(original, seed=seed)
     write_traces(result, out, table, overwrite=overwrite)
     s_u = utility(original, result)
@@ -189,12 +163,12 @@ def pseudonymize(
     overwrite: bool = OVERWRITE,
 ):
     """The judge's step: shuffle the traces and give them pseudonyms; the ID table stays secret."""
-    from ..contest.files import read_traces, write_id_table, write_traces
+    from ..contest.files import write_id_table, write_traces
     from ..contest.pseudonymize import pseudonymize as shuffle
 
-    grid, tt = _frame(regions, times)
+    tt, read = _frame(regions, times)
     _refuse_existing(out, table, overwrite=overwrite)
-    published, ids = shuffle(read_traces(anonymized, grid, tt), seed=seed)
+    published, ids = shuffle(read(anonymized), seed=seed)
     write_traces(published, out, tt, id_column="pse_id", overwrite=overwrite)
     write_id_table(ids, table, overwrite=overwrite)
     say(f"wrote {out} ({published.n_traces} pseudonyms {ids['pse_id'].min()}..{ids['pse_id'].max()}) and {table}")
@@ -223,13 +197,12 @@ def attack(
 ):
     """An attacker's step: re-identification and trace inference against published traces."""
     from ..contest.attacks import attack as run_attack
-    from ..contest.files import read_traces, write_id_table, write_traces
-
-    grid, tt = _frame(regions, times)
-    _refuse_existing(table_out, traces_out, overwrite=overwrite)
+    from ..contest.files import write_id_table, write_traces
     from ..contest.run import attack_options
 
-    result = run_attack(name, read_traces(ref, grid, tt), read_traces(pub, grid, tt), seed=seed,
+    tt, read = _frame(regions, times)
+    _refuse_existing(table_out, traces_out, overwrite=overwrite)
+    result = run_attack(name, read(ref), read(pub), seed=seed,
                         **attack_options(name, event_share, kit_regions))
     write_id_table(result.table, table_out, overwrite=overwrite)
     write_traces(result.traces, traces_out, tt, overwrite=overwrite)
@@ -249,22 +222,22 @@ def score(
 ):
     """The judge's scores: utility s_U, re-identification privacy s_R, trace-inference privacy s_T."""
     from ..contest import scores
-    from ..contest.files import read_id_table, read_traces
+    from ..contest.files import read_id_table
     from ..core.errors import InputError
 
-    grid, tt = _frame(regions, times)
-    original = read_traces(org, grid, tt)
+    _, read = _frame(regions, times)
+    original = read(org)
     if anonymized is None and inferred_table is None and inferred_traces is None:
         raise InputError("nothing to score: give --anonymized, --inferred-table (with --table) or --inferred-traces")
     if anonymized is not None:
-        s_u = scores.utility(original, read_traces(anonymized, grid, tt))
+        s_u = scores.utility(original, read(anonymized))
         say(f"utility {s_u:.6f} ({'valid' if s_u >= scores.S_REQ else 'invalid'})")
     if inferred_table is not None:
         if table is None:
             raise InputError("--inferred-table needs the secret --table")
         say(f"reidentification_privacy {scores.reidentification(read_id_table(table), read_id_table(inferred_table)):.6f}")
     if inferred_traces is not None:
-        say(f"trace_inference_privacy {scores.trace_inference(original, read_traces(inferred_traces, grid, tt)):.6f}")
+        say(f"trace_inference_privacy {scores.trace_inference(original, read(inferred_traces)):.6f}")
 
 
 @contest_app.command()
@@ -280,23 +253,19 @@ def analyze(
     overwrite: bool = OVERWRITE,
 ):
     """Paper 003 §5.5: POI accuracy, TP-TV-Top50 and TM-EMD of anonymized traces (Figure 13's baselines too)."""
-    from ..contest.analyses import analyses
-    from ..contest.files import read_traces
-    from ..core.files import atomic_output
+    from ..contest.analyses import analyses, describe, write_analyses
 
-    grid, tt = _frame(regions, times)
+    _, read = _frame(regions, times)
     _refuse_existing(out, overwrite=overwrite)
-    original = read_traces(org, grid, tt)
-    releases = [(p.name, read_traces(p, grid, tt)) for p in anonymized]
-    reference = read_traces(ref, grid, tt) if ref is not None else None
+    original = read(org)
+    releases = [(p.name, read(p)) for p in anonymized]
+    reference = read(ref) if ref is not None else None
     with spinner("§5.5 analyses"):
         table = analyses(original, releases, reference=reference, seed=seed)
-    for row in table.itertuples():
-        say(f"{row.anonymizer:>24}  utility {row.utility:.4f}{'' if row.valid else ' (invalid)'}  POI accuracy "
-            f"{row.poi_accuracy:.4f}  TP-TV-Top50 {row.tp_tv_top50:.4f}  TM-EMD {row.tm_emd:.4f} km")
+    for line in describe(table):
+        say(line)
     if out is not None:
-        with atomic_output(out, overwrite, directory=False) as tmp:
-            table.to_csv(tmp, index=False, float_format="%.6f", lineterminator="\n")
+        write_analyses(table, out, overwrite=overwrite)
         say(f"wrote {out}")
 
 
@@ -313,47 +282,17 @@ def leaderboard(
     overwrite: bool = OVERWRITE,
 ):
     """Every team's anonymized data against every other team's attack; standings by trace-inference privacy."""
-    import pandas as pd
+    from ..contest import leaderboard as board
 
-    from ..contest.files import read_traces
-    from ..contest.leaderboard import Team, leaderboard as board
-    from ..contest.run import parse_anonymizer
-    from ..core.errors import InputError
-    from ..core.files import atomic_output
-
-    grid, tt = _frame(regions, times)
-    try:
-        spec = pd.read_csv(teams, dtype=str)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"{teams} is not a readable CSV file: {exc}") from None
-    missing = {"team", "org", "ref", "anonymizer", "attack"} - set(spec.columns)
-    if missing:
-        raise InputError(f"{teams} lacks column(s) {', '.join(sorted(missing))}")
+    _, read = _frame(regions, times)
+    roster = board.read_roster(teams)
     _refuse_existing(out, overwrite=overwrite)
-    base = teams.parent
-    cache: dict[Path, object] = {}
-
-    def load(p):
-        path = (base / p) if not Path(p).is_absolute() else Path(p)
-        if path not in cache:
-            cache[path] = read_traces(path, grid, tt)
-        return cache[path]
-
-    roster = []
-    for row in spec.itertuples():
-        anonymizer = load(row.anonymizer) if row.anonymizer.endswith(".csv") else parse_anonymizer(row.anonymizer)
-        roster.append(Team(row.team, load(row.org), load(row.ref), anonymizer, row.attack.strip()))
     with spinner("leaderboard") as status:
-        pairs, standings = board(roster, seed=seed, event_share=event_share, region_cap=kit_regions,
-                                 progress=on_spinner(status, "team "))
-    import json
-
-    with atomic_output(out, overwrite, directory=True) as tmp:
-        (tmp / "settings.json").write_text(json.dumps({"seed": seed, "event_share": event_share,
-                                                       "kit_regions": kit_regions}, indent=2))
-        standings.to_csv(tmp / "leaderboard.csv", index=False, float_format="%.6f")
-        pairs.to_csv(tmp / "pairs.csv", index=False, float_format="%.6f")
-    for r in standings.itertuples():
-        say(f"{r.rank:>3}  {r.team:<12} utility {r.utility:.4f}{'' if r.valid else ' (invalid)'}  "
-            f"reid_min {r.reid_min:.4f}  trace_min {r.trace_min:.4f}")
+        pairs, standings = board.leaderboard(board.roster_teams(roster, teams.parent, read), seed=seed,
+                                             event_share=event_share, region_cap=kit_regions,
+                                             progress=on_spinner(status, "team "))
+    board.write_leaderboard(pairs, standings, out, overwrite=overwrite,
+                            settings={"seed": seed, "event_share": event_share, "kit_regions": kit_regions})
+    for line in board.describe(standings):
+        say(line)
     say(f"wrote {out / 'leaderboard.csv'} and {out / 'pairs.csv'}")

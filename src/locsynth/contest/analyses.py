@@ -115,3 +115,18 @@ def analyses(original: TraceSet, releases, *, reference: TraceSet | None = None,
         rows.append(analyse(original, reference_release(original, reference), "(reference)", distances=d, seed=seed))
     rows.append(analyse(original, uniform_release(original, seed), "(uniform)", distances=d, seed=seed))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def write_analyses(table: pd.DataFrame, out, *, overwrite: bool = False) -> None:
+    """The analyses as CSV (the columns of a run's analyses.csv), written whole or not at all."""
+    from ..core.files import atomic_output
+
+    with atomic_output(out, overwrite, directory=False) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6f", lineterminator="\n")
+
+
+def describe(table: pd.DataFrame) -> list[str]:
+    """The analyses in lines for people, one per anonymized set."""
+    return [f"{row.anonymizer:>24}  utility {row.utility:.4f}{'' if row.valid else ' (invalid)'}  POI accuracy "
+            f"{row.poi_accuracy:.4f}  TP-TV-Top50 {row.tp_tv_top50:.4f}  TM-EMD {row.tm_emd:.4f} km"
+            for row in table.itertuples()]

@@ -9,11 +9,14 @@ many teams chose that attack.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.files import atomic_output
 from ..data.traces import TraceSet
 from . import scores
 from .attacks import ATTACKS, attack
@@ -74,3 +77,53 @@ def leaderboard(teams: list[Team], *, seed: int = 0, progress=None, event_share:
     table = pd.DataFrame(standings)
     table["rank"] = table["trace_min"].rank(ascending=False, method="min").astype(int)
     return pd.DataFrame(pairs), table.sort_values(["rank", "team"]).reset_index(drop=True)
+
+
+#: the columns of a roster: a team's name, its original and reference trace files, its anonymizer
+#: (a spec, or its anonymized traces as a .csv) and the attack it brings
+ROSTER_COLUMNS = ("team", "org", "ref", "anonymizer", "attack")
+
+
+def read_roster(path: Path) -> pd.DataFrame:
+    """The roster CSV (:data:`ROSTER_COLUMNS`), as text; one InputError naming what was wrong."""
+    try:
+        roster = pd.read_csv(path, dtype=str)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{path} is not a readable CSV file: {exc}") from None
+    missing = set(ROSTER_COLUMNS) - set(roster.columns)
+    if missing:
+        raise InputError(f"{path} lacks column(s) {', '.join(sorted(missing))}")
+    return roster
+
+
+def roster_teams(roster: pd.DataFrame, base: Path, read) -> list[Team]:
+    """The roster's teams, each trace file (relative to ``base``, the roster's folder) read once by
+    ``read(path) -> TraceSet`` (on the contest's grid and time table)."""
+    from .run import parse_anonymizer
+
+    cache: dict[Path, TraceSet] = {}
+
+    def load(p):
+        path = (base / p) if not Path(p).is_absolute() else Path(p)
+        if path not in cache:
+            cache[path] = read(path)
+        return cache[path]
+
+    return [Team(row.team, load(row.org), load(row.ref),
+                 load(row.anonymizer) if row.anonymizer.endswith(".csv") else parse_anonymizer(row.anonymizer),
+                 row.attack.strip()) for row in roster.itertuples()]
+
+
+def write_leaderboard(pairs: pd.DataFrame, standings: pd.DataFrame, out: Path, *, settings: dict,
+                      overwrite: bool = False) -> None:
+    """``out/``: settings.json, leaderboard.csv and pairs.csv, written whole or not at all."""
+    with atomic_output(out, overwrite, directory=True) as tmp:
+        (tmp / "settings.json").write_text(json.dumps(settings, indent=2))
+        standings.to_csv(tmp / "leaderboard.csv", index=False, float_format="%.6f")
+        pairs.to_csv(tmp / "pairs.csv", index=False, float_format="%.6f")
+
+
+def describe(standings: pd.DataFrame) -> list[str]:
+    """The standings in lines for people: rank, team, utility (and validity), minimum privacy scores."""
+    return [f"{r.rank:>3}  {r.team:<12} utility {r.utility:.4f}{'' if r.valid else ' (invalid)'}  "
+            f"reid_min {r.reid_min:.4f}  trace_min {r.trace_min:.4f}" for r in standings.itertuples()]

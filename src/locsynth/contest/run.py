@@ -138,6 +138,14 @@ def kit_phrase(event_share: float = 1.0, region_cap: int | None = None) -> str:
     return f"VisitProb scores {visit}, HomeProb every event of 8:00-8:59; both score {regions}{kit}"
 
 
+def lead(original: TraceSet, reference: TraceSet, original_name: str, reference_name: str, *, seed: int = 0,
+         event_share: float = 1.0, region_cap: int | None = None) -> str:
+    """The first sentence of a run's page: its users, its files and their events, its seed and what
+    the attacks scored (:func:`kit_phrase`)."""
+    return (f"{original.n_traces} users, original {original_name} ({original.n_events} events), reference "
+            f"{reference_name} ({reference.n_events} events), seed {seed}. {kit_phrase(event_share, region_cap)}.")
+
+
 def run(original: TraceSet, reference: TraceSet, anonymizers, *, seed: int = 0, progress=None,
         event_share: float = 1.0, region_cap: int | None = None) -> list[Entry]:
     """Every anonymizer (``[(label, Anonymizer)]``) through the contest; ``progress(done, total, label)``
@@ -169,6 +177,16 @@ def minimum_scores(table: pd.DataFrame, attacks=ATTACKS) -> pd.DataFrame:
         "reid_min": table[[f"reid_{a}" for a in attacks]].min(axis=1),
         "trace_min": table[[f"trace_{a}" for a in attacks]].min(axis=1),
     })
+
+
+def describe(table: pd.DataFrame, analysis: pd.DataFrame) -> list[str]:
+    """A run in lines for people: per anonymizer its utility, validity and minimum privacy scores
+    (``table``: what :func:`write_run` returned), then its §5.5 analyses."""
+    lines = [f"{row['anonymizer']:>16}  utility {row['utility']:.4f}{'' if row['valid'] else ' (invalid)'}  "
+             f"reid_min {row['reid_min']:.4f}  trace_min {row['trace_min']:.4f}"
+             for _, row in minimum_scores(table).iterrows()]
+    return lines + [f"{row.anonymizer:>16}  POI accuracy {row.poi_accuracy:.4f}  TP-TV-Top50 {row.tp_tv_top50:.4f}  "
+                    f"TM-EMD {row.tm_emd:.4f} km" for row in analysis.itertuples()]
 
 
 def check_pair(original: TraceSet, reference: TraceSet) -> None:

@@ -132,6 +132,22 @@ def check_model(model, where: str) -> None:
                          f"homes (the sample option home_regions), such as ppmtf-plus")
 
 
+def load_model(path) -> object:
+    """The model at ``path`` (a directory ``locsynth fit`` wrote), checked by :func:`check_model`."""
+    from ..synth.base import Synthesizer
+
+    model = Synthesizer.load(path)
+    check_model(model, str(path))
+    return model
+
+
+def load_training(path) -> TraceSet:
+    """The training TraceSet at ``path``, checked by :func:`check_frame` to be on a contest's frame."""
+    train = TraceSet.load(path)
+    check_frame(train.space, train.time, str(path))
+    return train
+
+
 def fit_model(train: TraceSet, *, progress=None, **params):
     """PPMTF+ trained on ``train`` (Appendix A, step (i)), after checking the frame; ``params`` are
     its hyperparameters (its own defaults for the rest)."""
@@ -253,6 +269,30 @@ def write_contest(contest: Contest, out, *, overwrite: bool = False, meta: dict 
                   **(meta or {})}
         (tmp / "contest.json").write_text(json.dumps(record, indent=2, default=str))
     return record
+
+
+def describe(contest: Contest, record: dict) -> list[str]:
+    """What a contest holds, in lines for people: its teams, users and time ids, its hospitals, the
+    days that start at home per team, and the teams' diversity (``record``: what
+    :func:`write_contest` returned)."""
+    k, days = INSTANTS_PER_DAY, contest.times.instant.size // INSTANTS_PER_DAY
+    reference_days = int((contest.times.part == "ref").sum()) // k
+    n_hosp = int(hospitals(contest.grid).sum())
+    lines = [f"{len(contest.teams)} teams x {contest.teams[0].original.n_traces} virtual users, time ids "
+             f"1-{reference_days * k} reference and {reference_days * k + 1}-{days * k} original; "
+             + (f"{n_hosp} hospital regions" if n_hosp else "no hospital regions (the grid has no 'hospital' "
+                "category; every hospital flag is 0: pass `hospitals` info_region.csv to take them from the "
+                "organisers' grid)")]
+    lines += [f"{team.name}: {team.home_share():.0%} of the days start at home (Appendix D; `home_boost` raises it)"
+              for team in contest.teams]
+    div = record["diversity"]
+    if "same_tv" in div:
+        lines.append(f"diversity (paper 003 App. B): Same-TV {div['same_tv']:.4f}, Diff-TV {div['diff_tv']:.4f} "
+                     "between the i-th users of two teams and between the i-th and the (m/2 + i)-th (alike would "
+                     "mean no diversity)")
+    lines += [f"{w['team']}: TV between a user's reference and original days {w['same_user_tv']:.4f}, and another "
+              f"user's {w['other_user_tv']:.4f}" for w in div["within_teams"]]
+    return lines
 
 
 def _box(bbox) -> str:

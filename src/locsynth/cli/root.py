@@ -1,0 +1,61 @@
+"""The ``locsynth`` command itself: the app, its own options, the order its commands are listed in,
+and ``main``. The commands live in one module per group beside this one; cli/__init__.py gathers
+them.
+
+Each command imports what it uses when it runs, so ``locsynth --help`` loads typer alone and a
+command pays only for its own imports (benchmarks/bench_cli.py measures this).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+from typer.core import TyperGroup
+
+#: the commands as ``locsynth --help`` lists them, in the order of the data path
+COMMANDS = ("prepare", "info", "export", "simulate", "methods", "fit", "sample", "pdtest", "anonymize", "evaluate",
+            "release", "compare", "lbs", "benchmark", "demo", "contest")
+
+
+class _Listed(TyperGroup):
+    """The root group: its commands in :data:`COMMANDS` order (one not listed there goes last)."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted(super().list_commands(ctx), key=lambda n: COMMANDS.index(n) if n in COMMANDS else len(COMMANDS))
+
+
+app = typer.Typer(cls=_Listed, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Synthesize privacy-preserving location traces and measure their utility and privacy.")
+
+
+@app.callback()
+def _options(quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or progress lines.")):
+    """Synthesize privacy-preserving location traces and measure their utility and privacy."""
+    from . import common
+
+    common.QUIET = quiet
+
+
+def main() -> None:  # pragma: no cover
+    """The ``locsynth`` script: the app, then an exit that skips the interpreter's teardown.
+
+    Every command has closed its files and clusters by the time it returns; what is left is
+    Python unloading numba, pandas, matplotlib and POT module by module, which took 0.3-0.8 s
+    (benchmarks/bench_cli.py). An uncaught exception still ends the normal way, with its traceback.
+    POT is imported without its torch backend (1.5 s of its 3.3 s import): locsynth gives it numpy
+    arrays only, and DPTrip imports torch itself.
+    """
+    os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
+    try:
+        app(prog_name="locsynth")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if isinstance(code, str):
+        sys.stderr.write(code + "\n")
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)
