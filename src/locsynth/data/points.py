@@ -78,21 +78,46 @@ def validate_points(frame: pd.DataFrame, source: str, timezone: str | None = Non
     return out
 
 
+#: time formats no guess of pandas finds: Foursquare's and Twitter's (TSMC's ``UTC_time``)
+KNOWN_TIME_FORMATS = ("%a %b %d %H:%M:%S %z %Y",)
+#: an offset in a date-time string: Z, +0900, -07:00, followed by a space or the end
+_OFFSET = r"(?:Z|[+-]\d\d:?\d\d)(?:\s|$)"
+
+
+def parse_datetimes(text: pd.Series, where) -> pd.Series:
+    """Date-time strings as pandas reads them: ISO 8601, the format pandas guesses from the first
+    value, :data:`KNOWN_TIME_FORMATS`, then any format (dateutil's, value by value), the first that
+    reads them all; NaT where the best of them reads a value not. Several offsets become UTC; times
+    with offsets beside times without are an InputError naming the first without (``where(i)``:
+    where position ``i`` is, as the caller's messages say it)."""
+    from pandas.tseries.api import guess_datetime_format
+
+    text = text.astype(object).where(text.notna(), None)
+    first = next((v for v in text if v is not None), "")
+    best = None
+    for fmt in dict.fromkeys(f for f in ("ISO8601", guess_datetime_format(str(first)), *KNOWN_TIME_FORMATS,
+                                         "mixed") if f):
+        try:
+            times = pd.to_datetime(text, format=fmt, errors="coerce")
+        except (ValueError, TypeError):      # several offsets, or offsets beside naive times
+            naive = ~text.astype(str).str.contains(_OFFSET, regex=True)
+            if naive.any():
+                i = _first_bad(naive.to_numpy())
+                raise InputError(f"timestamp {show(text.iloc[i])} {where(i)} has no timezone while others have one; "
+                                 "give every timestamp an offset") from None
+            times = pd.to_datetime(text, format=fmt, errors="coerce", utc=True)
+        if times.notna().all():
+            return times
+        if best is None or times.notna().sum() > best.notna().sum():
+            best = times
+    return best
+
+
 def _validate_time(raw: pd.Series, source: str, timezone: str | None) -> pd.Series:
     if pd.api.types.is_datetime64_any_dtype(raw.dtype):
         times = raw
     else:
-        text = raw.astype(object)
-        try:
-            times = pd.to_datetime(text, errors="coerce", format="ISO8601")
-        except (ValueError, TypeError):
-            # several UTC offsets, or offsets mixed with naive times: every one must carry an offset
-            naive = ~text.astype(str).str.contains(r"(?:Z|[+-]\d\d:?\d\d)\s*$", regex=True)
-            if naive.any():
-                i = _first_bad(naive.to_numpy())
-                raise InputError(f"timestamp {show(raw.iloc[i])} in {source} row {i + 1} has no timezone while "
-                                 "others have one; give every timestamp an offset") from None
-            times = pd.to_datetime(text, errors="coerce", utc=True, format="ISO8601")
+        times = parse_datetimes(raw, lambda i: f"in {source} row {i + 1}")
     bad = times.isna().to_numpy()
     if bad.any():
         i = _first_bad(bad)

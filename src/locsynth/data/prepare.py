@@ -301,11 +301,33 @@ def _dp_space(points, format, input, pois, grid, bbox, epsilon, ledger, candidat
 def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, timezone, split,
                        like_set, duplicates, seed, reader_options, fold_days, dp_epsilon=None,
                        start=None, *, shift: dict, candidates=None) -> dict[str, TraceSet]:
-    preset = io.PRESETS.get(format, {})
-    auto = timezone == AUTO
-    points = io.read_points(format, input, timezone=None if auto else timezone, **reader_options)
+    points = io.read_points(format, input, timezone=None if timezone == AUTO else timezone, **reader_options)
     points = shift_times(points, shift["hours"])
     info = {"source": format, "input": Path(input).name, "time_shift": shift}
+    return traces_from_points(points, grid=grid, bbox=bbox, pois=pois, instant=instant, slot=slot, window=window,
+                              timezone=timezone, split=split, like=like_set, duplicates=duplicates, seed=seed,
+                              fold_days=fold_days, dp_epsilon=dp_epsilon, start=start, candidates=candidates,
+                              info=info, format=format, input=input, pois_file=reader_options.get("pois_file"),
+                              shift=shift)
+
+
+def traces_from_points(points: pd.DataFrame, *, grid: tuple[int, int] | None = None,
+                       bbox: tuple[float, float, float, float] | None = None, pois: int | None = None,
+                       instant: str | None = None, slot: str | None = None, window: tuple[str, str] | None = None,
+                       timezone: str | None = None, split: float | None = None, like: TraceSet | None = None,
+                       duplicates: str = "first", seed: int = 0, fold_days: bool | None = None,
+                       dp_epsilon: float | None = None, start: str | None = None, candidates: str | Path | None = None,
+                       info: dict | None = None, format: str = "frame", input: str | Path | None = None,
+                       pois_file: str | Path | None = None, shift: dict | None = None) -> dict[str, TraceSet]:
+    """A validated points table (:mod:`locsynth.data.points`) as TraceSets, the frame made as
+    :func:`prepare` makes it from a file (its options, :data:`DEFAULTS` and ``format``'s preset) and
+    recorded in the ledger; ``{"": traces}``, or ``{"train": ..., "test": ...}`` with ``split`` or a
+    ``split`` column. ``format``, ``input`` and ``pois_file`` say where the points came from (a
+    format's venue list, its clock correction ``shift``)."""
+    preset = io.PRESETS.get(format, {})
+    auto = timezone == AUTO
+    info = dict(info or {})
+    like_set = like
     if auto:
         # every point on its own zone's wall clock, as if that clock were UTC (timeaxis.local_clock)
         clock, zones = local_clock(points["time"], points["lat"], points["lon"])
@@ -329,7 +351,7 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
         ledger = Ledger(traces_per_user=1)      # discretize makes one trace per user
         if pois is not None and dp_epsilon is not None:
             points, space, frame_space = _dp_space(points, format, input, pois, grid, bbox, dp_epsilon, ledger,
-                                                   candidates, reader_options.get("pois_file"))
+                                                   candidates, pois_file)
         else:
             if candidates is not None:
                 raise InputError("`candidates` lists the venues a DP choice of `pois` picks from: give `dp_epsilon`")
@@ -354,7 +376,7 @@ def _discretize_points(input, format, grid, bbox, pois, instant, slot, window, t
         frame = {"space": frame_space,
                  "time": (f"from {start} (public)" if start else "from the date of the earliest record (from the data)")
                  + ("; each point on the local clock of its time zone (--timezone auto)" if auto else "")}
-    info["frame"] = _with_clock(frame, format, shift)
+    info["frame"] = _with_clock(frame, format, shift or {"hours": 0.0, "default": True})
     fold = fold_days if fold_days is not None else preset.get("fold_days", DEFAULTS["fold_days"])
     if "split" in points:
         if split is not None:

@@ -60,12 +60,9 @@ def check_timezone(name: str) -> ZoneInfo:
 AUTO = "auto"
 
 
-def local_clock(times: pd.Series, lat, lon, digits: int = 4) -> tuple[pd.Series, dict[str, int]]:
-    """Each absolute time on the wall clock of the time zone at its point (timezonefinder's offline
-    boundaries, one look-up per point rounded to ``digits`` decimals, about 11 m), returned as if
-    that clock were UTC: a 09:00 check-in in New York and one in Los Angeles both become 09:00, so
-    multi-city data share local slots. Also returns the points counted per zone; a point in no
-    zone (at sea) keeps UTC, counted as 'UTC'."""
+def zones_at(lat, lon, digits: int = 4) -> np.ndarray:
+    """The IANA time zone at each point (timezonefinder's offline boundaries, one look-up per point
+    rounded to ``digits`` decimals, about 11 m); 'UTC' for a point in no zone (at sea)."""
     from timezonefinder import TimezoneFinder
 
     key = pd.DataFrame({"lat": np.round(np.asarray(lat, np.float64), digits),
@@ -73,7 +70,16 @@ def local_clock(times: pd.Series, lat, lon, digits: int = 4) -> tuple[pd.Series,
     codes, uniq = pd.factorize(pd.MultiIndex.from_frame(key))
     finder = TimezoneFinder()
     names = np.array([finder.timezone_at(lat=a, lng=b) or "UTC" for a, b in uniq], dtype=object)
-    zone = names[codes]
+    return names[codes]
+
+
+def local_clock(times: pd.Series, lat, lon, digits: int = 4) -> tuple[pd.Series, dict[str, int]]:
+    """Each absolute time on the wall clock of the time zone at its point (timezonefinder's offline
+    boundaries, one look-up per point rounded to ``digits`` decimals, about 11 m), returned as if
+    that clock were UTC: a 09:00 check-in in New York and one in Los Angeles both become 09:00, so
+    multi-city data share local slots. Also returns the points counted per zone; a point in no
+    zone (at sea) keeps UTC, counted as 'UTC'."""
+    zone = zones_at(lat, lon, digits)
     out = pd.Series(pd.NaT, index=times.index, dtype="datetime64[ns, UTC]")
     counts = {}
     for name in pd.unique(zone):

@@ -244,7 +244,7 @@ class Synthesizer(_Params):
     # -- the training set's frame --------------------------------------------------------------
     def _remember_frame(self, train: TraceSet) -> None:
         if not isinstance(train, TraceSet):
-            raise InputError(f"fit needs a TraceSet, got {type(train).__name__}")
+            raise InputError(f"fit needs a TraceSet, got {type(train).__name__}{_how_to_make(train)}")
         if train.n_traces == 0 or train.n_events == 0:
             raise InputError("the training set is empty")
         train.require_exact(f"fitting {self.name}")
@@ -449,7 +449,7 @@ class Anonymizer(_Params):
     def _check(self, traces: TraceSet) -> None:
         self._validate_params()
         if not isinstance(traces, TraceSet):
-            raise InputError(f"transform needs a TraceSet, got {type(traces).__name__}")
+            raise InputError(f"transform needs a TraceSet, got {type(traces).__name__}{_how_to_make(traces)}")
         if traces.n_events == 0:
             raise InputError("the trace set to anonymize is empty")
         traces.require_exact(self.name)
@@ -508,3 +508,13 @@ def load_model(path: str | Path) -> Synthesizer:
     """Load any saved synthesizer: :meth:`Synthesizer.load`, the one loader, under the name the
     API guide gave it first."""
     return Synthesizer.load(path)
+
+
+def _how_to_make(given) -> str:
+    """How to make a TraceSet of what was given instead: a frame of points, a folder or file."""
+    if isinstance(given, pd.DataFrame):
+        return "; make one of a frame of points with locsynth.from_frame(frame) (its columns are found by name)"
+    if isinstance(given, (str, Path)):
+        return ("; load a TraceSet folder with locsynth.TraceSet.load(path), or read a file with pandas and make "
+                "one with locsynth.from_frame(frame)")
+    return ""

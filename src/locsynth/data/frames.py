@@ -1,0 +1,254 @@
+"""From the DataFrames of the field's libraries to TraceSets (DESIGN.md: data/frames).
+
+:func:`points_from_frame` reads a pandas or GeoPandas frame of points into the validated points
+table (:mod:`locsynth.data.points`): it finds each column by the names the field gives it
+(:data:`NAMES`: scikit-mobility's ``uid, lat, lng, datetime``, trackintel's ``user_id,
+tracked_at`` and geometry, movingpandas' ``traj_id`` and time index, the Foursquare files'
+``userId, venueId, utcTimestamp``, ...), or by the names the caller gives; it reads any time
+pandas reads (naive times on the clock of ``timezone``, aware ones as they are) and says what
+was wrong in one error naming the column and the row, never an exception from inside pandas.
+:func:`from_frame` makes a TraceSet from it with the options of ``locsynth prepare`` (a grid or
+the most visited POIs, the box, instants, slots, the daily window, the time zone), its frame
+recorded in the ledger as prepare records it. Nothing the caller passed is modified.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import InputError
+from .points import parse_datetimes, validate_points
+from .timeaxis import AUTO, check_timezone, zones_at
+from .traces import TraceSet
+
+#: each column of the points table -> the names the field gives it, first found first; names are
+#: compared without case, spaces, underscores, dashes and dots
+NAMES = {
+    "user": ("user", "user_id", "uid", "userId", "person_id", "individual_id", "agent_id", "tracker_id",
+             "device_id", "cab", "cab_id", "taxi_id", "vehicle_id", "traj_id", "trajectory_id", "trip_id", "tid"),
+    "time": ("time", "datetime", "timestamp", "date_time", "utc_time", "utcTimestamp", "tracked_at", "started_at",
+             "checkin_time", "t"),
+    "lat": ("lat", "latitude", "lat_deg"),
+    "lon": ("lon", "lng", "long", "longitude", "lon_deg"),
+    "venue": ("venue", "venue_id", "venueId", "poi", "poi_id", "place_id", "location_id"),
+    "category": ("category", "venue_category", "venueCategory", "category_name", "poi_catname", "cat_name",
+                 "poi_category"),
+}
+REQUIRED = ("user", "time", "lat", "lon")
+
+
+def _key(name) -> str:
+    return re.sub(r"[\s_\-.]", "", str(name)).lower()
+
+
+def _at(series: pd.Series, i: int) -> str:
+    """Where row ``i`` (a position) of ``series`` is, as a pandas user finds it: its index label."""
+    return f"index {series.index[i]!r}"
+
+
+def columns(frame: pd.DataFrame, **given: str | None) -> dict[str, str | None]:
+    """The column of ``frame`` that plays each role of :data:`NAMES` (None where none does): the
+    one ``given`` (role -> column name), else the first of the role's names the frame has."""
+    unknown = sorted(set(given) - set(NAMES))
+    if unknown:
+        raise InputError(f"unknown column role(s) {', '.join(unknown)}; the roles: {', '.join(NAMES)}")
+    found: dict[str, object] = {}
+    for col in frame.columns:
+        found.setdefault(_key(col), col)
+    out = {}
+    for role, names in NAMES.items():
+        name = given.get(role)
+        if name is not None:
+            if name not in frame.columns:
+                raise InputError(f"`{role}` names column {name!r}, which the frame does not have; its columns: "
+                                 f"{_listed(frame.columns)}")
+            out[role] = name
+        else:
+            out[role] = next((found[_key(n)] for n in names if _key(n) in found), None)
+    taken = [c for c in out.values() if c is not None]
+    if len(set(map(str, taken))) < len(taken):
+        twice = next(c for c in taken if taken.count(c) > 1)
+        roles = [r for r, c in out.items() if c == twice]
+        raise InputError(f"column {twice!r} was taken for {' and '.join(roles)}: name the right one with "
+                         + " or ".join(f"`{r}`" for r in roles))
+    return out
+
+
+def _listed(names) -> str:
+    names = [str(n) for n in names]
+    return ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+
+
+def _geometry(frame: pd.DataFrame):
+    """The frame's point geometry as (lat, lon) Series in degrees (WGS 84), or None."""
+    geo = getattr(frame, "geometry", None) if hasattr(frame, "crs") else None
+    if geo is None:
+        return None
+    if frame.crs is not None and not frame.crs.equals("EPSG:4326"):
+        geo = geo.to_crs("EPSG:4326")
+    kinds = set(geo.geom_type.dropna().unique())
+    if kinds - {"Point"}:
+        raise InputError(f"the frame's geometry holds {', '.join(sorted(kinds - {'Point'}))}: points are read one "
+                         "per row (a line of a trip: explode it into its points first, or give `lat` and `lon`)")
+    return pd.Series(geo.y, index=frame.index), pd.Series(geo.x, index=frame.index)
+
+
+def _missing(role: str, frame: pd.DataFrame) -> InputError:
+    names = ", ".join(NAMES[role])
+    extra = " (or a geometry of points, a GeoDataFrame)" if role in ("lat", "lon") else ""
+    extra += " (or a DatetimeIndex)" if role == "time" else ""
+    return InputError(f"the frame has no {role} column{extra}: name it with `{role}`; the names looked for: "
+                      f"{names}; the frame's columns: {_listed(frame.columns)}")
+
+
+def _coordinates(values: pd.Series, column, role: str, other: pd.Series | None) -> np.ndarray:
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = numbers.isna().to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        what = "missing" if pd.isna(values.iloc[i]) else f"{values.iloc[i]!r} is not a number"
+        raise InputError(f"column {column!r} ({role}) at {_at(values, i)}: {what}")
+    out = numbers.to_numpy(np.float64)
+    limit = 90.0 if role == "lat" else 180.0
+    bad = np.abs(out) > limit
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        swapped = ""
+        if role == "lat" and other is not None and np.all(np.abs(pd.to_numeric(other, errors="coerce")) <= 90):
+            swapped = "; are `lat` and `lon` swapped?"
+        raise InputError(f"column {column!r} at {_at(values, i)}: {out[i]:g} is not a "
+                         f"{'latitude (-90 to 90)' if role == 'lat' else 'longitude (-180 to 180)'} in degrees"
+                         f"{swapped}; a projected frame needs its CRS set (GeoPandas) to be read in degrees")
+    return out
+
+
+def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit: str | None = None) -> pd.Series:
+    """``values`` as aware UTC times: datetimes as they are (naive ones on ``timezone``'s clock),
+    numbers as unix times in ``time_unit`` ('s' or 'ms'), text as
+    :func:`locsynth.data.points.parse_datetimes` reads it."""
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        times = values
+    elif pd.api.types.is_numeric_dtype(values.dtype):
+        if time_unit not in ("s", "ms"):
+            raise InputError(f"column {column!r} (time) holds numbers ({values.iloc[0]!r} at {_at(values, 0)}): "
+                             "give `time_unit` 's' or 'ms' for unix times")
+        times = pd.to_datetime(values, unit=time_unit, utc=True, errors="coerce")
+    else:
+        times = parse_datetimes(values, lambda i: f"in column {column!r} at {_at(values, i)}")
+    bad = times.isna().to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        what = "missing" if pd.isna(values.iloc[i]) else f"{values.iloc[i]!r} is not a date and time pandas can read"
+        raise InputError(f"column {column!r} (time) at {_at(values, i)}: {what}")
+    if times.dt.tz is None:
+        if timezone is None or timezone == AUTO:
+            raise InputError(f"column {column!r} holds times without a time zone ({values.iloc[0]!s} at "
+                             f"{_at(values, 0)}): give `timezone`, the zone they were recorded in (e.g. "
+                             "'America/New_York'; 'UTC' when they are UTC)")
+        times = times.dt.tz_localize(check_timezone(timezone).key, ambiguous="NaT", nonexistent="shift_forward")
+        bad = times.isna().to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"column {column!r} at {_at(values, i)}: {values.iloc[i]!s} happens twice in "
+                             f"{timezone} (a daylight-saving change); give times with their offsets")
+    return pd.Series(times.dt.tz_convert("UTC").to_numpy(), index=values.index, dtype="datetime64[ns, UTC]")
+
+
+def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str | None = None,
+                      lat: str | None = None, lon: str | None = None, venue: str | None = None,
+                      category: str | None = None, timezone: str | None = None,
+                      time_unit: str | None = None) -> pd.DataFrame:
+    """The validated points table of a pandas or GeoPandas ``frame`` of points (one per row).
+
+    Parameters
+    ----------
+    frame : DataFrame or GeoDataFrame
+        One point per row; left as it is.
+    user, time, lat, lon, venue, category : str, optional
+        The column of each role, where the field's names (:data:`NAMES`) do not find it. Without
+        ``lat`` and ``lon`` a GeoDataFrame's point geometry gives them (in WGS 84); without
+        ``time`` a DatetimeIndex (movingpandas') gives it.
+    timezone : str, optional
+        The zone naive times were recorded in (an IANA name); aware times keep their own.
+    time_unit : {'s', 'ms'}, optional
+        The unit of numeric (unix) times.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"a frame of points is a pandas DataFrame (or a GeoDataFrame), got {type(frame).__name__}")
+    if len(frame) == 0:
+        raise InputError("the frame has no rows")
+    cols = columns(frame, user=user, time=time, lat=lat, lon=lon, venue=venue, category=category)
+    coords = _geometry(frame) if cols["lat"] is None or cols["lon"] is None else None
+    if cols["time"] is None and isinstance(frame.index, pd.DatetimeIndex):
+        raw_time, time_col = frame.index.to_series(index=pd.RangeIndex(len(frame))), frame.index.name or "index"
+    elif cols["time"] is None:
+        raise _missing("time", frame)
+    else:
+        raw_time, time_col = frame[cols["time"]], cols["time"]
+    for role in ("user", "lat", "lon"):
+        if cols[role] is None and not (coords is not None and role != "user"):
+            raise _missing(role, frame)
+    if coords is not None:
+        y, x = coords
+        lat_values, lon_values = _coordinates(y, "geometry", "lat", x), _coordinates(x, "geometry", "lon", y)
+    else:
+        lat_values = _coordinates(frame[cols["lat"]], cols["lat"], "lat", frame[cols["lon"]])
+        lon_values = _coordinates(frame[cols["lon"]], cols["lon"], "lon", frame[cols["lat"]])
+    ids = frame[cols["user"]]
+    if ids.isna().any():
+        i = int(np.flatnonzero(ids.isna().to_numpy())[0])
+        raise InputError(f"column {cols['user']!r} (user) at {_at(ids, i)}: missing")
+    points = pd.DataFrame({"user": ids.to_numpy(),
+                           "time": times_utc(raw_time, time_col, timezone, time_unit).to_numpy(),
+                           "lat": lat_values, "lon": lon_values})
+    for role in ("venue", "category"):
+        if cols[role] is not None:
+            points[role] = frame[cols[role]].astype(str).to_numpy()
+    return validate_points(points, "the frame")
+
+
+def zone_of(points: pd.DataFrame) -> str:
+    """The one time zone the points lie in (their days and hours are read on its clock); an
+    InputError naming the zones when they are several."""
+    zones = pd.Series(zones_at(points["lat"], points["lon"])).value_counts()
+    if len(zones) > 1:
+        shares = ", ".join(f"{z} {n / zones.sum():.0%}" for z, n in zones.head(4).items())
+        raise InputError(f"the points lie in {len(zones)} time zones ({shares}): give `timezone`, the zone whose "
+                         "days and hours to use, or 'auto' for each point's own clock")
+    return str(zones.index[0])
+
+
+def from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str | None = None, lat: str | None = None,
+               lon: str | None = None, venue: str | None = None, category: str | None = None,
+               timezone: str | None = None, time_unit: str | None = None, grid: tuple[int, int] | None = None,
+               bbox: tuple[float, float, float, float] | None = None, pois: int | None = None,
+               instant: str | None = None, slot: str | None = None, window: tuple[str, str] | None = None,
+               start: str | None = None, duplicates: str = "first", fold_days: bool = False,
+               dp_epsilon: float | None = None, candidates=None) -> TraceSet:
+    """A TraceSet of each user's points (check-ins, GPS fixes: one trace a user) from a frame.
+
+    The columns are found as :func:`points_from_frame` finds them. The frame is made as
+    ``locsynth prepare`` makes it (:func:`locsynth.data.prepare.traces_from_points`): the ``pois``
+    most visited venues when the frame has venues, else a ``grid`` (20 x 20) over ``bbox`` (the
+    data's box by default, which the ledger notes); ``instant`` (1h) and ``slot`` (2h) on the clock
+    of ``timezone``, which defaults to the zone the points lie in; ``window`` a daily window;
+    ``start`` the first day (the earliest record's by default); ``dp_epsilon`` chooses the POIs
+    under DP. Split it with ``TraceSet.split``.
+    """
+    from .prepare import traces_from_points
+
+    points = points_from_frame(frame, user=user, time=time, lat=lat, lon=lon, venue=venue, category=category,
+                               timezone=None if timezone == AUTO else timezone, time_unit=time_unit)
+    if pois is not None and "venue" not in points:
+        raise InputError(f"`pois` keeps the most visited venues, and the frame has no venue column: name it with "
+                         f"`venue` (the names looked for: {', '.join(NAMES['venue'])}), or give `grid` for points "
+                         "without venues")
+    if timezone is None:
+        timezone = zone_of(points)
+    sets = traces_from_points(points, grid=grid, bbox=bbox, pois=pois, instant=instant, slot=slot, window=window,
+                              timezone=timezone, duplicates=duplicates, fold_days=fold_days, dp_epsilon=dp_epsilon,
+                              start=start, candidates=candidates, info={"source": "frame", "input": "a DataFrame"})
+    return sets[""]
