@@ -74,7 +74,7 @@ def test_times_in_any_format_pandas_reads_and_naive_ones_on_the_given_clock():
     (lambda d: d.assign(lat=d.lng + 213.7, lng=d.lat - 5),         # Tokyo's coordinates, swapped
      r"column 'lat' at index 0: 13\d.\d+ is not a latitude.*swapped"),
     (lambda d: d.assign(lat=d.lat.astype(object).where(d.index != 3, "n/a")),
-     r"column 'lat' \(lat\) at index 3: 'n/a' is not a number"),
+     r"column 'lat' at index 3: 'n/a' is not a number"),
     (lambda d: d.assign(uid=d.uid.astype(object).where(d.index != 5, None)), r"column 'uid' \(user\) at index 5: missing"),
     (lambda d: d.assign(datetime=d.datetime.where(d.index != 2, "2012-04-03 12:00")),
      r"timestamp '2012-04-03 12:00' in column 'datetime' at index 2 has no timezone while others have one"),
@@ -119,3 +119,136 @@ def test_tsmc_check_ins_as_they_are_on_disk(data_dir):
     assert ts.n_users == df.user_id.nunique() - ts.info["dropped"]["users_without_events"]
     hours = ts.time.hour_profile(ts.t)
     assert np.nanargmin(hours) in range(2, 7)                # check-ins bottom out before dawn, local time
+
+
+# -- trips ------------------------------------------------------------------------------------------
+from locsynth.data.frames import trips_from_frame  # noqa: E402
+from locsynth.data.trips import CABS, describe_drops, segment  # noqa: E402
+from locsynth.core.geo import haversine_m  # noqa: E402
+
+
+def fixes(person, start, steps, lat, lon, dlat=0.0, dlon=0.0, every="30s"):
+    """``steps`` fixes of ``person`` from ``start``, every ``every``, moving by (dlat, dlon) a fix."""
+    t = pd.date_range(start, periods=steps, freq=every, tz="UTC")
+    return pd.DataFrame({"user": person, "time": t, "lat": lat + dlat * np.arange(steps),
+                         "lon": lon + dlon * np.arange(steps)})
+
+
+def day(person="ann", lat=40.70, lon=-74.00):
+    """At home 10 min, to work in 10 min (about 2 km), at work 10 min, then, after a gap of an hour,
+    a walk of 10 min that ends nowhere in particular."""
+    return pd.concat([
+        fixes(person, "2012-04-03 08:00", 20, lat, lon),
+        fixes(person, "2012-04-03 08:10", 20, lat + 0.0009, lon, dlat=0.0009),
+        fixes(person, "2012-04-03 08:20", 20, lat + 0.0189, lon),
+        fixes(person, "2012-04-03 09:40", 20, lat + 0.0189, lon + 0.001, dlon=0.001),
+    ], ignore_index=True)
+
+
+def plain_segment(points, gap_s=900, stay_m=100, stay_s=300):
+    """Li et al.'s sliding window and trackintel's triplegs, fix by fix, as a reference."""
+    out = []
+    for person, p in points.sort_values(["user", "time"], kind="stable").groupby("user", sort=True):
+        unix = (p.time - pd.Timestamp(0, tz="UTC")) // pd.Timedelta("1s")
+        lat, lon, unix = p.lat.to_numpy(), p.lon.to_numpy(), unix.to_numpy()
+        stay, i = [-1] * len(p), 0
+        while i < len(p):
+            j = i + 1
+            while j < len(p) and unix[j] - unix[j - 1] <= gap_s and haversine_m(lat[i], lon[i], lat[j], lon[j]) <= stay_m:
+                j += 1
+            if unix[j - 1] - unix[i] >= stay_s:
+                stay[i:j] = [1] * (j - i)
+            i = j
+        trips, current = [], None
+        for k in range(len(p)):
+            if k == 0 or unix[k] - unix[k - 1] > gap_s:
+                current = None
+            if stay[k] < 0:
+                if current is None:
+                    current = [k - 1] if k > 0 and unix[k] - unix[k - 1] <= gap_s and stay[k - 1] >= 0 else []
+                    trips.append(current)
+                current.append(k)
+            else:
+                if current is not None:
+                    current.append(k)
+                current = None
+        out += [[(person, n, int(unix[k])) for k in trip] for n, trip in enumerate(trips)]
+    return out
+
+
+def test_segmenting_at_stays_and_gaps_equals_the_plain_sliding_window():
+    rng = np.random.default_rng(3)
+    walks = pd.concat([day("ann"), day("bob", 40.75, -73.95)], ignore_index=True)
+    noisy = walks.assign(lat=walks.lat + rng.normal(0, 0.0002, len(walks)),
+                         time=walks.time + pd.to_timedelta(rng.integers(0, 20, len(walks)), unit="s"))
+    for points in (walks, noisy, noisy.sample(frac=1, random_state=0)):
+        got = segment(points)
+        unix = (got.time - pd.Timestamp(0, tz="UTC")) // pd.Timedelta("1s")
+        pairs = list(zip(got.person, got.user.str.rsplit("-", n=1).str[1].astype(int), unix))
+        expected = [fix for trip in plain_segment(points) for fix in trip]
+        assert pairs == expected
+    trips = segment(walks)
+    assert trips.groupby("user").size().tolist() == [22, 20] * 2     # home->work with both stays' ends; the walk
+
+
+def test_trips_from_a_persons_fixes_a_trip_column_and_marked_runs():
+    walks = pd.concat([day("ann"), day("bob", 40.75, -73.95)], ignore_index=True)
+    ts = locsynth.trips_from_frame(walks)
+    assert ts.n_traces == 4 and ts.users.person.tolist() == ["ann", "ann", "bob", "bob"]
+    assert ts.time.timezone == "America/New_York" and ts.info["bbox_from_data"]
+    assert "the grid covers the bounding box of the data" in " ".join(ts.ledger.describe())
+    assert describe_drops(ts.info["trips"]) == ["4 of 4 trips kept"]
+    ids = walks.assign(traj_id=np.where(walks.time.dt.hour < 9, "a", "b")).rename(columns={"user": "uid"})
+    by_id = trips_from_frame(ids)
+    assert by_id.users.user_id.tolist() == ["ann-a", "ann-b", "bob-a", "bob-b"]
+    marked = walks.assign(occupancy=(walks.time.dt.minute % 20 < 10).astype(int))   # home, work + walk
+    runs = trips_from_frame(marked)
+    assert runs.users.user_id.tolist() == ["ann-00001", "bob-00001"]
+    assert describe_drops(runs.info["trips"]) == ["2 never left one cell", "2 of 4 trips kept"]
+
+
+def test_what_each_filter_dropped_is_said_and_no_trip_left_names_the_setting():
+    walks = pd.concat([day("ann"), day("bob", 40.75, -73.95)], ignore_index=True)
+    with pytest.raises(InputError, match=r"no trip is left of the 4 made .*4 left the bounding box \(37.6017-37.8112 N.*"
+                                         r"`bbox` sets it\)"):
+        trips_from_frame(walks, preset="cabs", time_unit=None)
+    fast = trips_from_frame(walks, max_speed_kmh=11)           # to work at 12 km/h, the walk at 10
+    assert describe_drops(fast.info["trips"]) == ["2 were too fast", "2 of 4 trips kept"]
+    far = pd.concat([walks, fixes("cy", "2012-04-03 08:00", 3, 35.68, 139.76, dlat=0.01)], ignore_index=True)
+    with pytest.raises(InputError, match=r"2 time zones"):
+        trips_from_frame(far)
+    with pytest.raises(InputError, match=r"needs [\d,]+ cells of 50 m: give `bbox`.*90 % of the fixes lie in"):
+        trips_from_frame(far, timezone="UTC", cell_m=50)
+    with pytest.raises(InputError, match=r"unknown `preset` 'taxi'"):
+        trips_from_frame(walks, preset="taxi")
+
+
+def test_cab_points_read_by_hand_make_the_cab_trips_of_prepare(data_dir):
+    """The 30 cabs' files read with pandas, as a user would, give prepare's cab trips exactly."""
+    from pathlib import Path
+
+    from locsynth.data.trips import read_trips
+
+    folder = data_dir / "sf-cabspotting" / "cabs"
+    df = pd.concat(pd.read_csv(f, sep=" ", names=["lat", "lon", "occupancy", "time"]).assign(cab=f.stem[4:])
+                   for f in sorted(Path(folder).glob("new_*.txt")))
+    trips, expected = locsynth.trips_from_frame(df, preset="cabs"), read_trips(folder)
+    assert trips.fingerprint() == expected.fingerprint() and trips.users.equals(expected.users)
+    assert trips.space.meta() == expected.space.meta() and trips.time.describe() == expected.time.describe()
+
+
+def test_geolife_and_tsmc_trips_with_the_general_maker(data_dir):
+    from locsynth.data.io import read_geolife
+
+    points = read_geolife(data_dir / "geolife" / "trackintel_subset" / "geolife_long_10_MB")
+    with pytest.raises(InputError, match=r"needs [\d,]+ cells of 500 m: give `bbox`"):
+        trips_from_frame(points, cell_m=500)
+    geolife = trips_from_frame(points, cell_m=500, bbox=(39.7, 40.2, 116.1, 116.7))
+    drops = describe_drops(geolife.info["trips"])
+    assert geolife.time.timezone == "Asia/Shanghai" and geolife.n_traces > 200
+    assert any("left the bounding box" in d for d in drops) and drops[-1].endswith("trips kept")
+    tsmc = pd.read_csv(data_dir / "foursquare-nyc-tsmc2014" / "NYC_val.csv")
+    own = trips_from_frame(tsmc, cell_m=500)                      # its trajectory_id: a user's day
+    assert own.info["trips_from"] == "the ids of column 'trajectory_id'" and own.n_traces > 1000
+    cut = trips_from_frame(tsmc.drop(columns="trajectory_id"), cell_m=500, gap_minutes=240)
+    assert cut.info["trips_from"].startswith("each person's fixes split") and cut.n_traces > 1000

@@ -13,7 +13,7 @@ from locsynth.metrics.trips import (frequent_pattern_precision, jensen_shannon, 
                                     source_destination_emd, top_patterns, trip_length_jsd, trip_statistics)
 from locsynth.core.geo import haversine_m
 from locsynth.data.traces import TraceSet
-from locsynth.data.trips import (PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
+from locsynth.data.trips import (CABS, PAPER_BBOX, TIMEZONE, Visits, aggregate, bad_trips, interpolate_gaps, majority_hour,
                             make_trips, merge_self_loops, read_trips, trip_grid, weekday_trips)
 
 GRID = trip_grid(250)
@@ -122,7 +122,7 @@ def scenario():
 
 
 def test_make_trips_end_to_end_on_known_fixes():
-    ts = make_trips(scenario(), 250)
+    ts = make_trips(scenario(), 250, **CABS)
     assert ts.info["trips"] == {"trips": 7, "fixes": 21, "too_fast": 1, "outside_box": 1, "weekend_or_holiday": 2,
                                 "single_visit": 1, "kept": 2}
     assert ts.users["user_id"].tolist() == ["abc-00000", "xyz-00001"]
@@ -136,7 +136,7 @@ def test_make_trips_end_to_end_on_known_fixes():
     assert str(ts.time.start_of(np.array([0]))[0].tz_convert(TIMEZONE).date()) == "2008-05-23"
     assert trip_statistics(ts) == {"trips": 2, "cells": 9, "length_max": 7, "length_mean": 4.5, "length_sd": 2.5,
                                    "length_min": 2}
-    assert make_trips(scenario(), 250, weekdays_only=False).info["trips"]["kept"] == 4
+    assert make_trips(scenario(), 250, **{**CABS, "weekdays_only": False}).info["trips"]["kept"] == 4
 
 
 def test_bad_input():
@@ -145,8 +145,8 @@ def test_bad_input():
         make_trips(frame.drop(columns="lat"))
     with pytest.raises(InputError, match="no fixes"):
         make_trips(frame.iloc[:0])
-    with pytest.raises(InputError, match="no trip is left"):
-        make_trips(frame[frame["user"] == "abc-00001"])
+    with pytest.raises(InputError, match=r"no trip is left of the 1 made .*: 1 were too fast \(over 150 km/h"):
+        make_trips(frame[frame["user"] == "abc-00001"], **CABS)
     with pytest.raises(InputError, match="must be positive"):
         make_trips(frame, max_speed_kmh=0)
 

@@ -1,7 +1,8 @@
 """locsynth: synthesize privacy-preserving location traces and measure their utility and privacy.
 
-This is the package's face: the data model's classes, the way in from a DataFrame
-(``locsynth.from_frame``), ``locsynth.evaluate`` and every registered method's class
+This is the package's face: the data model's classes, the ways in from a DataFrame
+(``locsynth.from_frame``, ``locsynth.trips_from_frame``), ``locsynth.evaluate`` and every
+registered method's class
 (``locsynth.TraceSet``, ``locsynth.PPMTF``, ``locsynth.KRR``, ...) are imported on first use, so
 that ``locsynth --help`` and a command that needs little start fast. The methods come from
 :mod:`locsynth.synth.registry` by class name, so a method registered there is exported here too.
@@ -15,7 +16,8 @@ from .core.version import __version__
 #: (full names, which the layer test reads)
 _DATA_MODEL = {"Grid": "locsynth.data.space", "POISpace": "locsynth.data.space", "Space": "locsynth.data.space",
                "TimeAxis": "locsynth.data.timeaxis", "TraceSet": "locsynth.data.traces",
-               "from_frame": "locsynth.data.frames", "evaluate": "locsynth.evaluation.evaluate"}
+               "from_frame": "locsynth.data.frames", "trips_from_frame": "locsynth.data.frames",
+               "evaluate": "locsynth.evaluation.evaluate"}
 
 
 def __getattr__(name: str):

@@ -95,6 +95,10 @@ def prepare(
             say(f"  trips (paper 004 Table 1): {t['trips']} trips, {t['cells']} cells visited, length mean "
                 f"{t['length_mean']:.2f}, sd {t['length_sd']:.2f}, max {t['length_max']}")
     first = next(iter(sets.values()))
+    if "trips" in first.info:
+        from ..data.trips import describe_drops
+
+        say("trips made: " + "; ".join(describe_drops(first.info["trips"])))
     zones = first.info.get("timezones")
     if zones:
         listed = ", ".join(f"{z} {n}" for z, n in list(zones.items())[:6])

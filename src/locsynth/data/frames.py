@@ -21,8 +21,9 @@ import pandas as pd
 
 from ..core.errors import InputError
 from .points import parse_datetimes, validate_points
-from .timeaxis import AUTO, check_timezone, zones_at
+from .timeaxis import AUTO, check_timezone, single_zone
 from .traces import TraceSet
+from .trips import CABS, GAP_MINUTES, GEOLIFE, STAY_M, STAY_MINUTES, make_trips, runs, segment
 
 #: each column of the points table -> the names the field gives it, first found first; names are
 #: compared without case, spaces, underscores, dashes and dots
@@ -44,9 +45,18 @@ def _key(name) -> str:
     return re.sub(r"[\s_\-.]", "", str(name)).lower()
 
 
+def _show(value) -> str:
+    """A value as an error message shows it: numpy's scalars as Python's, strings quoted."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _at(series: pd.Series, i: int) -> str:
     """Where row ``i`` (a position) of ``series`` is, as a pandas user finds it: its index label."""
-    return f"index {series.index[i]!r}"
+    return f"index {_show(series.index[i])}"
+
+
+def _column(column, role: str) -> str:
+    return f"column {column!r}" + (f" ({role})" if str(column) != role else "")
 
 
 def columns(frame: pd.DataFrame, **given: str | None) -> dict[str, str | None]:
@@ -109,8 +119,8 @@ def _coordinates(values: pd.Series, column, role: str, other: pd.Series | None) 
     bad = numbers.isna().to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        what = "missing" if pd.isna(values.iloc[i]) else f"{values.iloc[i]!r} is not a number"
-        raise InputError(f"column {column!r} ({role}) at {_at(values, i)}: {what}")
+        what = "missing" if pd.isna(values.iloc[i]) else f"{_show(values.iloc[i])} is not a number"
+        raise InputError(f"{_column(column, role)} at {_at(values, i)}: {what}")
     out = numbers.to_numpy(np.float64)
     limit = 90.0 if role == "lat" else 180.0
     bad = np.abs(out) > limit
@@ -133,7 +143,7 @@ def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit:
         times = values
     elif pd.api.types.is_numeric_dtype(values.dtype):
         if time_unit not in ("s", "ms"):
-            raise InputError(f"column {column!r} (time) holds numbers ({values.iloc[0]!r} at {_at(values, 0)}): "
+            raise InputError(f"{_column(column, 'time')} holds numbers ({_show(values.iloc[0])} at {_at(values, 0)}): "
                              "give `time_unit` 's' or 'ms' for unix times")
         times = pd.to_datetime(values, unit=time_unit, utc=True, errors="coerce")
     else:
@@ -141,8 +151,8 @@ def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit:
     bad = times.isna().to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        what = "missing" if pd.isna(values.iloc[i]) else f"{values.iloc[i]!r} is not a date and time pandas can read"
-        raise InputError(f"column {column!r} (time) at {_at(values, i)}: {what}")
+        what = "missing" if pd.isna(values.iloc[i]) else f"{_show(values.iloc[i])} is not a date and time pandas can read"
+        raise InputError(f"{_column(column, 'time')} at {_at(values, i)}: {what}")
     if times.dt.tz is None:
         if timezone is None or timezone == AUTO:
             raise InputError(f"column {column!r} holds times without a time zone ({values.iloc[0]!s} at "
@@ -200,7 +210,7 @@ def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str
     ids = frame[cols["user"]]
     if ids.isna().any():
         i = int(np.flatnonzero(ids.isna().to_numpy())[0])
-        raise InputError(f"column {cols['user']!r} (user) at {_at(ids, i)}: missing")
+        raise InputError(f"{_column(cols['user'], 'user')} at {_at(ids, i)}: missing")
     points = pd.DataFrame({"user": ids.to_numpy(),
                            "time": times_utc(raw_time, time_col, timezone, time_unit).to_numpy(),
                            "lat": lat_values, "lon": lon_values})
@@ -208,17 +218,6 @@ def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str
         if cols[role] is not None:
             points[role] = frame[cols[role]].astype(str).to_numpy()
     return validate_points(points, "the frame")
-
-
-def zone_of(points: pd.DataFrame) -> str:
-    """The one time zone the points lie in (their days and hours are read on its clock); an
-    InputError naming the zones when they are several."""
-    zones = pd.Series(zones_at(points["lat"], points["lon"])).value_counts()
-    if len(zones) > 1:
-        shares = ", ".join(f"{z} {n / zones.sum():.0%}" for z, n in zones.head(4).items())
-        raise InputError(f"the points lie in {len(zones)} time zones ({shares}): give `timezone`, the zone whose "
-                         "days and hours to use, or 'auto' for each point's own clock")
-    return str(zones.index[0])
 
 
 def from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str | None = None, lat: str | None = None,
@@ -247,8 +246,92 @@ def from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str | None
                          f"`venue` (the names looked for: {', '.join(NAMES['venue'])}), or give `grid` for points "
                          "without venues")
     if timezone is None:
-        timezone = zone_of(points)
+        timezone = single_zone(points["lat"], points["lon"], ", or 'auto' for each point's own clock")
     sets = traces_from_points(points, grid=grid, bbox=bbox, pois=pois, instant=instant, slot=slot, window=window,
                               timezone=timezone, duplicates=duplicates, fold_days=fold_days, dp_epsilon=dp_epsilon,
                               start=start, candidates=candidates, info={"source": "frame", "input": "a DataFrame"})
     return sets[""]
+
+
+#: the names the field gives a trip's id (movingpandas' ``traj_id``, trackintel's ``tripleg_id``, ...)
+TRIP_NAMES = ("trip", "trip_id", "traj_id", "trajectory_id", "tripleg_id", "track_id", "tid")
+#: the names of a column marking the fixes that belong to a trip (the cabs' occupancy)
+MARKED_NAMES = ("occupancy", "occupied")
+#: how known data are read and made into trips, by name: :data:`locsynth.data.trips.PRESETS` and the
+#: reading they need (the cabs' times are unix seconds; their trips, the runs of occupancy, are found
+#: by :data:`MARKED_NAMES`)
+TRIP_PRESETS = {"cabs": {"time_unit": "s", **CABS}, "geolife": dict(GEOLIFE)}
+
+
+def _found(frame: pd.DataFrame, given: str | None, names: tuple[str, ...], role: str):
+    if given is not None:
+        if given not in frame.columns:
+            raise InputError(f"`{role}` names column {given!r}, which the frame does not have; its columns: "
+                             f"{_listed(frame.columns)}")
+        return given
+    keys = {_key(c): c for c in reversed(list(frame.columns))}
+    return next((keys[_key(n)] for n in names if _key(n) in keys), None)
+
+
+def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: str | None = None,
+                     user: str | None = None, time: str | None = None, lat: str | None = None,
+                     lon: str | None = None, timezone: str | None = None, time_unit: str | None = None,
+                     preset: str | None = None, cell_m: float = 250.0,
+                     bbox: tuple[float, float, float, float] | None = None, max_speed_kmh: float | None = None,
+                     weekdays_only: bool | None = None, max_gap_minutes: float = 5.0,
+                     gap_minutes: float = GAP_MINUTES, stay_m: float = STAY_M,
+                     stay_minutes: float = STAY_MINUTES) -> TraceSet:
+    """A TraceSet of trips (one trace a trip) from a frame of GPS fixes, through paper 004 §8.2's
+    steps (:func:`locsynth.data.trips.make_trips`).
+
+    The trips are, in this order: the ids of a ``trip`` column (:data:`TRIP_NAMES`: movingpandas'
+    ``traj_id``, ...); the runs of fixes a ``marked`` column marks (the cabs' ``occupancy``); else
+    each person's fixes split at stays (``stay_minutes`` or more within ``stay_m`` metres) and at
+    gaps longer than ``gap_minutes`` (:func:`locsynth.data.trips.segment`, trackintel's defaults).
+    The grid's square cells of ``cell_m`` metres cover ``bbox``, the fixes' own box by default
+    (which the ledger notes); days and hours are on ``timezone``'s clock, the fixes' zone by
+    default; ``max_speed_kmh`` (none by default) and ``weekdays_only`` drop whole trips.
+    ``preset`` (:data:`TRIP_PRESETS`: 'cabs', 'geolife') gives known data's settings, which the
+    other arguments override. ``info['trips']`` counts what each step dropped
+    (:func:`locsynth.data.trips.describe_drops` says it in words).
+    """
+    from .prepare import framed_trips
+
+    if preset is not None and preset not in TRIP_PRESETS:
+        raise InputError(f"unknown `preset` {preset!r}; the presets: {', '.join(TRIP_PRESETS)}")
+    settings = {**TRIP_PRESETS.get(preset, {})}
+    given = {"time_unit": time_unit, "bbox": bbox, "timezone": timezone,
+             "max_speed_kmh": max_speed_kmh, "weekdays_only": weekdays_only}
+    settings.update({k: v for k, v in given.items() if v is not None})
+    trip_col = _found(frame, trip, TRIP_NAMES, "trip")
+    marked_col = _found(frame, marked, MARKED_NAMES, "marked") if trip_col is None else None
+    rest = frame if trip_col is None else frame.drop(columns=trip_col)
+    person = columns(rest, user=user)["user"]
+    if person is None and trip_col is not None:
+        rest, person = frame, trip_col               # each trip its own owner
+    points = points_from_frame(rest, user=person, time=time, lat=lat, lon=lon,
+                               timezone=None if settings.get("timezone") == AUTO else settings.get("timezone"),
+                               time_unit=settings.get("time_unit"))
+    if trip_col is not None:
+        ids = frame[trip_col].astype(str).to_numpy(dtype=object)
+        owners = points["user"].astype(str).to_numpy(dtype=object)
+        points = points.assign(person=owners, user=ids if person == trip_col else owners + "-" + ids)
+        how = f"the ids of column {trip_col!r}"
+    elif marked_col is not None:
+        points = runs(points, frame[marked_col].to_numpy() == 1)
+        how = f"the runs of fixes column {marked_col!r} marks"
+    else:
+        points = segment(points, gap_minutes=gap_minutes, stay_m=stay_m, stay_minutes=stay_minutes)
+        how = (f"each person's fixes split at stays ({stay_minutes:g} min within {stay_m:g} m) and gaps over "
+               f"{gap_minutes:g} min")
+    if len(points) == 0:
+        raise InputError(f"no trip was found in the frame ({how}): no fix belongs to one")
+    options = {k: settings[k] for k in ("bbox", "timezone", "max_speed_kmh", "weekdays_only", "owner")
+               if k in settings}
+    if settings.get("timezone") == AUTO:
+        raise InputError("`timezone` auto does not apply to trips: a set of trips keeps one zone; give its name")
+    trips = make_trips(points, cell_m, max_gap_minutes=max_gap_minutes,
+                       info={"source": "frame", "input": "a DataFrame", "trips_from": how}, **options)
+    box = "the given box" if bbox is not None else (f"the {preset} preset's box" if "bbox" in options else
+                                                     "the box of the data")
+    return framed_trips(trips, box)

@@ -182,18 +182,28 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     shift = io.time_shift(format, time_shift)
     trips = TRIP_FORMATS[format](path, 250.0 if cell_m is None else cell_m, shift["hours"],
                                     **{k: v for k, v in options.items() if v is not None})
-    ledger = Ledger(traces_per_user=1)          # each trip its own user id
-    ledger.note_uncovered(TIME_FROM_DATA)
-    frame = _with_clock({
-        "space": f"a grid of {trips.space.n_locations} cells over " + ("the given box" if bbox else
-                                                                       "the format's public box")
-                 + " (public)",
-        "time": "from the date of the earliest trip (from the data)"}, format, shift)
-    trips = replace(trips, ledger=ledger, info={**trips.info, "frame": frame, "time_shift": shift})
+    trips = framed_trips(trips, "the given box" if bbox else "the format's public box", format, shift)
     if split is None:
         return {"": trips}
     train, test = trips.split(split, seed=seed)
     return {"train": train, "test": test}
+
+
+def framed_trips(trips: TraceSet, box: str, format: str = "frame", shift: dict | None = None) -> TraceSet:
+    """``trips`` with the ledger and frame :func:`prepare` records: each trip its own unit, the time
+    axis from the data and, where the grid's box (``box``, in words) is the data's own, the box too
+    (covered by no epsilon); ``shift`` the clock correction applied."""
+    ledger = Ledger(traces_per_user=1)          # each trip its own user id
+    ledger.note_uncovered(TIME_FROM_DATA)
+    from_data = trips.info.get("bbox_from_data", False)
+    if from_data:
+        ledger.note_uncovered("the grid covers the bounding box of the data")
+    shift = shift or {"hours": 0.0, "default": True}
+    frame = _with_clock({
+        "space": f"a grid of {trips.space.n_locations} cells over {box} "
+                 + ("(from the data)" if from_data else "(public)"),
+        "time": "from the date of the earliest trip (from the data)"}, format, shift)
+    return replace(trips, ledger=ledger, info={**trips.info, "frame": frame, "time_shift": shift})
 
 
 def _refuse_for_trips(format: str, options: dict) -> None:

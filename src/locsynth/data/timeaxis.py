@@ -73,6 +73,17 @@ def zones_at(lat, lon, digits: int = 4) -> np.ndarray:
     return names[codes]
 
 
+def single_zone(lat, lon, choices: str = "") -> str:
+    """The one time zone the points lie in (:func:`zones_at`); an InputError naming the zones and
+    their shares when they are several (``choices``: what else the caller may give)."""
+    zones = pd.Series(zones_at(lat, lon)).value_counts()
+    if len(zones) > 1:
+        shares = ", ".join(f"{z} {n / zones.sum():.0%}" for z, n in zones.head(4).items())
+        raise InputError(f"the points lie in {len(zones)} time zones ({shares}): give `timezone`, the zone whose "
+                         f"days and hours to use{choices}")
+    return str(zones.index[0])
+
+
 def local_clock(times: pd.Series, lat, lon, digits: int = 4) -> tuple[pd.Series, dict[str, int]]:
     """Each absolute time on the wall clock of the time zone at its point (timezonefinder's offline
     boundaries, one look-up per point rounded to ``digits`` decimals, about 11 m), returned as if

@@ -1,17 +1,24 @@
-"""Passenger trips of the San Francisco cabs on a grid (paper 004 §8.1-8.2 and its Table 1).
+"""Trips on a grid from GPS fixes, as paper 004 §8.1-8.2 prepares the San Francisco cabs'.
 
-A trip is a maximal run of occupied fixes of one cab (``io.read_cabs(trips=True)``); paper 004
-protects passengers, so one trace is one trip. The steps, in the order the data flows, each one
-function below:
+A trip is the unit a trip synthesizer protects: one trace is one trip. Its fixes come with a trip
+id, as a run of fixes marked as one (the cabs' occupancy: a passenger), or from a person's fixes
+split at stays and gaps (:func:`segment`, trackintel's staypoints and triplegs). :func:`make_trips`
+then takes them through the steps below, each one function, in the order the data flows; its
+options default to any city's (the data's own box and time zone, every day, no speed limit), and
+:data:`PRESETS` hold paper 004's for the cabs (:data:`CABS`, which ``prepare --format cab-trips``
+applies) and GeoLife's. What every step dropped is counted in ``info['trips']``
+(:func:`describe_drops` says it in words).
 
-1. :func:`trip_grid`: square cells of 250 m or 500 m over the paper's bounding box
-   (37.6017N, 122.5158W) - (37.8112N, 122.3527W) (§8.1).
-2. :func:`bad_trips`: a trip with a speed above 150 km/h between two consecutive GPS fixes, or
-   with a fix outside the box, is dropped whole (§8.2: "All traces are dropped with velocity
-   larger than 150 km/h (calculated between two GPS points) or being out of the bounding box").
-3. :func:`weekday_trips`: trips that start on a Saturday, a Sunday or a US federal holiday, in
-   Pacific time, are dropped (§8.2: "weekdays only"; 2008-05-26, Memorial Day, is the holiday
-   inside the data's 2008-05-17 .. 2008-06-10).
+1. :func:`trip_grid`: square cells of ``cell_m`` metres (the paper's 250 or 500) over the box:
+   the data's own by default, the paper's (37.6017N, 122.5158W) - (37.8112N, 122.3527W) for the
+   cabs (§8.1).
+2. :func:`bad_trips`: a trip faster than ``max_speed_kmh`` between two consecutive GPS fixes (no
+   limit by default; the cabs' 150 km/h), or with a fix outside the box, is dropped whole (§8.2:
+   "All traces are dropped with velocity larger than 150 km/h (calculated between two GPS
+   points) or being out of the bounding box").
+3. :func:`weekday_trips`: with ``weekdays_only`` (the cabs'), trips that start on a Saturday, a
+   Sunday or a US federal holiday, on the time zone's clock, are dropped (§8.2: "weekdays only";
+   2008-05-26, Memorial Day, is the holiday inside the cabs' 2008-05-17 .. 2008-06-10).
 4. :func:`aggregate`: one visit per 60 s, the trip's most frequent cell among its fixes in that
    minute (§8.2, transformation (1)).
 5. :func:`interpolate_gaps`: minutes missing between two visits less than 5 minutes apart are
@@ -22,9 +29,9 @@ function below:
 8. trips left with a single visit are dropped.
 
 The output is a TraceSet whose traces are the trips (ragged), on the grid, with 60-second
-instants in Pacific time (slots of one hour), and user-table columns ``user_id`` (the trip,
-``cab-00012``), ``cab`` and ``hour``. :func:`locsynth.metrics.trips.trip_statistics` gives the
-columns of Table 1.
+instants on the time zone's clock (slots of one hour), and user-table columns ``user_id`` (the
+trip, ``cab-00012``), its owner (``person``, or ``cab`` for the cabs) and ``hour``.
+:func:`locsynth.metrics.trips.trip_statistics` gives the columns of Table 1.
 
 Where §8.2 leaves a choice open, the choice is written beside the code (search "Choice:").
 """
@@ -37,12 +44,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from ..core.errors import InputError
 from .points import shift_times
 from ..core.geo import EARTH_RADIUS_M, haversine_m
 from .space import Grid
-from .timeaxis import TimeAxis, check_timezone
+from .timeaxis import TimeAxis, check_timezone, single_zone
 from .traces import TraceSet
 
 #: (lat_min, lat_max, lon_min, lon_max) of paper 004 §8.1
@@ -78,6 +86,13 @@ def trip_grid(cell_m: float = 250.0, bbox: tuple[float, float, float, float] = P
     dropped before they are located. The paper's box is 23.3 km x 14.3 km (§8.1 says about
     9 x 10 km), hence 94 x 58 cells of 250 m and 47 x 29 of 500 m.
     """
+    rows, cols, dlat, dlon = _cells(cell_m, bbox)
+    lat_min, lon_min = float(bbox[0]), float(bbox[2])
+    return Grid(rows, cols, (lat_min, lat_min + rows * dlat, lon_min, lon_min + cols * dlon))
+
+
+def _cells(cell_m: float, bbox) -> tuple[int, int, float, float]:
+    """(rows, cols, cell height and width in degrees) of :func:`trip_grid`, without making it."""
     if not (isinstance(cell_m, (int, float)) and math.isfinite(cell_m) and cell_m > 0):
         raise InputError(f"cell size must be a positive number of metres, got {cell_m!r}")
     lat_min, lat_max, lon_min, lon_max = (float(v) for v in bbox)
@@ -87,7 +102,7 @@ def trip_grid(cell_m: float = 250.0, bbox: tuple[float, float, float, float] = P
     dlon = cell_m / (METRES_PER_DEGREE * math.cos(math.radians((lat_min + lat_max) / 2)))
     rows = max(1, math.ceil((lat_max - lat_min) / dlat - 1e-9))
     cols = max(1, math.ceil((lon_max - lon_min) / dlon - 1e-9))
-    return Grid(rows, cols, (lat_min, lat_min + rows * dlat, lon_min, lon_min + cols * dlon))
+    return rows, cols, dlat, dlon
 
 
 # -- 2. speed and box --------------------------------------------------------------------------
@@ -222,19 +237,140 @@ def merge_self_loops(visits: Visits) -> Visits:
     return visits.take(keep)
 
 
+# -- trips from a person's fixes ------------------------------------------------------------------
+
+#: the most cells a grid over the fixes' own box may have: a few far-away fixes (a flight, GPS noise)
+#: would make a continent's grid; a box of one's own is then asked for
+MAX_CELLS = 1_000_000
+#: trackintel's defaults (generate_staypoints, sliding; generate_triplegs): a stay is 5 minutes or
+#: more within 100 m of its first fix, and fixes more than 15 minutes apart are not one trip
+STAY_M, STAY_MINUTES, GAP_MINUTES = 100.0, 5.0, 15.0
+
+
+@njit(cache=True)
+def _stays(person, unix, lat, lon, gap_s, stay_m, stay_s):   # pragma: no cover (compiled)
+    """Each fix's stay (0, 1, ...) or -1, by the sliding window of Li et al. (2008) as trackintel
+    runs it: from an anchor fix, the fixes within ``stay_m`` of it (same person, no gap) are a stay
+    when they last ``stay_s`` or more; the next anchor is the first fix beyond them."""
+    n = unix.size
+    stay = np.full(n, -1, np.int64)
+    k = 0
+    i = 0
+    r = 6371008.8
+    while i < n:
+        p1, l1 = math.radians(lat[i]), math.radians(lon[i])
+        j = i + 1
+        while j < n and person[j] == person[i] and unix[j] - unix[j - 1] <= gap_s:
+            p2, l2 = math.radians(lat[j]), math.radians(lon[j])
+            h = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin((l2 - l1) / 2) ** 2
+            if 2 * r * math.asin(math.sqrt(min(1.0, h))) > stay_m:
+                break
+            j += 1
+        if unix[j - 1] - unix[i] >= stay_s:
+            stay[i:j] = k
+            k += 1
+        i = j
+    return stay
+
+
+@njit(cache=True)
+def _legs(person, unix, stay, gap_s):   # pragma: no cover (compiled)
+    """(fix, trip) pairs: each run of fixes outside stays, with the last fix of the stay before it
+    and the first of the stay after it (where no gap parts them), is a trip; a fix shared by two
+    trips (a stay of one fix between them) appears twice."""
+    n = stay.size
+    fix = np.empty(3 * n, np.int64)
+    trip = np.empty(3 * n, np.int64)
+    m, t, moving = 0, -1, False
+    for p in range(n):
+        new = p == 0 or person[p] != person[p - 1] or unix[p] - unix[p - 1] > gap_s
+        if new:
+            moving = False
+        if stay[p] < 0:
+            if not moving:
+                t += 1
+                moving = True
+                if not new and stay[p - 1] >= 0:
+                    fix[m], trip[m] = p - 1, t
+                    m += 1
+            fix[m], trip[m] = p, t
+            m += 1
+        else:
+            if moving:
+                fix[m], trip[m] = p, t
+                m += 1
+            moving = False
+    return fix[:m], trip[:m]
+
+
+def segment(points: pd.DataFrame, *, gap_minutes: float = GAP_MINUTES, stay_m: float = STAY_M,
+            stay_minutes: float = STAY_MINUTES) -> pd.DataFrame:
+    """A person's fixes (``user``: the person) as trips: split at stays (``stay_minutes`` or more
+    within ``stay_m`` metres: staypoints by the sliding window, trackintel's defaults) and at gaps
+    longer than ``gap_minutes``, each trip from the last fix of one stay to the first of the next
+    (trackintel's triplegs). Returns the trips' fixes with ``user`` = ``f"{person}-{k:05d}"`` (k the
+    person's trip number) and ``person``."""
+    for name, value in (("gap_minutes", gap_minutes), ("stay_m", stay_m), ("stay_minutes", stay_minutes)):
+        if not (isinstance(value, (int, float)) and value > 0):
+            raise InputError(f"`{name}` must be a positive number, got {value!r}")
+    code, persons = pd.factorize(points["user"], sort=True)
+    unix = pd.DatetimeIndex(points["time"]).as_unit("ns").asi8 // 10**9
+    order = np.lexsort((unix, code))
+    lat, lon = points["lat"].to_numpy(np.float64)[order], points["lon"].to_numpy(np.float64)[order]
+    code, unix = code[order].astype(np.int64), unix[order]
+    stay = _stays(code, unix, lat, lon, gap_minutes * 60.0, float(stay_m), stay_minutes * 60.0)
+    fix, trip = _legs(code, unix, stay, gap_minutes * 60.0)
+    owner = code[fix]
+    first = np.r_[True, owner[1:] != owner[:-1]]                 # trips numbered within each person
+    start = np.r_[True, trip[1:] != trip[:-1]]
+    number = np.cumsum(start) - 1
+    number -= np.maximum.accumulate(np.where(first, number, 0))
+    out = points.iloc[order[fix]].reset_index(drop=True)
+    who = pd.Series(np.asarray(persons, dtype=object)[owner]).astype(str)
+    out["person"] = who.to_numpy(dtype=object)
+    out["user"] = (who + "-" + pd.Series(number).astype(str).str.zfill(5)).to_numpy(dtype=object)
+    return out
+
+
+def runs(points: pd.DataFrame, marked) -> pd.DataFrame:
+    """The marked fixes of each person (``user``) in time order, each maximal run of them a trip
+    (the cabs' occupancy: a passenger aboard), named and owned as :func:`segment` names them."""
+    code, persons = pd.factorize(points["user"], sort=True)
+    unix = pd.DatetimeIndex(points["time"]).as_unit("ns").asi8
+    order = np.lexsort((unix, code))
+    code, flag = code[order], np.asarray(marked, bool)[order]
+    first = np.r_[True, code[1:] != code[:-1]]
+    starts = flag & (first | np.r_[False, ~flag[:-1]])
+    count = np.cumsum(starts)
+    number = (count - np.maximum.accumulate(np.where(first, count - starts, 0)) - 1)[flag]
+    out = points.iloc[order[flag]].reset_index(drop=True)
+    who = pd.Series(np.asarray(persons, dtype=object)[code[flag]]).astype(str)
+    out["person"] = who.to_numpy(dtype=object)
+    out["user"] = (who + "-" + pd.Series(number).astype(str).str.zfill(5)).to_numpy(dtype=object)
+    return out
+
+
 # -- the whole path ----------------------------------------------------------------------------
+
+#: paper 004's settings for the San Francisco cabs (§8.1-8.2): its box, Pacific time, 150 km/h,
+#: weekdays only; each trip's owner is its cab
+CABS = {"bbox": PAPER_BBOX, "timezone": TIMEZONE, "max_speed_kmh": 150.0, "weekdays_only": True, "owner": "cab"}
+#: GeoLife's Beijing box (87 % of the subset's points, SOURCE.md), as (lat_min, lat_max, lon_min, lon_max)
+BEIJING_BBOX = (39.7, 40.2, 116.1, 116.7)
+#: GeoLife's (see :func:`read_geolife_trips`): Beijing's box and time, every day, no speed limit
+GEOLIFE = {"bbox": BEIJING_BBOX, "timezone": "Asia/Shanghai", "max_speed_kmh": math.inf, "weekdays_only": False}
+#: the settings of known data, by name (``preset`` of :func:`locsynth.data.frames.trips_from_frame`)
+PRESETS = {"cabs": CABS, "geolife": GEOLIFE}
+
 
 def read_trips(path: str | Path, cell_m: float = 250.0, time_shift: float = 0.0, **options) -> TraceSet:
     """The passenger trips of a folder of Cabspotting files (``new_<cab>.txt``) on a grid of
-    ``cell_m`` metres, times moved ``time_shift`` hours; ``options`` as :func:`make_trips`."""
+    ``cell_m`` metres, times moved ``time_shift`` hours, with paper 004's settings (:data:`CABS`);
+    ``options`` as :func:`make_trips`."""
     from .io.cabs import read_cabs
 
     points = shift_times(read_cabs(path, trips=True), time_shift)
-    return make_trips(points, cell_m, info={"source": "cabs", "input": Path(path).name}, **options)
-
-
-#: GeoLife's Beijing box (87 % of the subset's points, SOURCE.md), as (lat_min, lat_max, lon_min, lon_max)
-BEIJING_BBOX = (39.7, 40.2, 116.1, 116.7)
+    return make_trips(points, cell_m, info={"source": "cabs", "input": Path(path).name}, **{**CABS, **options})
 
 
 def read_geolife_trips(path: str | Path, cell_m: float = 250.0, time_shift: float = 0.0, **options) -> TraceSet:
@@ -248,20 +384,20 @@ def read_geolife_trips(path: str | Path, cell_m: float = 250.0, time_shift: floa
     from .io.geolife import read_geolife
 
     points = shift_times(read_geolife(path, trajectories=True), time_shift)
-    options = {"bbox": BEIJING_BBOX, "timezone": "Asia/Shanghai", "max_speed_kmh": math.inf, **options}
-    return make_trips(points, cell_m, weekdays_only=False, info={"source": "geolife", "input": Path(path).name},
-                      **options)
+    return make_trips(points, cell_m, info={"source": "geolife", "input": Path(path).name}, **{**GEOLIFE, **options})
 
 
 def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
-               bbox: tuple[float, float, float, float] = PAPER_BBOX, timezone: str = TIMEZONE,
-               max_speed_kmh: float = 150.0, max_gap_minutes: float = 5.0, weekdays_only: bool = True,
-               info: dict | None = None) -> TraceSet:
-    """Trips as paper 004 §8.2 prepares them (module docstring) from a points table whose
-    ``user`` is the trip (``read_cabs(trips=True)``) and ``time``, ``lat``, ``lon`` its fixes.
+               bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
+               max_speed_kmh: float = math.inf, max_gap_minutes: float = 5.0, weekdays_only: bool = False,
+               owner: str = "person", info: dict | None = None) -> TraceSet:
+    """Trips as paper 004 §8.2 prepares them (module docstring) from a points table whose ``user``
+    is the trip (``f"{owner}-{k}"``, as ``read_cabs(trips=True)`` and :func:`segment` name them) and
+    ``time``, ``lat``, ``lon`` its fixes; ``bbox`` defaults to the fixes' own box, ``timezone`` to
+    the one zone they lie in (:data:`CABS` holds the cabs' settings).
 
     Returns a TraceSet with one trace per kept trip and ``info['trips']`` counting what every
-    step dropped.
+    step dropped (:func:`describe_drops`); an InputError saying the same when no trip is left.
     """
     missing = [c for c in ("user", "time", "lat", "lon") if c not in points]
     if missing:
@@ -271,7 +407,19 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     if not (max_speed_kmh > 0 and max_gap_minutes > 0):
         raise InputError(f"max_speed_kmh and max_gap_minutes must be positive, got {max_speed_kmh!r} and "
                          f"{max_gap_minutes!r}")
+    lat, lon = points["lat"].to_numpy(np.float64), points["lon"].to_numpy(np.float64)
+    from_data = bbox is None
+    if from_data:                       # a box of one point's width still has cells
+        bbox = (float(lat.min()), max(float(lat.max()), float(lat.min()) + 1e-6), float(lon.min()),
+                max(float(lon.max()), float(lon.min()) + 1e-6))
+    timezone = single_zone(lat, lon) if timezone is None else timezone
     check_timezone(timezone)
+    rows, cols, _, _ = _cells(cell_m, bbox)
+    if from_data and rows * cols > MAX_CELLS:
+        lo, hi = np.quantile(lat, [0.05, 0.95]), np.quantile(lon, [0.05, 0.95])
+        raise InputError("the fixes' own box ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) needs ".format(*bbox)
+                         + f"{rows * cols:,} cells of {cell_m:g} m: give `bbox`, the area to keep (90 % of the "
+                         f"fixes lie in ({lo[0]:.4f}, {lo[1]:.4f}, {hi[0]:.4f}, {hi[1]:.4f})), or a larger `cell_m`")
     grid = trip_grid(cell_m, bbox)
     trip, ids = pd.factorize(points["user"], sort=False)
     trip = trip.astype(np.int64)
@@ -279,7 +427,6 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     if times.tz is None:
         raise InputError("the trip points have naive times; expected timezone-aware (UTC) timestamps")
     unix = times.tz_convert("UTC").as_unit("ns").asi8 // 10**9
-    lat, lon = points["lat"].to_numpy(np.float64), points["lon"].to_numpy(np.float64)
     order = np.lexsort((unix, trip))
     trip, unix, lat, lon = trip[order], unix[order], lat[order], lon[order]
     n_trips = len(ids)
@@ -302,19 +449,46 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     single = keep_trip & (length < 2)
     steps["single_visit"] = int(single.sum())
     visits = visits.take(length[visits.trip] >= 2)
+    settings = {"bbox": bbox, "max_speed_kmh": max_speed_kmh, "weekdays_only": weekdays_only,
+                "timezone": timezone, "box_from_data": from_data}
     if len(visits) == 0:
-        raise InputError("no trip is left after preprocessing (paper 004 §8.2): every trip was too fast, left "
-                         "the bounding box, fell on a weekend or holiday, or stayed in one cell")
+        raise InputError(f"no trip is left of the {n_trips} made (paper 004 §8.2's steps): "
+                         + "; ".join(describe_drops({**steps, "kept": 0}, settings)))
     info = {**(info or {}), "cell_m": float(cell_m), "bbox": list(bbox), "trips": steps}
-    return _traceset(visits, ids, hour, grid, timezone, info)
+    if from_data:
+        info["bbox_from_data"] = True
+    owners = None
+    if "person" in points:                  # each trip's owner as given, not read off its name
+        owners = points["person"].groupby(points["user"], sort=False).first().reindex(ids).to_numpy()
+    return _traceset(visits, ids, hour, grid, timezone, info, owner, owners)
 
 
-def _traceset(visits: Visits, ids, hour: np.ndarray, grid: Grid, timezone: str, info: dict) -> TraceSet:
-    """The TraceSet of the kept trips: one-minute instants, one-hour slots, in ``timezone``."""
+def describe_drops(steps: dict, settings: dict | None = None) -> list[str]:
+    """What each step of :func:`make_trips` dropped (``info['trips']``), in words, one per step that
+    dropped any, and what was kept; ``settings`` (box, speed, days) names the setting behind each."""
+    settings = settings or {}
+    box = settings.get("bbox")
+    box_text = "" if box is None else (" ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E".format(*box)
+                                       + (", the data's own)" if settings.get("box_from_data") else
+                                          "; `bbox` sets it)"))
+    speed = settings.get("max_speed_kmh")
+    speed_text = f" (over {speed:g} km/h between two fixes; `max_speed_kmh` sets it)" if speed is not None else ""
+    said = {"too_fast": f"were too fast{speed_text}",
+            "outside_box": f"left the bounding box{box_text}",
+            "weekend_or_holiday": "started on a weekend or a US federal holiday",
+            "single_visit": "never left one cell"}
+    lines = [f"{steps[k]} {text}" for k, text in said.items() if steps.get(k)]
+    return lines + [f"{steps.get('kept', 0)} of {steps['trips']} trips kept"]
+
+
+def _traceset(visits: Visits, ids, hour: np.ndarray, grid: Grid, timezone: str, info: dict,
+              owner: str = "person", owners: np.ndarray | None = None) -> TraceSet:
+    """The TraceSet of the kept trips: one-minute instants, one-hour slots, in ``timezone``; each
+    trip's ``owner`` is ``owners[trip]``, or the part of its name before the last dash."""
     present, row = np.unique(visits.trip, return_inverse=True)
     names = pd.Series(np.asarray(ids, dtype=object)[present]).astype(str)
-    users = pd.DataFrame({"user_id": names.to_numpy(dtype=object),
-                          "cab": names.str.rsplit("-", n=1).str[0].to_numpy(dtype=object),
+    who = (names.str.rsplit("-", n=1).str[0] if owners is None else pd.Series(owners[present]).astype(str))
+    users = pd.DataFrame({"user_id": names.to_numpy(dtype=object), owner: who.to_numpy(dtype=object),
                           "hour": hour[present].astype(np.int8)})
     when = pd.DatetimeIndex(pd.to_datetime(visits.minute * 60, unit="s", utc=True))
     axis = TimeAxis.build(when.min().tz_convert(timezone).date(), timezone, "1min", "1h")
@@ -324,5 +498,6 @@ def _traceset(visits: Visits, ids, hour: np.ndarray, grid: Grid, timezone: str, 
 
 # -- Table 1 -----------------------------------------------------------------------------------
 
-__all__ = ["PAPER_BBOX", "TIMEZONE", "Visits", "aggregate", "bad_trips", "interpolate_gaps", "majority_hour",
-           "make_trips", "merge_self_loops", "read_trips", "trip_grid", "weekday_trips"]
+__all__ = ["CABS", "GEOLIFE", "PAPER_BBOX", "PRESETS", "TIMEZONE", "Visits", "aggregate", "bad_trips",
+           "describe_drops", "interpolate_gaps", "majority_hour", "make_trips", "merge_self_loops", "read_trips",
+           "runs", "segment", "trip_grid", "weekday_trips"]
