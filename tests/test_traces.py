@@ -92,7 +92,7 @@ def test_csv_export_columns(tmp_path):
     path = small_set().to_csv(tmp_path / "x.csv")
     out = pd.read_csv(path)
     assert out.columns.tolist() == ["user_id", "datetime", "lat", "lon", "location_id"]
-    assert out["datetime"].iloc[0] == "2024-01-01T01:00:00Z" and out["lat"].iloc[0] == 0.5
+    assert out["datetime"].iloc[0] == "2024-01-01T01:00:00+00:00" and out["lat"].iloc[0] == 0.5
 
 
 def test_from_events_checks_ranges():

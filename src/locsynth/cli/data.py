@@ -146,7 +146,7 @@ def export(
     from ..data.traces import TraceSet
 
     ts = TraceSet.load(directory)
-    ts.to_csv(out, overwrite=overwrite)
+    ts.to_csv(out, overwrite=overwrite, internal=True)
     say(f"wrote {out}: {ts.n_events} events")
     if ts.synthetic:
         say("note: this set names the training users its traces came from (user_id, source): it is for "

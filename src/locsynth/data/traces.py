@@ -39,6 +39,9 @@ from .timeaxis import TimeAxis
 FORMAT_VERSION = 1
 FORMAT_NAME = "locsynth.traceset"
 DELETED = -1
+#: ``info['times']`` of a set whose instants are not times: 'none' (they count each trace's steps)
+#: or 'hour' (each trip's hour is a model's, its steps start on the hour of day 0)
+UNTIMED = ("none", "hour")
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,6 +203,16 @@ class TraceSet:
         return "source" in self.users
 
     @property
+    def has_times(self) -> bool:
+        """Whether the instants are times (recorded, or a model's), so that a surface may show them
+        as datetimes: False when the method says it released none (``info['times']``: 'none') or
+        only each trip's hour ('hour'), and for trips whose ``hour`` is -1 throughout."""
+        said = self.info.get("times")
+        if said is not None:
+            return said not in UNTIMED
+        return not (is_trip_set(self) and self.n_traces > 0 and bool((self.users["hour"] < 0).all()))
+
+    @property
     def exact(self) -> bool:
         """True when every event has one location (no deleted or generalized event)."""
         return not self.n_events or int(self.loc.min()) >= 0
@@ -332,31 +345,52 @@ class TraceSet:
         return self.select_users(np.flatnonzero(~is_test)), self.select_users(np.flatnonzero(is_test))
 
     # -- output -------------------------------------------------------------------------------
-    def to_frame(self) -> pd.DataFrame:
-        """One row per event: user_id, datetime (UTC), lat, lon, location_id (and source, trace_no);
-        a deleted or generalized event has no coordinates and its negative code as location_id."""
-        known = self.loc >= 0
-        where = np.where(known, self.loc, 0)
-        out = pd.DataFrame({
-            "user_id": self.users["user_id"].to_numpy()[self.user],
-            "datetime": self.time.start_of(self.t),
-            "lat": np.where(known, self.space.lat[where], np.nan),
-            "lon": np.where(known, self.space.lon[where], np.nan),
-            "location_id": self.loc,
-        })
-        if self.synthetic:
-            out["source"] = self.users["source"].to_numpy()[self.user]
-            out["trace_no"] = self.users["trace_no"].to_numpy()[self.user]
-        return out
+    # -- out to the field's libraries (data/export.py: the rules for times and ids) ----------------
+    def to_frame(self, internal: bool = False) -> pd.DataFrame:
+        """One row per event: ``user_id``, ``datetime`` (aware, on the set's clock), ``lat``, ``lon``,
+        ``location_id``. A set without times (:attr:`has_times`) has NaT and a ``step`` column (and
+        each trip's ``hour``); a synthetic set's traces are ``s0``, ``s1``, ... unless ``internal``,
+        which adds the training user's id, ``source`` and ``trace_no``."""
+        from .export import points
 
-    def to_csv(self, path: str | Path, overwrite: bool = False) -> Path:
-        """Write ``user_id,datetime,lat,lon,location_id`` (ISO 8601 UTC times)."""
+        return points(self, internal)
+
+    def to_csv(self, path: str | Path, overwrite: bool = False, internal: bool = False) -> Path:
+        """Write :meth:`to_frame` as CSV, times in ISO 8601 with their offset."""
+        from .export import csv_points
+
         path = Path(path)
         with atomic_output(path, overwrite, directory=False) as tmp:
-            frame = self.to_frame()
-            frame["datetime"] = frame["datetime"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-            frame.to_csv(tmp, index=False, float_format="%.6f")
+            csv_points(self, internal).to_csv(tmp, index=False, float_format="%.6f")
         return path
+
+    def to_geodataframe(self, kind: str = "points", internal: bool = False):
+        """A GeoDataFrame (WGS 84) of the events (``kind="points"``) or of one line a trace
+        (``"trips"``: id, start, end, points, hour, LineString); needs ``locsynth[geo]``."""
+        from .export import geodataframe
+
+        return geodataframe(self, kind, internal)
+
+    def to_movingpandas(self, internal: bool = False):
+        """A movingpandas ``TrajectoryCollection``, one trajectory a trace (times naive on the set's
+        clock, ``time.timezone``); an InputError for a set without times. Needs ``locsynth[geo]``."""
+        from .export import movingpandas
+
+        return movingpandas(self, internal)
+
+    def to_trackintel(self, kind: str = "positionfixes", internal: bool = False):
+        """trackintel's ``positionfixes`` or ``triplegs`` (its column names, aware times); needs
+        ``locsynth[geo]``."""
+        from .export import trackintel
+
+        return trackintel(self, kind, internal)
+
+    def to_skmob(self, internal: bool = False) -> pd.DataFrame:
+        """scikit-mobility's columns (``uid, tid, datetime, lat, lng``), for a file
+        ``skmob.TrajDataFrame`` reads in an environment of its own (it needs pandas < 2)."""
+        from .export import skmob
+
+        return skmob(self, internal)
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Save as a directory: events/users/locations Parquet files plus ``meta.json``."""

@@ -102,6 +102,8 @@ def _cells(cell_m: float, bbox) -> tuple[int, int, float, float]:
     dlon = cell_m / (METRES_PER_DEGREE * math.cos(math.radians((lat_min + lat_max) / 2)))
     rows = max(1, math.ceil((lat_max - lat_min) / dlat - 1e-9))
     cols = max(1, math.ceil((lon_max - lon_min) / dlon - 1e-9))
+    rows += lat_min + rows * dlat < lat_max          # a box of whole cells, rounded below its edge: one more
+    cols += lon_min + cols * dlon < lon_max
     return rows, cols, dlat, dlon
 
 

@@ -63,7 +63,7 @@ class Release:
                 raise InputError(f"{key} exists; pass `overwrite` to replace it")
         with atomic_output(out, overwrite, directory=True) as tmp:
             frame = self.events
-            csv = frame.assign(datetime=frame["datetime"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            csv = frame.assign(datetime=frame["datetime"].map(lambda t: "" if pd.isna(t) else t.isoformat()))
             csv.to_csv(tmp / "traces.csv", index=False, float_format="%.6f")
             frame.to_parquet(tmp / "traces.parquet", index=False)
             self.locations.to_csv(tmp / "locations.csv", index=False, float_format="%.6f")
@@ -122,7 +122,8 @@ def load_release(path: str | Path, key: str | Path | None = None) -> TraceSet:
     space = Space.from_saved(locations.drop(columns="location_id"), card["space"])
     time = TimeAxis.from_meta(card["time"])
     ids, user = np.unique(events["pseudonym"].to_numpy(), return_inverse=True)
-    t = time.instants(events["datetime"])
+    timed = card.get("has_times", True)
+    t = time.instants(events["datetime"]) if timed else events["step"].to_numpy(np.int64)
     if (t < 0).any():
         raise InputError(f"{path / 'traces.parquet'} has times outside the release's time axis")
     users = pd.DataFrame({"user_id": ids})
@@ -134,6 +135,8 @@ def load_release(path: str | Path, key: str | Path | None = None) -> TraceSet:
         users["source"] = table["source"].to_numpy()[row].astype(np.int32)
         users["trace_no"] = table["trace_no"].to_numpy()[row].astype(np.int32)
     info = {"source": card.get("method"), "release": str(path), "params": card.get("params")}
+    if not timed:
+        info["times"] = "none"
     return TraceSet.from_events(user, t, events["location_id"].to_numpy(), users, space, time, info,
                                 ledger=Ledger.from_dict(card.get("ledger")))
 
@@ -149,10 +152,11 @@ def card_markdown(card: dict) -> str:
              f"{_training_phrase(card.get('training') or {})}.", "",
              "## What is in it", "",
              f"- `traces.csv`, `traces.parquet`: {card['traces']} traces, {card['events']} events "
-             f"(pseudonym, datetime in UTC, lat, lon, location_id); pseudonyms are random and say nothing "
+             f"(pseudonym, datetime, lat, lon, location_id); pseudonyms are random and say nothing "
              f"about who the synthesizer learned from.",
              f"- `locations.csv`: the {card['space']['n_locations']} locations ({card['space']['kind']}).",
-             f"- Time: {card['time_description']}.", "",
+             f"- Times: {card.get('times', 'in UTC')}.",
+             f"- Time axis: {card['time_description']}.", "",
              "## What protects it", ""]
     pd_card = card.get("pd_test")
     if pd_card:
@@ -213,6 +217,7 @@ def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
         "traces": released.n_traces, "events": released.n_events,
         "space": {**released.space.meta(), "n_locations": released.space.n_locations},
         "time": released.time.meta(), "time_description": released.time.describe(),
+        "times": times_phrase(synthetic), "has_times": synthetic.has_times,
         "pd_test": pd_card, "ledger": ledger.to_dict(), "ledger_summary": ledger.describe(),
         "neighbours": {unit: t["neighbours"] for unit, t in ledger.totals().items() if t["spends"]},
         "attacks": _attacks(evaluation, synthetic, ledger) if evaluation is not None else None,
@@ -270,8 +275,29 @@ def _attacks(evaluation, synthetic: TraceSet, ledger: Ledger) -> dict:
 
 
 def _events(ts: TraceSet, ids: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame({"pseudonym": ids[ts.user].astype(np.int64), "datetime": ts.time.start_of(ts.t),
-                         "lat": ts.space.lat[ts.loc], "lon": ts.space.lon[ts.loc], "location_id": ts.loc})
+    """The released events: times as :mod:`locsynth.data.export` shows them (aware, on the set's clock;
+    none, and each point's ``step``, for a set without times)."""
+    from ..data.export import steps, times
+
+    out = pd.DataFrame({"pseudonym": ids[ts.user].astype(np.int64), "datetime": times(ts).to_numpy()})
+    if not ts.has_times:
+        out["step"] = steps(ts)
+    return out.assign(lat=ts.space.lat[ts.loc], lon=ts.space.lon[ts.loc], location_id=ts.loc)
+
+
+def times_phrase(ts: TraceSet) -> str:
+    """What a set's times are, for its card: recorded or a model's, or none (and why)."""
+    said = ts.info.get("times")
+    if ts.has_times:
+        if said:
+            return f"times from {said}, on the clock of {ts.time.timezone}"
+        return (f"times on the clock of {ts.time.timezone}, as the method produced them" if ts.synthetic else
+                f"recorded times, on the clock of {ts.time.timezone}")
+    if said == "hour":
+        return ("no times: the method releases each trip's hour of day, not when it happened; `datetime` is empty "
+                "and `step` numbers each trip's points from 0")
+    return ("no times: the method releases where a trip goes, not when; `datetime` is empty and `step` numbers "
+            "each trip's points from 0")
 
 
 def _read_key(path: Path) -> pd.DataFrame:

@@ -357,12 +357,13 @@ class Synthesizer(_Params):
 
     def _untimed(self, loc: np.ndarray, length: np.ndarray) -> TraceSet:
         """A synthetic set without time (NGRAM's, PrivTrace's): trace q holds the next ``length[q]``
-        of ``loc`` on instants 0, 1, ..., each its own virtual user with ``hour`` -1."""
+        of ``loc`` on instants 0, 1, ... (steps, not times: ``info['times']`` 'none'), each its own
+        virtual user with ``hour`` -1."""
         m = length.size
         user = np.repeat(np.arange(m, dtype=np.int32), length)
         t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
         return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
-                               extra={"hour": np.full(m, -1, np.int8)},
+                               extra={"hour": np.full(m, -1, np.int8)}, info={"times": "none"},
                                user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
 
     def _rectangular(self, locs: np.ndarray, source: np.ndarray, trace_no: np.ndarray, days: int,

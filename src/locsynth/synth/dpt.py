@@ -651,6 +651,7 @@ class DPT(Synthesizer):
         t = np.repeat(start, length) + np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
         return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
                                extra={"hour": hour.astype(np.int8)},
+                               info={"times": "hour" if (hour >= 0).any() else "none"},
                                user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
 
     def _hour_start(self, hour: np.ndarray, length: np.ndarray, days: int) -> np.ndarray:

@@ -244,7 +244,7 @@ class DPTrip(Synthesizer):
         t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length) + np.repeat(
             _hour_start(self.time_, hour), length)
         return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
-                               extra={"hour": hour.astype(np.int8)},
+                               extra={"hour": hour.astype(np.int8)}, info={"times": "hour"},
                                user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
 
     def summary(self) -> dict:
