@@ -114,7 +114,9 @@ def test_no_training_id_leaves_unasked(trips, samples):
 def test_a_movingpandas_collection_comes_back_as_trips_and_ngram_fits_it(trips):
     pytest.importorskip("movingpandas")
     collection = trips.to_movingpandas()
-    back = trips_from_frame(collection.to_point_gdf(), cell_m=500, timezone=trips.time.timezone)
+    with pytest.raises(InputError, match=r"holds times without a time zone .*give `timezone`"):
+        trips_from_frame(collection, cell_m=500)                # movingpandas' times are naive
+    back = trips_from_frame(collection, cell_m=500, timezone=trips.time.timezone)
     assert back.n_traces == trips.n_traces
     assert back.info["trips_from"] == "the ids of column 'traj_id'"
     syn = locsynth.NGRAM(epsilon=2.0).fit(back).sample(20, seed=0)

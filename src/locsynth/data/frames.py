@@ -167,6 +167,17 @@ def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit:
     return pd.Series(times.dt.tz_convert("UTC").to_numpy(), index=values.index, dtype="datetime64[ns, UTC]")
 
 
+def as_frame(frame) -> pd.DataFrame:
+    """A frame of points: a DataFrame or GeoDataFrame as it is, a movingpandas TrajectoryCollection
+    or Trajectory as its points (``traj_id`` and the time index)."""
+    if hasattr(frame, "to_point_gdf"):
+        frame = frame.to_point_gdf()
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"a frame of points is a pandas DataFrame (or a GeoDataFrame, or movingpandas' "
+                         f"trajectories), got {type(frame).__name__}")
+    return frame
+
+
 def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str | None = None,
                       lat: str | None = None, lon: str | None = None, venue: str | None = None,
                       category: str | None = None, timezone: str | None = None,
@@ -175,8 +186,8 @@ def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str
 
     Parameters
     ----------
-    frame : DataFrame or GeoDataFrame
-        One point per row; left as it is.
+    frame : DataFrame, GeoDataFrame or movingpandas trajectories
+        One point per row (a TrajectoryCollection's points); left as it is.
     user, time, lat, lon, venue, category : str, optional
         The column of each role, where the field's names (:data:`NAMES`) do not find it. Without
         ``lat`` and ``lon`` a GeoDataFrame's point geometry gives them (in WGS 84); without
@@ -186,8 +197,7 @@ def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str
     time_unit : {'s', 'ms'}, optional
         The unit of numeric (unix) times.
     """
-    if not isinstance(frame, pd.DataFrame):
-        raise InputError(f"a frame of points is a pandas DataFrame (or a GeoDataFrame), got {type(frame).__name__}")
+    frame = as_frame(frame)
     if len(frame) == 0:
         raise InputError("the frame has no rows")
     cols = columns(frame, user=user, time=time, lat=lat, lon=lon, venue=venue, category=category)
@@ -297,6 +307,7 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
     """
     from .prepare import framed_trips
 
+    frame = as_frame(frame)
     if preset is not None and preset not in TRIP_PRESETS:
         raise InputError(f"unknown `preset` {preset!r}; the presets: {', '.join(TRIP_PRESETS)}")
     settings = {**TRIP_PRESETS.get(preset, {})}
