@@ -133,7 +133,7 @@ def trips(n: int = 6):
 
 def test_fit_and_sample_spend_the_authors_split_and_give_dp_sized_trips():
     data = check_data()
-    model = AdaTrace(epsilon=2.0, level1=3).fit(data)
+    model = AdaTrace(epsilon=2.0, level1=3, time_share=0).fit(data)
     spends = model.ledger_.spends
     assert [s.mechanism for s in spends] == ["discrete-laplace"] + ["laplace"] * 5
     rest = 2.0 * 0.95
@@ -172,7 +172,7 @@ def test_the_counts_hold_their_sensitivity_on_neighbouring_inputs():
 
 def test_defences_name_what_epsilon_no_longer_covers_and_act(tmp_path):
     data = check_data()
-    model = AdaTrace(level1=3, defences=True).fit(data)
+    model = AdaTrace(level1=3, defences=True, time_share=0).fit(data)
     assert model.ledger_.uncovered == [DEFENCES_UNCOVERED]
     assert any("epsilon covers only the steps above" in line and "defences" in line
                for line in model.ledger_.describe())
@@ -186,7 +186,7 @@ def test_defences_name_what_epsilon_no_longer_covers_and_act(tmp_path):
     back = AdaTrace.load(tmp_path / "m")
     assert back.real_.keys() == model.real_.keys() and np.array_equal(back.real_["loc"], model.real_["loc"])
     # off by default: nothing uncovered, nothing real kept
-    plain = AdaTrace(level1=3).fit(data)
+    plain = AdaTrace(level1=3, time_share=0).fit(data)
     assert plain.real_ == {} and plain.ledger_.uncovered == [] and plain.describe_sample(plain.sample(seed=1)) == []
 
 

@@ -196,7 +196,7 @@ def test_transition_probabilities_sum_to_one_and_back_off():
 
 def test_fit_and_sample_give_dp_sized_trips_with_hours():
     ts = trips()
-    model = DPT(epsilon=40.0).fit(ts)
+    model = DPT(epsilon=40.0, time_share=0).fit(ts)
     totals = model.ledger_.totals()["trace"]
     assert totals["epsilon"] == pytest.approx(40.0) and totals["relation"] == "add-remove" and totals["spends"] == 4
     out = model.sample(seed=3)
@@ -213,17 +213,17 @@ def test_fit_and_sample_give_dp_sized_trips_with_hours():
 
 
 def test_a_set_without_hours_spends_nothing_on_them_and_one_of_hours_minus_one_gets_none():
-    model = DPT(epsilon=1.0).fit(trips(hours=False))
+    model = DPT(epsilon=1.0, time_share=0).fit(trips(hours=False))
     assert model.ledger_.totals()["trace"]["spends"] == 3
     assert (model.sample(seed=0).users["hour"] == -1).all()
     # a trip set without time (NGRAM's output) has the column, all -1: its histogram's largest bin is -1
-    untimed = DPT(epsilon=40.0).fit(trip_set([[0, 1, 2], [2, 1], [1, 2, 3]] * 50, [-1] * 150, cols=4))
+    untimed = DPT(epsilon=40.0, time_share=0).fit(trip_set([[0, 1, 2], [2, 1], [1, 2, 3]] * 50, [-1] * 150, cols=4))
     assert untimed.ledger_.totals()["trace"]["spends"] == 4 and (untimed.sample(seed=0).users["hour"] == -1).all()
 
 
 def test_the_shares_must_leave_budget_for_the_trees():
     with pytest.raises(InputError, match="select_share \\+ hour_share"):
-        DPT(select_share=0.6, hour_share=0.5).fit(trips())
+        DPT(select_share=0.6, hour_share=0.5, time_share=0).fit(trips())
 
 
 def test_its_counts_move_within_their_sensitivity_on_neighbours():

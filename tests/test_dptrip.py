@@ -7,6 +7,7 @@ import os
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import traceset
 
@@ -44,7 +45,7 @@ def cabs(data_dir):
 @pytest.fixture(scope="module")
 def fitted(cabs):
     """One epoch on the 30 cabs: enough for the protocol, not for utility (the benchmark's job)."""
-    return DPTrip(epsilon=1.0, epochs=1).fit(cabs)
+    return DPTrip(epsilon=1.0, epochs=1, time_share=0).fit(cabs)      # its own times (the hour's start)
 
 
 def small_trips(n=60, rows=4, cols=5, seed=0):
@@ -445,14 +446,17 @@ def test_command_line_fit_and_sample(tmp_path):
                               "--out", str(tmp_path / "model")])
     assert res.exit_code == 0, res.output
     assert "privacy: per trace (neighbouring inputs: one trace added or removed (unbounded DP)): epsilon = " \
-           in res.output and "basic composition of 2 spends" in res.output
+           in res.output and "basic composition of 4 spends" in res.output     # count, starts, speeds, DP-SGD
     res = runner.invoke(app, ["sample", str(tmp_path / "model"), "--out", str(tmp_path / "syn"), "--users", "50",
                               "--seed", "2"])
     assert res.exit_code == 0, res.output
     syn = TraceSet.load(tmp_path / "syn")
-    assert syn.n_traces == 50 and "hour" in syn.users
+    assert syn.n_traces == 50 and "hour" in syn.users and syn.has_times
     again = DPTrip.load(tmp_path / "model").sample(50, seed=2)
-    assert np.array_equal(syn.loc, again.loc)
+    assert np.array_equal(syn.loc, again.loc) and np.array_equal(syn.t, again.t)
+    # its own hours, the time model's days and speeds
+    starts = pd.DatetimeIndex(syn.time.start_of(syn.t[syn.offsets[:-1]])).tz_convert(syn.time.timezone)
+    assert np.array_equal(starts.hour, syn.users["hour"].to_numpy())
 
 
 def test_learning_rates_default_to_the_papers():

@@ -51,12 +51,15 @@ def samples(trips):
         kind = registry.get(name)
         params = {**FAST.get(name, {}), **({"epsilon": 2.0} if "epsilon" in kind.hyperparameters() else {})}
         out[name] = kind(**params).fit(trips).sample(60, seed=1)
+        if "time_share" in kind.hyperparameters():              # the same method without a time model
+            out[f"{name} untimed"] = kind(**params, time_share=0).fit(trips).sample(60, seed=1)
     return out
 
 
 def test_every_trip_method_is_covered(trips, samples):
     assert {"ngram", "privtrace", "adatrace", "dpt", "ldptrace", "training", "uniform"} <= set(samples)
-    assert trips.has_times and not samples["ngram"].has_times and samples["training"].has_times
+    assert trips.has_times and samples["ngram"].has_times and samples["training"].has_times
+    assert not samples["ngram untimed"].has_times and not samples["ldptrace"].has_times
 
 
 def test_no_surface_shows_an_invented_time(samples, tmp_path):
@@ -72,7 +75,8 @@ def test_no_surface_shows_an_invented_time(samples, tmp_path):
             assert (frame["datetime"].to_numpy() == when.to_numpy()).all(), name
             assert str(frame["datetime"].dt.tz) == syn.time.timezone == "America/Los_Angeles"
             assert (pd.to_datetime(csv["datetime"], utc=True).to_numpy() == when.tz_convert("UTC").to_numpy()).all()
-            assert "step" not in frame and card["has_times"] and "clock of America/Los_Angeles" in card["times"]
+            assert "step" not in frame and card["has_times"] and "America/Los_Angeles" in card["times"]
+            assert (syn.to_skmob()["datetime"].dt.minute != 0).any()          # not all on the hour
             assert lines["start"].notna().all() and (lines["end"] >= lines["start"]).all()
             assert len(syn.to_trackintel()) == syn.n_events and len(syn.to_skmob()) == syn.n_events
             with warnings.catch_warnings():
@@ -91,7 +95,7 @@ def test_no_surface_shows_an_invented_time(samples, tmp_path):
 
 
 def test_a_release_without_times_reads_back_by_its_steps(samples, tmp_path):
-    syn = samples["privtrace"]
+    syn = samples["privtrace untimed"]
     card = release(syn, tmp_path / "r")
     text = (tmp_path / "r" / "RELEASE.md").read_text()
     assert "Times: no times: the method releases where a trip goes, not when" in text

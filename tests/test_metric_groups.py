@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from helpers import trip_set
+import locsynth
 from locsynth import InputError
 from locsynth.evaluation import suite
 from locsynth.testing import check_metric_group
@@ -46,7 +47,8 @@ def daily(users=60, seed=5):
     return train, test, Uniform().fit(train).sample(seed=1)
 
 
-@pytest.mark.parametrize("name", [n for n in suite.BUILT_IN if n not in ("trips", "colocations", "clusters")])
+@pytest.mark.parametrize("name", [n for n in suite.BUILT_IN if n not in ("trips", "trip_times", "colocations",
+                                                                           "clusters")])
 def test_every_built_in_group_of_daily_traces_passes_the_check(name):
     group = suite._built_in(name)
     keys = check_metric_group(group, data=daily())
@@ -60,6 +62,8 @@ def test_the_trip_colocation_and_cluster_groups_pass_the_check():
 
     trips = trip_set([[0, 1, 2], [1, 2, 3], [2, 1], [3, 2, 1, 0]] * 5, [8, 9, 8, 10] * 5)
     assert check_metric_group(suite._built_in("trips"), data=(trips, trips, trips))
+    timed = locsynth.NGRAM(epsilon=50.0).fit(trips).sample(40, seed=0)
+    assert check_metric_group(suite._built_in("trip_times"), data=(trips, trips, timed))
     train, test, synthetic = daily()
     edges = np.array([[0, 1], [1, 2], [2, 3]], np.int32)
     friends = (replace(train, friends=edges), test, replace(synthetic, friends=edges))

@@ -227,7 +227,8 @@ def check_dp_sensitivity(cls, data, params) -> None:
     sensitivity its noise assumes (privacy/audit.CoupledNoise: both fits see the same noisy
     values, step by step), for random neighbours of the method's relation. Add/remove one person:
     a person removed (twice, at random), a person with an empty trace added, a person with three
-    traces added. Replace one person (a method with a replace-one spend): a person's trace
+    traces added, a person with a trace of one point, a person with a trace of many steps (the time
+    model of trips counts a trace once whatever its length, synth/trip_times.py). Replace one person (a method with a replace-one spend): a person's trace
     replaced by another's, or emptied; an add/remove spend then may move by twice its sensitivity.
     A method that spends per trace may move k times as far for a person of k traces, the bound its
     ledger holds (privacy/ledger.py); a method that refuses an empty trace with an InputError passes.
@@ -272,6 +273,10 @@ def _neighbours(data, replace_one: bool, rng) -> list[tuple[str, tuple]]:
     out.append(("a person with an empty trace added", (_with_person(data, [[]], n // 2), data)))
     three = [events(int(i)) for i in rng.choice(n, 3, replace=False)]
     out.append(("a person with three traces added", (_with_person(data, three, n // 3), data)))
+    # a trace of one point and one of many steps: a trip's times count once whatever its length
+    out.append(("a person with a trace of one point added", (_with_person(data, [events(p)[:1]], n // 4), data)))
+    longest = int(np.argmax(data.counts()))
+    out.append(("a person with a trace of many steps added", (_with_person(data, [events(longest)], n // 5), data)))
     return out
 
 

@@ -29,6 +29,7 @@ BUILT_IN = {
     "clusters": "locsynth.metrics.clusters:GROUP",
     "colocations": "locsynth.metrics.colocation:GROUP",
     "trips": "locsynth.metrics.trips:GROUP",
+    "trip_times": "locsynth.metrics.trip_times:GROUP",
     "standard": "locsynth.metrics.standard:GROUP",
     "reid": "locsynth.attacks.groups:REIDENTIFICATION",
     "mia": "locsynth.attacks.groups:MEMBERSHIP",

@@ -37,6 +37,8 @@ from ..data.traces import TraceSet, is_trip_set, read_json_meta
 #: size of its synthetic set (privacy/count.py): at epsilon 1 a count of scale 20, about 3 % off
 #: for Gowalla's 651 users, for 5 % more noise on the model itself
 SIZE_SHARE = 0.05
+#: share of a trip method's epsilon for the model of its trips' times (synth/trip_times.py)
+TIME_SHARE = 0.1
 
 MODEL_FORMAT = "locsynth.model"
 MODEL_VERSION = 2
@@ -355,16 +357,48 @@ class Synthesizer(_Params):
         ts.check()
         return ts
 
-    def _untimed(self, loc: np.ndarray, length: np.ndarray) -> TraceSet:
-        """A synthetic set without time (NGRAM's, PrivTrace's): trace q holds the next ``length[q]``
-        of ``loc`` on instants 0, 1, ... (steps, not times: ``info['times']`` 'none'), each its own
-        virtual user with ``hour`` -1."""
+    def _untimed(self, loc: np.ndarray, length: np.ndarray, seed: int = 0) -> TraceSet:
+        """A synthetic set of trips (NGRAM's, PrivTrace's): trace q holds the next ``length[q]`` of
+        ``loc``, each its own virtual user. With a time model (:meth:`_fit_times`) its points get
+        times from it and ``hour`` its majority hour (as real trips'); without one they sit on
+        instants 0, 1, ... (steps, not times: ``info['times']`` 'none') with ``hour`` -1."""
         m = length.size
         user = np.repeat(np.arange(m, dtype=np.int32), length)
-        t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
+        ids = np.array([f"v{q}" for q in range(m)], dtype=object)
+        if getattr(self, "trip_times_", None) is None:
+            t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length)
+            return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
+                                   extra={"hour": np.full(m, -1, np.int8)}, info={"times": "none"},
+                                   user_id=ids, presorted=True)
+        from .trip_times import TIMED, sample_times
+
+        t = sample_times(self.trip_times_, loc, length, self.space_, self.time_, seed)
         return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
-                               extra={"hour": np.full(m, -1, np.int8)}, info={"times": "none"},
-                               user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
+                               extra={"hour": self._majority_hours(user, t, loc, m)}, info={"times": TIMED},
+                               user_id=ids, presorted=True)
+
+    def _majority_hours(self, user: np.ndarray, t: np.ndarray, loc: np.ndarray, m: int) -> np.ndarray:
+        """Each trip's hour as real trips get theirs (data/trips.py: the hour most of its time lies in)."""
+        from ..data.trips import Visits, majority_hour
+
+        minute = self.time_.start_of(t).as_unit("s").asi8 // 60
+        return majority_hour(Visits(user.astype(np.int64), minute, loc), m, self.time_.timezone).astype(np.int8)
+
+    def _fit_times(self, train: TraceSet, epsilon: float, share: float, left: float) -> float:
+        """Spend ``share`` of the method's ``epsilon`` on the time model of its trips
+        (synth/trip_times.py) when ``train`` has times; returns ``left`` less that spend. ``share``
+        0 (or a set without times) fits none: the synthetic trips then carry no times."""
+        eps, share = check_epsilon(epsilon), check_share(share, "time_share")
+        self.trip_times_ = None
+        if share == 0 or not train.has_times or train.n_events == 0:
+            return left
+        if share * eps >= left:
+            raise InputError(f"`time_share` {share:g} leaves nothing of epsilon for the rest of {self.name}: the "
+                             "shares must sum to less than 1")
+        from .trip_times import fit_trip_times
+
+        self.trip_times_ = fit_trip_times(train, share * eps, self.ledger_)
+        return left - share * eps
 
     def _rectangular(self, locs: np.ndarray, source: np.ndarray, trace_no: np.ndarray, days: int,
                      extra: dict | None = None, user_id=None) -> TraceSet:
@@ -399,7 +433,8 @@ class Synthesizer(_Params):
                     "ledger": self.ledger_.to_dict(),
                     "space": self.space_.meta(), "time": self.time_.meta()}
             (tmp / "model.json").write_text(json.dumps(meta, indent=2))
-            np.savez(tmp / "arrays.npz", **self._arrays())
+            times = getattr(self, "trip_times_", None)
+            np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}))
             pq.write_table(pa.Table.from_pandas(self.users_, preserve_index=False), tmp / "users.parquet")
             pq.write_table(pa.Table.from_pandas(self.space_.to_frame(), preserve_index=False),
                            tmp / "locations.parquet")
@@ -431,6 +466,10 @@ class Synthesizer(_Params):
         model.time_ = TimeAxis.from_meta(meta["time"])
         model.training_ = meta.get("training", {})
         model.ledger_ = Ledger.from_dict(meta.get("ledger"))
+        if "times_starts" in arrays:
+            from .trip_times import TripTimes
+
+            model.trip_times_ = TripTimes.from_arrays(arrays)
         model._restore(arrays, meta.get("fitted", {}))
         return model
 

@@ -84,7 +84,7 @@ from ..metrics.standard import planar
 from ..privacy.laplace import laplace
 from ..data.traces import TraceSet
 from ..core.validation import check_count, check_epsilon, check_seed, check_share, in_range
-from .base import SIZE_SHARE, Synthesizer, Tags
+from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from .ngram import GramIndex
 from .privtrace.markov import per_trace
 from .privtrace.model import _draw
@@ -519,6 +519,9 @@ class DPT(Synthesizer):
         (only when the training set has an ``hour`` column).
     size_share : float
         Share of epsilon spent on the DP count of training trajectories (0: none; sample needs n).
+    time_share : float
+        Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
+        and hour, speeds); 0 releases trips without times.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -527,14 +530,14 @@ class DPT(Synthesizer):
     name = "dpt"
     checks = {"epsilon": check_epsilon, "levels": check_count, "branching": check_count,
               "finest": in_range(0.0), "order": check_count, "l_max": check_count, "select_share": check_share,
-              "hour_share": check_share, "size_share": check_share, "max_traces_per_user": check_count,
+              "hour_share": check_share, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, levels: int = 4, branching: int = 2, finest: float = 0.0,
                  order: int = 2, l_max: int = 20, select_share: float = 0.1, hour_share: float = 0.05,
-                 size_share: float = SIZE_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.levels = levels
         self.branching = branching
@@ -544,6 +547,7 @@ class DPT(Synthesizer):
         self.select_share = select_share
         self.hour_share = hour_share
         self.size_share = size_share
+        self.time_share = time_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -551,14 +555,15 @@ class DPT(Synthesizer):
         eps = check_epsilon(self.epsilon)
         order, l_max = check_count(self.order, "order"), check_count(self.l_max, "l_max")
         self._remember_frame(train)
-        if self.select_share + (self.hour_share if "hour" in train.users else 0.0) >= 1:
+        if self.select_share + (self.hour_share if "hour" in train.users and not self.time_share else 0.0) >= 1:
             raise InputError(f"select_share + hour_share must leave a budget for the trees, got "
                              f"{self.select_share} + {self.hour_share}")
         if not (train.loc >= 0).all():
             raise InputError("dpt needs located events; the training set has generalized ones")
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
-        hours = "hour" in train.users
+        eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
+        hours = "hour" in train.users and self.trip_times_ is None     # the time model gives hours otherwise
         eps_sel, eps_hour = self.select_share * eps, (self.hour_share * eps if hours else 0.0)
         eps_tree = eps - eps_sel - eps_hour
         self.rs_ = ReferenceSystems.over(self.space_, float(self.finest), check_count(self.levels, "levels"),
@@ -643,6 +648,8 @@ class DPT(Synthesizer):
         keep[1:] = (loc[1:] != loc[:-1]) | (trip[1:] != trip[:-1])
         loc, trip = loc[keep], trip[keep]
         length = np.bincount(trip, minlength=m)
+        if getattr(self, "trip_times_", None) is not None:
+            return self._untimed(loc, length, seed)
         hour = np.full(m, -1)
         if self.hours_[1:].sum() > 0 and np.argmax(self.hours_) > 0:   # a set with time (not mostly -1)
             hour = rng.choice(HOURS - 1, size=m, p=self.hours_[1:] / self.hours_[1:].sum())

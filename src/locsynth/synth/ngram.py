@@ -76,7 +76,7 @@ from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger
 from ..core.validation import check_epsilon
 from ..data.traces import TraceSet
-from .base import SIZE_SHARE, Synthesizer, Tags
+from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ..core.validation import check_count
 from ..core.validation import check_flag, check_seed, check_share
 
@@ -491,6 +491,9 @@ class NGRAM(Synthesizer):
     size_share : float
         Share of epsilon spent on the DP count of training traces that sizes the synthetic set
         (0: none; sample then needs n).
+    time_share : float
+        Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
+        and hour, step durations by length); 0 releases trips without times.
     max_traces_per_user : int
         Traces one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trace one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -501,17 +504,18 @@ class NGRAM(Synthesizer):
 
     name = "ngram"
     checks = {"epsilon": check_epsilon, "n_max": check_count, "l_max": check_count, "threshold_leaves": check_flag,
-              "size_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
+              "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, n_max: int = 5, l_max: int = 20, threshold_leaves: bool = True,
-                 size_share: float = SIZE_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.n_max = n_max
         self.l_max = l_max
         self.threshold_leaves = threshold_leaves
         self.size_share = size_share
+        self.time_share = time_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -521,6 +525,7 @@ class NGRAM(Synthesizer):
         self._remember_frame(train)
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
+        eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
         tree = explore(GramIndex.from_traces(train, l_max), eps, n_max, l_max,
                        threshold_leaves=bool(self.threshold_leaves))
         # the guarantee is the budget every path may spend, not the most one realised path spent: a
@@ -549,7 +554,7 @@ class NGRAM(Synthesizer):
         l_max = check_count(self.l_max, "l_max")
         loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max,
                            seed)
-        return self._untimed(loc, length)
+        return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:
         levels = np.bincount(self.level_) if hasattr(self, "level_") else []

@@ -70,7 +70,7 @@ from ...metrics.standard import planar
 from ...privacy.laplace import laplace
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon, check_flag, check_seed, check_share
-from ..base import SIZE_SHARE, Synthesizer, Tags
+from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ..privtrace import markov
 from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
 from ..privtrace.model import check_split
@@ -109,6 +109,9 @@ class AdaTrace(Synthesizer):
         them and epsilon no longer covers the output (the ledger says so).
     size_share : float
         Share of epsilon spent on the DP count of training trajectories (0: none; sample needs n).
+    time_share : float
+        Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
+        and hour, step durations by length); 0 releases trips without times.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -117,13 +120,13 @@ class AdaTrace(Synthesizer):
     name = "adatrace"
     checks = {"epsilon": check_epsilon, "split": lambda v, name="split": check_split(v, name, 4),
               "level1": check_count, "max_length": check_count, "max_extra": check_count,
-              "defences": check_flag, "size_share": check_share, "max_traces_per_user": check_count,
+              "defences": check_flag, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, level1: int = synopsis.LEVEL1,
-                 max_length: int = 100, max_extra: int = 10, defences: bool = False, size_share: float = SIZE_SHARE,
+                 max_length: int = 100, max_extra: int = 10, defences: bool = False, size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
                  max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.split = tuple(split)
@@ -132,6 +135,7 @@ class AdaTrace(Synthesizer):
         self.max_extra = max_extra
         self.defences = defences
         self.size_share = size_share
+        self.time_share = time_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -144,6 +148,7 @@ class AdaTrace(Synthesizer):
             raise InputError("adatrace needs located events; the training set has generalized ones")
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
+        eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
         n_hat = self.training_.get("dp_count")
         xy = planar(self.space_)
         x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
@@ -202,7 +207,7 @@ class AdaTrace(Synthesizer):
             states, offsets = self.routes(m, rng, cap)
             loc, length = synopsis.to_locations(states, offsets, self.loc_indptr_, self.loc_indices_,
                                                 int(rng.integers(2 ** 32)))
-        return self._untimed(loc, length)
+        return self._untimed(loc, length, seed)
 
     def routes(self, m: int, rng: np.random.Generator, cap: int) -> tuple[np.ndarray, np.ndarray]:
         """``m`` routes of states (concatenated, offsets): (start, end) from the trip distribution,

@@ -26,7 +26,7 @@ from ...core.errors import InputError
 from ...core.parallel import one_blas_thread
 from ...core.validation import check_epsilon
 from ...data.traces import TraceSet
-from ..base import SIZE_SHARE, Synthesizer, Tags
+from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ...core.validation import check_count
 from .accounting import Run, composed_epsilon, noise_multipliers, opacus_epsilon
 from .generate import Router
@@ -35,7 +35,7 @@ from .nexthop import NextHop, NextHopTables, nexthop_arrays, window_class
 from .training import (dp_sgd, initializer_batches, nexthop_batches, sample_rate, steps_for, torch_threads,
                        train_concurrently)
 from .records import TripTable, trip_table
-from ...core.validation import check_flag, check_positive, check_seed, in_range, one_of, optional
+from ...core.validation import check_flag, check_positive, check_seed, check_share, in_range, one_of, optional
 
 #: decoding of the VAE's heads at generation
 DECODINGS = ("argmax", "sample")
@@ -90,6 +90,9 @@ class DPTrip(Synthesizer):
     size_share : float
         Share of epsilon spent on the DP count of trips that plans the sampling rate and steps,
         gives the default delta and sizes the synthetic set (module docstring).
+    time_share : float
+        Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
+        and hour, speeds); 0 releases trips with their hours only.
     max_traces_per_user : int
         Trips one user id may contribute (the first ones are kept): the ledger's per-person epsilon
         is this many times the per-trip one (privacy/ledger.py). 1, as ``prepare`` makes the trips.
@@ -105,7 +108,8 @@ class DPTrip(Synthesizer):
               "initializer_lr": optional(check_positive), "nexthop_lr": optional(check_positive),
               "decoding": one_of(*DECODINGS), "secure_noise": check_flag,
               "delta": optional(in_range(0.0, 1.0, open_low=True, open_high=True)),
-              "size_share": in_range(0.0, 1.0, open_low=True, open_high=True), "seed": check_seed}
+              "size_share": in_range(0.0, 1.0, open_low=True, open_high=True), "time_share": check_share,
+              "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True, trips=True)
     several_traces = False
 
@@ -113,7 +117,7 @@ class DPTrip(Synthesizer):
                  initializer_clip: float = 1.0, nexthop_clip: float = 3.0, initializer_lr: float | None = None,
                  nexthop_lr: float | None = None, latent: int = 50, hidden: int = 100, embedding: int = 50,
                  nexthop_hidden: int = 200, radius: int = 5, decoding: str = "argmax", secure_noise: bool = True,
-                 threads: int = 1, delta: float | None = None, size_share: float = SIZE_SHARE,
+                 threads: int = 1, delta: float | None = None, size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
                  max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.initializer_share = initializer_share
@@ -133,6 +137,7 @@ class DPTrip(Synthesizer):
         self.threads = threads
         self.delta = delta
         self.size_share = size_share
+        self.time_share = time_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -166,6 +171,7 @@ class DPTrip(Synthesizer):
     def _train(self, train: TraceSet, progress) -> None:
         table = trip_table(train)
         plan = self.plan(table.n_trips)
+        plan["epsilon"] = self._fit_times(train, float(self.epsilon), self.time_share, plan["epsilon"])
         delta, delta_source, q, steps = plan["delta"], plan["delta_source"], plan["q"], plan["steps"]
         share = float(self.initializer_share)
         sigma_init, sigma_hop = noise_multipliers(plan["epsilon"], delta, [q, q], [steps, steps], [share, 1 - share])
@@ -241,10 +247,17 @@ class DPTrip(Synthesizer):
             source, destination, hour = self.endpoints(m, seed)
             loc, length = self.router().paths(source, destination, hour)
         user = np.repeat(np.arange(m, dtype=np.int32), length)
-        t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length) + np.repeat(
-            _hour_start(self.time_, hour), length)
+        if getattr(self, "trip_times_", None) is not None:          # its hours, the time model's days and speeds
+            from ..trip_times import TIMED, sample_times
+
+            t = sample_times(self.trip_times_, loc, length, self.space_, self.time_, seed, hours=hour)
+            times = TIMED
+        else:
+            t = np.arange(loc.size) - np.repeat(np.cumsum(length) - length, length) + np.repeat(
+                _hour_start(self.time_, hour), length)
+            times = "hour"
         return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
-                               extra={"hour": hour.astype(np.int8)}, info={"times": "hour"},
+                               extra={"hour": hour.astype(np.int8)}, info={"times": times},
                                user_id=np.array([f"v{q}" for q in range(m)], dtype=object), presorted=True)
 
     def summary(self) -> dict:

@@ -48,7 +48,7 @@ from ...metrics.standard import planar
 from ...privacy.laplace import laplace
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon
-from ..base import SIZE_SHARE, Synthesizer, Tags
+from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from . import markov
 from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, public_box
 from ...core.validation import check_seed, check_share
@@ -87,6 +87,9 @@ class PrivTrace(Synthesizer):
         the DP sum that sizes the grid.
     size_share : float
         Share of epsilon spent on the DP count of training trajectories (0: none; sample needs n).
+    time_share : float
+        Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
+        and hour, step durations by length); 0 releases trips without times.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -94,17 +97,18 @@ class PrivTrace(Synthesizer):
 
     name = "privtrace"
     checks = {"epsilon": check_epsilon, "split": lambda v, name="split": check_split(v, name),
-              "max_length": check_count, "size_share": check_share, "max_traces_per_user": check_count,
+              "max_length": check_count, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, max_length: int = 100,
-                 size_share: float = SIZE_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.split = tuple(split)
         self.max_length = max_length
         self.size_share = size_share
+        self.time_share = time_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -116,6 +120,7 @@ class PrivTrace(Synthesizer):
             raise InputError("privtrace needs located events; the training set has generalized ones")
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
+        eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
         n_hat = self.training_.get("dp_count")
         xy = planar(self.space_)
         x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
@@ -173,7 +178,7 @@ class PrivTrace(Synthesizer):
         level1 = np.repeat(np.arange(self.grid_.k ** 2), self.grid_.m.astype(np.int64) ** 2)
         loc, length = walks(self.indptr_, self.indices_, self.moves_, self.start_, self.end_, self.post_id_,
                             self.tables_, self.second_, level1, self.loc_indptr_, self.loc_indices_, m, cap, seed)
-        return self._untimed(loc, length)
+        return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:
         g = self.grid_

@@ -1,0 +1,110 @@
+"""When trips happen and how fast they go: the divergences of start hours, durations and speeds
+between a set of trips and the real test trips, and the share of steps faster than the public
+speed bound.
+
+Definitions (each set's trips with two points or more; a set without times has none of these):
+
+- **start hour**: the hour of the day (0-23, on the set's clock) of a trip's first point;
+- **duration**: minutes from a trip's first point to its last, in :data:`DURATION_BINS` (5-minute
+  bins to an hour, then 60-90, 90-120 and beyond);
+- **speed**: every step's speed in km/h, the distance between its two points' locations over the
+  time between them, in :data:`SPEED_BINS` (5 km/h to 150, then beyond); a step within one
+  instant counts as taking one;
+- **fast steps**: the share of a set's steps faster than 150 km/h, the bound the trip time model
+  respects (synth/trip_times.py) and paper 004 drops real trips beyond.
+
+Each divergence is Jensen-Shannon's in bits (0: the same distribution, 1: disjoint), the synthetic
+set's and the training set's against the test set's; the uniform column holds a uniform
+distribution over the same bins (all hours alike; durations up to two hours; speeds up to 150).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..data.traces import TraceSet
+from .groups import GroupResult, Metric, MetricGroup, row
+from .trips import HOURS, jensen_shannon
+
+#: duration bins in minutes
+DURATION_BINS = np.array([0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 90, 120, np.inf])
+#: speed bins in km/h
+SPEED_BINS = np.r_[np.arange(0, 155, 5.0), np.inf]
+#: the public speed bound, km/h (synth/trip_times.py's; paper 004's on the cabs)
+BOUND_KMH = 150.0
+
+
+def trip_times(trips: TraceSet) -> dict[str, np.ndarray]:
+    """Each trip's start hour and duration (minutes) and each step's speed (km/h), for trips of two
+    points or more."""
+    offsets = trips.offsets
+    full = np.diff(offsets) > 1
+    first, last = offsets[:-1][full], offsets[1:][full] - 1
+    seconds = trips.time.start_of(trips.t).as_unit("s").asi8
+    start = pd.DatetimeIndex(pd.to_datetime(seconds[first], unit="s", utc=True)).tz_convert(trips.time.timezone)
+    same = trips.user[1:] == trips.user[:-1]
+    metres = np.asarray(trips.space.distance_m(trips.loc[:-1][same], trips.loc[1:][same]), np.float64)
+    took = np.maximum(np.diff(seconds)[same], trips.time.instant.total_seconds())
+    return {"hour": np.asarray(start.hour, np.int64), "minutes": (seconds[last] - seconds[first]) / 60.0,
+            "kmh": 3.6 * metres / took}
+
+
+def distributions(trips: TraceSet) -> dict[str, np.ndarray]:
+    """The three histograms of :func:`trip_times` (counts over their bins)."""
+    v = trip_times(trips)
+    return {"start_hour": np.bincount(v["hour"], minlength=HOURS).astype(np.float64),
+            "duration": np.histogram(v["minutes"], bins=DURATION_BINS)[0].astype(np.float64),
+            "speed": np.histogram(v["kmh"], bins=SPEED_BINS)[0].astype(np.float64),
+            "fast": float((v["kmh"] > BOUND_KMH).mean()) if v["kmh"].size else 0.0}
+
+
+def _uniform() -> dict[str, np.ndarray]:
+    durations, speeds = np.ones(DURATION_BINS.size - 1), np.ones(SPEED_BINS.size - 1)
+    durations[-1] = speeds[-1] = 0.0                       # nothing beyond two hours or the bound
+    return {"start_hour": np.ones(HOURS), "duration": durations, "speed": speeds}
+
+
+def _skip(ctx) -> str | None:
+    if not ctx.trips:
+        return ""
+    for name, ts in (("test", ctx.test), ("synthetic", ctx.synthetic)):
+        if not ts.has_times:
+            return (f"the {name} set has no times (its method releases where trips go, not when; with a time "
+                    f"model, time_share > 0, it would)")
+        if (np.diff(ts.offsets) > 1).sum() == 0:
+            return f"the {name} set has no trip of two points"
+    return None
+
+
+def _group(ctx) -> GroupResult:
+    real = ctx.reference(("trip_times", "test"), lambda: distributions(ctx.test))
+    training = ctx.reference(("trip_times", "training"), lambda: distributions(ctx.train)
+                             if ctx.train.has_times else None)
+    synthetic, uniform = distributions(ctx.synthetic), _uniform()
+
+    def jsd(kind, other):
+        if other is None or other[kind].sum() <= 0 or real[kind].sum() <= 0:
+            return None
+        return jensen_shannon(other[kind], real[kind])
+
+    metrics = {f"trip_{kind}_jsd": row(jsd(kind, synthetic), jsd(kind, training), jsd(kind, uniform))
+               for kind in ("start_hour", "duration", "speed")}
+    metrics["trip_fast_steps"] = row(synthetic["fast"], training["fast"] if training else None, None)
+    details = {"trip_times": {name: {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
+                              for name, d in (("test", real), ("training", training or {}), ("synthetic", synthetic))}}
+    return GroupResult(metrics, details)
+
+
+METRICS = (
+    Metric("trip_start_hour_jsd", "Start-hour JSD", "Jensen-Shannon divergence in bits between the distributions of "
+           "the hour trips start in (their first point, on the set's clock)", range=(0.0, 1.0), short="start JSD"),
+    Metric("trip_duration_jsd", "Duration JSD", "Jensen-Shannon divergence in bits between the distributions of "
+           "trip durations (first to last point, 5-minute bins to an hour)", range=(0.0, 1.0), short="dur JSD"),
+    Metric("trip_speed_jsd", "Speed JSD", "Jensen-Shannon divergence in bits between the distributions of step "
+           "speeds (km/h, 5 km/h bins to 150)", range=(0.0, 1.0), short="speed JSD"),
+    Metric("trip_fast_steps", "Steps over 150 km/h", "share of the set's steps faster than the public speed bound, "
+           "150 km/h", range=(0.0, 1.0), short=">150 km/h"),
+)
+
+GROUP = MetricGroup("trip_times", METRICS, _group, _skip)

@@ -1,0 +1,256 @@
+"""One differentially private model of when trips happen and how long their steps take, for every
+trip synthesizer (NGRAM, PrivTrace, AdaTrace, DPT, LDPTrace, and DPTrip beside its own hours).
+
+The field's trip synthesizers model where a trip goes, not when (AdaTrace, PrivTrace, LDPTrace
+and DPT synthesize sequences of cells; paper 004 models the hour a trip starts). Without a time
+every surface would have to invent one; this model gives each synthetic trip a start and its
+steps durations, from two histograms of the training traces, each trace counting at most 1 in each:
+
+1. **Starts**: the day and hour of each trace's first point, on the set's clock. The day is the
+   day of the week when the period holds every weekday at least twice (two weeks), else weekday
+   or weekend. Choice: a finer day (the date) would spread one period's trips over bins of a
+   few trips each, all noise at the epsilons used here; a coarser one (the hour alone) would lose
+   the week's rhythm the DP mobility report and paper 004 both look at. One trace adds 1 to one
+   bin: L1 sensitivity 1.
+2. **Speeds**: each trace's speed, the length of its path (between consecutive points' locations)
+   over its duration, in :data:`SPEED_EDGES`' bins of km/h (faster ones clipped into the last:
+   the public bound, slower into the first). One trace adds 1 to one bin (a trace that goes
+   nowhere, or of one point, adds nothing): L1 sensitivity 1. Choice: a pace, not a duration,
+   because a synthetic trip's path is the synthesizer's, not a real one's (NGRAM's walks wander,
+   AdaTrace's steps cross several cells): at a real trip's speed its steps take as long as the
+   data say such distances take, a step across several cells longer than a step to the next, and
+   no step is faster than a real trip could go. A trip that wanders far then takes long: its
+   duration says what its path is.
+
+Both pass through Laplace noise (OpenDP's, privacy/laplace.py), each at half the epsilon the
+method gives the model (``time_share`` of its budget); counts under two noise scales become 0
+(post-processing: noise alone would otherwise spread every row over every duration).
+
+Sampling: a start bin from the first histogram, a date of that day among the period's days, an
+instant of that hour uniformly (so trips start on no particular minute); a speed from the second,
+uniformly within its bin; each step then takes its length at that speed, rounded to instants, at
+least one instant and at least what the public bound :data:`MAX_SPEED_KMH` asks for its length.
+The period is the time axis's first day to the last day a training trip starts: the data's (the
+ledger notes it), as the time axis's first day already is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import InputError
+from ..core.validation import check_epsilon
+from ..data.traces import TraceSet
+from ..privacy.laplace import laplace
+from ..privacy.ledger import Ledger
+
+#: edges of the speed bins, km/h (public): the last edge is the bound (paper 004's 150 km/h on the
+#: cabs), faster trips are clipped into the last bin, slower than the first edge into the first
+SPEED_EDGES = np.array([1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 23.0, 26.0, 30.0, 35.0, 40.0,
+                        50.0, 60.0, 80.0, 100.0, 150.0])
+#: no synthetic step is faster than this (public; paper 004's bound on the cabs), in km/h
+MAX_SPEED_KMH = float(SPEED_EDGES[-1])
+HOURS = 24
+#: a noisy count is kept when above this many noise scales (1 / epsilon); an empty bin passes it
+#: with probability e^-2 / 2, 7 %
+KEEP_ABOVE = 2.0
+#: the seeded stream the model's sampling draws from (non-DP randomness)
+STREAM = 46
+#: what a set timed by the model says of its times (``info['times']``)
+TIMED = "a DP model of starts (day and hour) and speeds"
+#: what the ledger notes of the period (its last day comes from the data)
+PERIOD_FROM_DATA = "the period of the synthetic trips' dates ends on the last day a training trip starts"
+
+
+@dataclass
+class TripTimes:
+    """The fitted model: the noisy ``starts`` (day kinds x 24 hours) and ``speeds`` (the bins of
+    :data:`SPEED_EDGES`), the number of day ``kinds`` (7: day of the week, 2: weekday or weekend)
+    and the ``period`` in days from the time axis's first day."""
+
+    starts: np.ndarray
+    speeds: np.ndarray
+    kinds: int
+    period: int
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"times_starts": self.starts, "times_speeds": self.speeds,
+                "times_shape": np.array([self.kinds, self.period], np.int64)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict) -> "TripTimes | None":
+        if "times_starts" not in arrays:
+            return None
+        kinds, period = (int(v) for v in arrays["times_shape"])
+        model = cls(arrays["times_starts"], arrays["times_speeds"], kinds, period)
+        if model.starts.shape != (kinds * HOURS,) or model.speeds.shape != (SPEED_EDGES.size - 1,):
+            raise InputError("the saved time model's arrays do not match its shape")
+        return model
+
+    def describe(self, epsilon: float | None = None) -> str:
+        days = "day of the week" if self.kinds == 7 else "weekday or weekend"
+        spent = f" at epsilon {epsilon:.3g}" if epsilon is not None else ""
+        return (f"a DP model of starts ({days} by hour) and speeds{spent}, over a period "
+                f"of {self.period} days")
+
+
+def day_kind(weekday: np.ndarray, kinds: int) -> np.ndarray:
+    """Monday 0 .. Sunday 6 as a day kind: itself (7 kinds) or weekday 0, weekend 1 (2 kinds)."""
+    weekday = np.asarray(weekday, np.int64)
+    return weekday if kinds == 7 else (weekday >= 5).astype(np.int64)
+
+
+def _hour_of_instant(axis) -> np.ndarray:
+    """The local hour of every instant of a day (its start)."""
+    seconds = axis.window_start.total_seconds() + np.arange(axis.instants_per_day) * axis.instant.total_seconds()
+    return (seconds // 3600).astype(np.int64) % HOURS
+
+
+def _weekdays(axis, days: int) -> np.ndarray:
+    return np.asarray(pd.DatetimeIndex(pd.date_range(axis.start_date, periods=max(days, 1), freq="D")).day_of_week,
+                      np.int64)
+
+
+def step_lengths(space, loc: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(metres, trace) of every step, two consecutive points of a trace."""
+    trace = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    same = trace[1:] == trace[:-1]
+    a, b = loc[:-1][same], loc[1:][same]
+    return np.asarray(space.distance_m(a, b), np.float64), trace[1:][same]
+
+
+def path_lengths(space, loc: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each step's metres, its trace, each trace's path in metres)."""
+    metres, trace = step_lengths(space, loc, offsets)
+    return metres, trace, np.bincount(trace, weights=metres, minlength=offsets.size - 1)
+
+
+def counts(train: TraceSet) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """The exact histograms (starts, speeds), the day kinds and the period of ``train``: what the
+    noise is added to. Each trace adds 1 to ``starts`` and, when it goes somewhere, 1 to ``speeds``."""
+    axis, offsets = train.time, train.offsets
+    length = np.diff(offsets)
+    nonempty = length > 0
+    first = train.t[offsets[:-1][nonempty]]
+    day, k = np.divmod(first, axis.instants_per_day)
+    period = int(day.max()) + 1 if day.size else 1
+    kinds = 7 if period >= 14 else 2
+    weekday = _weekdays(axis, period)[day]
+    start_bin = day_kind(weekday, kinds) * HOURS + _hour_of_instant(axis)[k]
+    starts = np.bincount(start_bin, minlength=kinds * HOURS).astype(np.float64)
+    _, _, path = path_lengths(train.space, train.loc, offsets)
+    moving = (length > 1) & (path > 0)
+    took = (train.t[offsets[1:][moving] - 1] - train.t[offsets[:-1][moving]]) * axis.instant.total_seconds()
+    kmh = 3.6 * path[moving] / np.maximum(took, 1.0)
+    speeds = np.bincount(speed_bin(kmh), minlength=SPEED_EDGES.size - 1).astype(np.float64)
+    return starts, speeds, kinds, period
+
+
+def speed_bin(kmh: np.ndarray) -> np.ndarray:
+    """The bin of each speed (km/h), those outside the edges in the first or last."""
+    return np.clip(np.searchsorted(SPEED_EDGES, kmh, side="right") - 1, 0, SPEED_EDGES.size - 2)
+
+
+def fit_trip_times(train: TraceSet, epsilon: float, ledger: Ledger) -> TripTimes:
+    """The model of ``train``'s times at ``epsilon`` (half to each histogram), recorded in ``ledger``."""
+    eps = check_epsilon(epsilon)
+    starts, speeds, kinds, period = counts(train)
+    days = "day of the week" if kinds == 7 else "weekday or weekend"
+    noisy_starts = laplace(starts, eps / 2, 1.0, ledger=ledger, unit="trace",
+                           saw=f"the start of every trace: {days} by hour ({starts.size} bins)",
+                           assumptions="one trace starts once")
+    noisy_speeds = laplace(speeds, eps / 2, 1.0, ledger=ledger, unit="trace",
+                           saw=f"every trace's speed, its path over its duration ({speeds.size} bins of km/h, "
+                               f"clipped at {MAX_SPEED_KMH:g})",
+                           assumptions="a trace that goes somewhere adds 1 to one bin, any other nothing")
+    ledger.note_uncovered(PERIOD_FROM_DATA)
+    return TripTimes(_kept(noisy_starts, eps / 2), _kept(noisy_speeds, eps / 2), kinds, period)
+
+
+def _kept(noisy: np.ndarray, epsilon: float) -> np.ndarray:
+    """Noisy counts with those under :data:`KEEP_ABOVE` noise scales set to 0 (post-processing): an
+    empty bin's noise would otherwise give every bin a share (a night hour no trip starts in, a speed
+    no trip goes at)."""
+    return np.where(noisy > KEEP_ABOVE / epsilon, noisy, 0.0)
+
+
+def _choose(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Inverse-CDF draws from ``weights`` (rows of a 2-d array, one row per ``u``; or one 1-d)."""
+    cdf = np.cumsum(weights, axis=-1)
+    total = cdf[..., -1:]
+    cdf = np.where(total > 0, cdf / np.where(total > 0, total, 1.0), np.linspace(1, weights.shape[-1], weights.shape[-1])
+                   / weights.shape[-1])
+    if cdf.ndim == 1:
+        return np.minimum(np.searchsorted(cdf, u, side="right"), weights.size - 1)
+    return np.minimum((cdf < u[:, None]).sum(axis=1), weights.shape[-1] - 1)
+
+
+def sample_times(model: TripTimes, loc: np.ndarray, length: np.ndarray, space, axis,
+                 seed: int = 0, hours: np.ndarray | None = None) -> np.ndarray:
+    """Instants for trips of ``length`` points (``loc`` concatenated): a start drawn from the
+    model (its day given ``hours``, a method's own hour of each trip, where given), each step at a
+    speed drawn from it (module docstring)."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(STREAM,)))
+    m = length.size
+    hour_of = _hour_of_instant(axis)
+    kind_of_day = day_kind(_weekdays(axis, model.period), model.kinds)
+    feasible = np.zeros(model.kinds * HOURS, bool)
+    feasible.reshape(model.kinds, HOURS)[np.unique(kind_of_day)[:, None], np.unique(hour_of)[None, :]] = True
+    weights = np.where(feasible, model.starts, 0.0)
+    if weights.sum() <= 0:
+        weights = feasible.astype(np.float64)
+    if hours is None:
+        kind, hour = np.divmod(_choose(weights, rng.random(m)), HOURS)
+    else:                                       # the day from the hour's column
+        hour = np.clip(np.asarray(hours, np.int64), 0, HOURS - 1)
+        hour = np.where(feasible.reshape(model.kinds, HOURS).any(axis=0)[hour], hour, np.unique(hour_of)[0])
+        columns = weights.reshape(model.kinds, HOURS).T[hour]
+        columns[columns.sum(axis=1) <= 0] = feasible.reshape(model.kinds, HOURS).T[hour][columns.sum(axis=1) <= 0]
+        kind = _choose(columns, rng.random(m))
+    day = _uniform_member(kind_of_day, kind, rng.random(m))
+    k = _uniform_member(hour_of, hour, rng.random(m))
+    start = day * axis.instants_per_day + k
+    offsets = np.r_[0, np.cumsum(length)]
+    weights = model.speeds if model.speeds.sum() > 0 else np.ones(model.speeds.size)
+    b = _choose(weights, rng.random(m))
+    kmh = SPEED_EDGES[b] + rng.random(m) * (SPEED_EDGES[b + 1] - SPEED_EDGES[b])
+    metres, trace, _ = path_lengths(space, loc, offsets)
+    return np.repeat(start, length) + _steps_at(kmh / 3.6, metres, trace, length, offsets,
+                                                axis.instant.total_seconds())
+
+
+def _steps_at(speed: np.ndarray, metres: np.ndarray, trace: np.ndarray, length: np.ndarray,
+              offsets: np.ndarray, instant_s: float) -> np.ndarray:
+    """Each point's instant from its trip's start when the trip goes at ``speed`` (m/s): its path so
+    far at that speed, rounded to instants, each step at least one instant and at least its length
+    at the public bound."""
+    n = int(offsets[-1])
+    later = np.ones(n, bool)
+    later[offsets[:-1][length > 0]] = False
+    seconds, least = np.zeros(n), np.zeros(n, np.int64)
+    seconds[later] = metres / speed[trace]
+    least[later] = np.maximum(np.ceil(metres / (MAX_SPEED_KMH / 3.6) / instant_s - 1e-9), 1).astype(np.int64)
+
+    def since_first(v):                  # cumulative within each trip, 0 at its first point
+        total = np.cumsum(v)
+        return total - np.repeat(np.r_[total, 0][np.minimum(offsets[:-1], n)], length)
+
+    planned = np.rint(since_first(seconds) / instant_s).astype(np.int64)
+    floor = since_first(least)
+    # each step at least its ``least``: the running maximum of planned - floor within each trip (later
+    # trips lifted above earlier ones, so that one pass serves them all), plus floor
+    trip = np.repeat(np.arange(length.size), length)
+    lift = int(max(planned.max(initial=0), 0)) + int(floor.max(initial=0)) + 2
+    return np.maximum.accumulate(planned - floor + trip * lift) - trip * lift + floor
+
+
+def _uniform_member(group: np.ndarray, wanted: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """For each ``wanted`` value, a position of ``group`` holding it, uniformly (``u`` in [0, 1));
+    every wanted value must occur in ``group``."""
+    order = np.argsort(group, kind="stable")
+    first = np.searchsorted(group[order], wanted, side="left")
+    size = np.searchsorted(group[order], wanted, side="right") - first
+    return order[first + np.minimum((u * size).astype(np.int64), np.maximum(size - 1, 0))]
