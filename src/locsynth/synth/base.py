@@ -38,7 +38,7 @@ from ..data.traces import TraceSet, is_trip_set, read_json_meta
 #: for Gowalla's 651 users, for 5 % more noise on the model itself
 SIZE_SHARE = 0.05
 #: share of a trip method's epsilon for the model of its trips' times (synth/trip_times.py)
-TIME_SHARE = 0.1
+TIME_SHARE = 0.05
 
 MODEL_FORMAT = "locsynth.model"
 MODEL_VERSION = 2
