@@ -115,8 +115,8 @@ def test_a_method_with_the_model_releases_times_and_one_without_none(tmp_path):
     assert syn.has_times and syn.info["times"] == tt.TIMED
     starts = pd.DatetimeIndex(syn.to_frame().groupby("user_id", sort=False)["datetime"].first())
     assert np.isin(starts.hour, [8, 9, 17, 18]).mean() >= 0.95   # the model's hours, but for its noise
-    spends = [s.saw for s in model.ledger_.spends]
-    assert any("start of every trace" in s for s in spends) and any("speed" in s for s in spends)
+    times = [s for s in model.ledger_.spends if "start of every trace" in s.saw]
+    assert len(times) == 1 and times[0].sensitivity == 2.0 and times[0].epsilon == pytest.approx(10.0)
     assert tt.PERIOD_FROM_DATA in model.ledger_.uncovered
     model.save(tmp_path / "m")
     again = locsynth.synth.Synthesizer.load(tmp_path / "m")
@@ -132,7 +132,7 @@ def test_a_method_with_the_model_releases_times_and_one_without_none(tmp_path):
 def test_a_releases_start_hours_are_dp_at_the_models_share_and_exact_counts_are_caught(monkeypatch):
     """Neighbouring trip sets, one trip at 3:00 more; the release's share of trips starting at 3:00
     depends on the start histogram alone (its size given: 40 trips), which the model noises at
-    time_share x epsilon / 2 = 1."""
+    time_share x epsilon / 2 = 1 (the speeds take the other half)."""
     base = [(d * 1440 + 8 * 60 + d, [1, 2, 3], 1) for d in range(14)]
     x1 = trips(base + [(3 * 1440 + 3 * 60, [9, 10], 1)])
     x2 = trips(base)

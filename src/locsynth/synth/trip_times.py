@@ -22,9 +22,10 @@ steps durations, from two histograms of the training traces, each trace counting
    no step is faster than a real trip could go. A trip that wanders far then takes long: its
    duration says what its path is.
 
-Both pass through Laplace noise (OpenDP's, privacy/laplace.py), each at half the epsilon the
-method gives the model (``time_share`` of its budget); counts under two noise scales become 0
-(post-processing: noise alone would otherwise spread every row over every duration).
+Both pass through Laplace noise (OpenDP's, privacy/laplace.py) in one vector of L1 sensitivity 2,
+at the epsilon the method gives the model (``time_share`` of its budget): each at half of it in
+effect; counts under two noise scales become 0 (post-processing: noise alone would otherwise give
+a share to every hour and speed).
 
 Sampling: a start bin from the first histogram, a date of that day among the period's days, an
 instant of that hour uniformly (so trips start on no particular minute); a speed from the second,
@@ -155,17 +156,17 @@ def speed_bin(kmh: np.ndarray) -> np.ndarray:
 
 
 def fit_trip_times(train: TraceSet, epsilon: float, ledger: Ledger) -> TripTimes:
-    """The model of ``train``'s times at ``epsilon`` (half to each histogram), recorded in ``ledger``."""
+    """The model of ``train``'s times at ``epsilon`` (both histograms in one vector of sensitivity 2:
+    half of it to each in effect), recorded in ``ledger``."""
     eps = check_epsilon(epsilon)
     starts, speeds, kinds, period = counts(train)
     days = "day of the week" if kinds == 7 else "weekday or weekend"
-    noisy_starts = laplace(starts, eps / 2, 1.0, ledger=ledger, unit="trace",
-                           saw=f"the start of every trace: {days} by hour ({starts.size} bins)",
-                           assumptions="one trace starts once")
-    noisy_speeds = laplace(speeds, eps / 2, 1.0, ledger=ledger, unit="trace",
-                           saw=f"every trace's speed, its path over its duration ({speeds.size} bins of km/h, "
-                               f"clipped at {MAX_SPEED_KMH:g})",
-                           assumptions="a trace that goes somewhere adds 1 to one bin, any other nothing")
+    noisy = laplace(np.concatenate([starts, speeds]), eps, 2.0, ledger=ledger, unit="trace",
+                    saw=f"the start of every trace ({days} by hour, {starts.size} bins) and its speed, its path over "
+                        f"its duration ({speeds.size} bins of km/h, clipped at {MAX_SPEED_KMH:g})",
+                    assumptions="one trace starts once and, when it goes somewhere, has one speed: it adds 1 to "
+                                "each histogram, 2 in all")
+    noisy_starts, noisy_speeds = noisy[:starts.size], noisy[starts.size:]
     ledger.note_uncovered(PERIOD_FROM_DATA)
     return TripTimes(_kept(noisy_starts, eps / 2), _kept(noisy_speeds, eps / 2), kinds, period)
 
