@@ -25,8 +25,11 @@ from .. import suite
 from .labels import (attack_keys, flavour_description, format_metric, higher_is_better, metric_description,
                      metric_label)
 
-#: the seeds' own metrics shown beside the standard suite (all of them are in results.csv)
-SEED_METRICS = ("tp_tv", "vf_tv", "trip_length_jsd", "trip_sd_emd_m")
+#: the seeds' own metrics shown beside the standard suite (all of them are in results.csv), then
+#: the trip times' divergences (trip_fast_steps is left to results.csv: fewer is not better below
+#: the real share)
+SEED_METRICS = ("tp_tv", "vf_tv", "trip_length_jsd", "trip_sd_emd_m",
+                "trip_start_hour_jsd", "trip_duration_jsd", "trip_speed_jsd")
 #: the built-in attacks' metrics shown, the first on the frontier's x axis when present (every method has MIA)
 ATTACKS = ("mia_advantage", "reid_rate")
 
