@@ -446,7 +446,7 @@ def test_command_line_fit_and_sample(tmp_path):
                               "--out", str(tmp_path / "model")])
     assert res.exit_code == 0, res.output
     assert "privacy: per trace (neighbouring inputs: one trace added or removed (unbounded DP)): epsilon = " \
-           in res.output and "basic composition of 4 spends" in res.output     # count, starts, speeds, DP-SGD
+           in res.output and "basic composition of 3 spends" in res.output     # count, time model, DP-SGD
     res = runner.invoke(app, ["sample", str(tmp_path / "model"), "--out", str(tmp_path / "syn"), "--users", "50",
                               "--seed", "2"])
     assert res.exit_code == 0, res.output
