@@ -47,7 +47,7 @@ def city(n=400, seed=0) -> TraceSet:
 def plain_counts(ts: TraceSet):
     """The two histograms trace by trace, as the module docstring defines them."""
     _, _, kinds, period = tt.counts(ts)
-    starts, speeds = np.zeros(kinds * 24), np.zeros(tt.SPEED_EDGES.size - 1)
+    starts, speeds = np.zeros(kinds * 24), np.zeros((tt.LENGTH_EDGES.size - 1, tt.SPEED_EDGES.size - 1))
     for i in range(ts.n_traces):
         t, loc = ts.events_of(i)
         if t.size == 0:
@@ -58,7 +58,8 @@ def plain_counts(ts: TraceSet):
         path = sum(float(ts.space.distance_m(a, b)) for a, b in zip(loc[:-1], loc[1:]))
         if t.size > 1 and path > 0:
             kmh = 3.6 * path / ((t[-1] - t[0]) * 60)
-            speeds[min(max(np.searchsorted(tt.SPEED_EDGES, kmh, side="right") - 1, 0), speeds.size - 1)] += 1
+            row = int(np.searchsorted(tt.LENGTH_EDGES, path, side="right")) - 1
+            speeds[row, min(max(np.searchsorted(tt.SPEED_EDGES, kmh, side="right") - 1, 0), speeds.shape[1] - 1)] += 1
     return starts, speeds, kinds, period
 
 
@@ -106,6 +107,28 @@ def test_steps_take_their_length_at_the_trips_speed():
     length, offsets = np.array([4, 2]), np.array([0, 4, 6])
     t = tt._steps_at(np.array([10.0, 50.0]), metres, trace, length, offsets, 60.0)   # m/s
     assert t.tolist() == [0, 1, 2, 3, 0, 1]       # 60 s, 0 s (one instant at least), 120 s: 180 s in all
+
+
+def test_a_trips_speed_comes_from_the_row_of_its_path_length():
+    speeds = np.zeros((tt.LENGTH_EDGES.size - 1, tt.SPEED_EDGES.size - 1))
+    speeds[0, 2] = 5.0                                   # under 1 km: 4-6 km/h
+    speeds[3, 16] = 7.0                                  # 3-5 km: 50-60 km/h; the other rows kept nothing
+    path = np.array([500.0, 4000.0, 20000.0])
+    rows = tt.speed_rows(speeds, path)
+    assert np.array_equal(rows[0], speeds[0]) and np.array_equal(rows[1], speeds[3])
+    assert np.array_equal(rows[2], speeds.sum(axis=0))  # an empty row: the rows' sum
+    # a model saved with one row of speeds (all lengths alike) gives every trip that row
+    one = tt.TripTimes.from_arrays({"times_starts": np.ones(48), "times_speeds": speeds.sum(axis=0),
+                                    "times_shape": np.array([2, 5])})
+    assert one.speeds.shape == (1, speeds.shape[1])
+    assert np.array_equal(tt.speed_rows(one.speeds, path), np.tile(speeds.sum(axis=0), (3, 1)))
+    # sampled: a short trip walks, a long one drives
+    loc = np.r_[0, 1, 0, 7]                              # one step of one cell; one across a row, 3-5 km
+    model = tt.TripTimes(np.ones(48), speeds, 2, 5)
+    t = tt.sample_times(model, loc, np.array([2, 2]), GRID, AXIS, seed=0)
+    short, long_ = GRID.distance_m(np.array([0]), np.array([1]))[0], GRID.distance_m(np.array([0]), np.array([7]))[0]
+    assert 3.6 * short / (60 * (t[1] - t[0])) <= 6.0 + 1e-9
+    assert 3000 <= long_ <= 5000 and 35.0 <= 3.6 * long_ / (60 * (t[3] - t[2])) <= 80.0          # 50-60 km/h, rounded to minutes
 
 
 def test_a_method_with_the_model_releases_times_and_one_without_none(tmp_path):
