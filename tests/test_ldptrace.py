@@ -17,7 +17,7 @@ from locsynth import InputError
 from locsynth.privacy.ledger import Ledger, Spend
 from locsynth.privacy import oue
 from locsynth.privacy.audit import audit
-from locsynth.synth.ldptrace import LDPTrace, collector, user
+from locsynth.synth.ldptrace import LDPTrace, collector, times, user
 
 
 # -- OUE ------------------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_fit_estimates_the_moves_and_the_rows_sum_to_one():
     from locsynth.synth.privtrace import markov
 
     train = grid_trips(4000)
-    model = LDPTrace(epsilon=40.0, grid_size=3).fit(train)
+    model = LDPTrace(epsilon=40.0, grid_size=3, time_share=0).fit(train)       # every trip reports its mobility
     xy = planar(train.space)
     cells, offsets = markov.states(model.grid_, xy[0][train.loc], xy[1][train.loc], train.offsets)
     assert model.max_len_ == 4
@@ -258,7 +258,7 @@ def test_without_noise_the_fit_is_the_exact_first_order_model(monkeypatch):
 
     monkeypatch.setattr(oue, "tally", expected_tally)
     train = grid_trips(400)
-    model = LDPTrace(epsilon=1.0, grid_size=3, length_quantile=1.0).fit(train)
+    model = LDPTrace(epsilon=1.0, grid_size=3, length_quantile=1.0, time_share=0).fit(train)
     xy = planar(train.space)
     cells, offsets = markov.states(model.grid_, xy[0][train.loc], xy[1][train.loc], train.offsets)
     length = np.diff(offsets)
@@ -394,3 +394,94 @@ def test_a_release_states_the_public_size_and_the_local_guarantee(tmp_path):
     assert card["training"] == {"users": 40} and card["traces"] == 40
     assert card["ledger_summary"][0].startswith("per person (local DP, against the collector as well;")
     assert "local DP, against the collector as well" in (tmp_path / "r" / "RELEASE.md").read_text()
+
+
+# -- the local time model (synth/ldptrace/times.py) ---------------------------------------------
+
+def test_the_time_reports_go_to_a_public_share_and_round_two_spends_the_same():
+    """A random share of the trajectories (from the seed, not the data) reports its start or its
+    speed, the rest its mobility: disjoint, all of them, each at round 2's budget, so the ledger's
+    total stays epsilon; time_share=0 releases no times; a share that leaves no one is refused."""
+    starting, speeding, moving = times.assign(40, 0.3, seed=0)
+    assert (starting.size, speeding.size, moving.size) == (6, 6, 28)
+    assert np.array_equal(np.sort(np.r_[starting, speeding, moving]), np.arange(40))
+    assert np.array_equal(times.assign(40, 0.3, seed=0)[0], starting) and \
+        not np.array_equal(times.assign(40, 0.3, seed=1)[0], starting)
+    model = LDPTrace(epsilon=1.0, grid_size=3, time_share=0.3).fit(grid_trips(40))
+    assert sum(s.epsilon for s in model.ledger_.spends) == pytest.approx(1.0)
+    (round_two,) = [s for s in model.ledger_.spends if "mobility" in s.saw or "moves" in s.saw]
+    assert "for 12 of the 40 trajectories drawn before any report" in round_two.saw
+    syn = model.sample(seed=1)
+    assert syn.has_times and (syn.users["hour"] >= 0).all() and model.trip_times_.kinds == 2
+    assert not LDPTrace(epsilon=1.0, grid_size=3, time_share=0).fit(grid_trips(40)).sample(seed=1).has_times
+    with pytest.raises(InputError, match=r"`time_share` 0.99 of 40 trajectories leaves none to report their mobility"):
+        LDPTrace(epsilon=1.0, grid_size=3, time_share=0.99).fit(grid_trips(40))
+
+
+def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(monkeypatch):
+    """The tally given its mean: the starts are each day kind's exact hours of the start group
+    projected on the day's harmonics, the speeds the speed group's exact counts on the coarse grid
+    spread evenly over the fine one (each counted by a plain loop here)."""
+    from locsynth.synth import trip_times as tt
+
+    monkeypatch.setattr(oue, "tally", expected_tally)
+    rng = np.random.default_rng(0)
+    rows = [list(zip(int(h) + np.arange(int(k)), rng.integers(0, 9, int(k))))
+            for h, k in zip(rng.choice([7, 8, 9, 17, 18], 3000), rng.integers(1, 5, 3000))]
+    train = traceset(rows, rows=3, cols=3)
+    starting, speeding, _ = times.assign(train.n_traces, 0.4, seed=0)
+    model = times.fit_local_times(train, starting, speeding, 5.0)
+    hours = np.zeros(24)
+    for i in starting:
+        hours[train.events_of(i)[0][0] % 24] += 1              # 2024-01-01 is a Monday: every start a weekday
+    assert model.starts[:24] == pytest.approx(times.smooth_hours(hours)) and not model.starts[24:].any()
+    coarse = np.zeros((3, 10))
+    for i in speeding:
+        t, loc = train.events_of(i)
+        path = sum(float(train.space.distance_m(a, b)) for a, b in zip(loc[:-1], loc[1:]))
+        if t.size > 1 and path > 0:
+            kmh = 3.6 * path / ((t[-1] - t[0]) * 3600)
+            fine_row = int(np.searchsorted(tt.LENGTH_EDGES, path, side="right")) - 1
+            fine_bin = min(max(int(np.searchsorted(tt.SPEED_EDGES, kmh, side="right")) - 1, 0), 19)
+            coarse[times.ROW_GROUPS[fine_row], fine_bin // 2] += 1
+    assert model.speeds == pytest.approx(np.repeat(coarse, 2, axis=1)[times.ROW_GROUPS] / 2)
+    assert np.array_equal(model.speeds[0], model.speeds[2]) and model.speeds[:3].sum() == pytest.approx(3 * coarse[0].sum())
+
+
+def test_smoothing_keeps_the_days_harmonics_and_drops_the_rest():
+    h = np.arange(24) * 2 * np.pi / 24
+    daily = 10 + 4 * np.cos(h) + 3 * np.sin(3 * h)
+    assert times.smooth_hours(daily) == pytest.approx(daily)
+    assert times.smooth_hours(daily + 5 * np.cos(6 * h)) == pytest.approx(daily)      # a 4-hour period: noise
+    assert (times.smooth_hours(np.where(np.arange(24) == 3, 100.0, -10.0)) >= 0).all()
+
+
+@pytest.mark.slow
+def test_the_start_reports_hold_their_epsilon_and_a_noiseless_tally_is_caught(monkeypatch):
+    """Neighbouring sets of 2,000 trips that differ in one trip of the start group, which starts at
+    3:00 in one and at 15:00 in the other (the rest at 2:00 and 14:00, alike under that swap): the
+    fitted model's start weight at 3:00 against 15:00 passes the ratio test at the ledger's epsilon
+    1, and a fit whose tally is its mean (no noise) fails it."""
+    n, share = 2000, 0.9
+    changed = int(times.assign(n, share, seed=0)[0][0])
+
+    def trips(hour):
+        start = [2 + 12 * (i % 2) if i != changed else hour for i in range(n)]
+        return traceset([[(s, 0), (s + 1, 2)] for s in start], cols=3)
+
+    x = {"x1": trips(3), "x2": trips(15)}
+    fit = lambda ts: LDPTrace(epsilon=1.0, grid_size=2, time_share=share).fit(ts).trip_times_.starts  # noqa: E731
+    with monkeypatch.context() as patch:
+        patch.setattr(oue, "tally", expected_tally)
+        exact = {key: fit(ts) for key, ts in x.items()}
+    # the start group's 2:00 and 14:00 trips are not quite as many: the threshold lies between the exact models
+    middle = np.mean([m[3] - m[15] for m in exact.values()])
+
+    def outputs(k):
+        return {key: np.array([float(m[3] - m[15] > middle) for m in (fit(ts) for _ in range(k))]) for key, ts in x.items()}
+
+    honest = outputs(400)
+    assert audit(lambda key, k: honest[key][:k], "x1", "x2", 1.0, samples=400, repeats=1, beta=0.01).passed
+    monkeypatch.setattr(oue, "tally", expected_tally)
+    noiseless = outputs(50)
+    assert not audit(lambda key, k: noiseless[key][:k], "x1", "x2", 1.0, samples=50, repeats=1, beta=0.01).passed

@@ -140,26 +140,51 @@ def path_lengths(space, loc: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarra
     return metres, trace, np.bincount(trace, weights=metres, minlength=offsets.size - 1)
 
 
-def counts(train: TraceSet) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """The exact histograms (starts, speeds by path length), the day kinds and the period of ``train``: what the
-    noise is added to. Each trace adds 1 to ``starts`` and, when it goes somewhere, 1 to ``speeds``."""
+def day_kinds(train: TraceSet) -> tuple[int, int]:
+    """The number of day kinds (7 when the period of starts holds two weeks, else 2) and the period
+    in days from the time axis's first day to the last day a trace starts."""
+    offsets = train.offsets
+    first = train.t[offsets[:-1][np.diff(offsets) > 0]]
+    period = int(first.max() // train.time.instants_per_day) + 1 if first.size else 1
+    return (7 if period >= 14 else 2), period
+
+
+def start_bins(train: TraceSet, kinds: int, period: int) -> np.ndarray:
+    """Each trace's start bin, its day kind x 24 + the hour of its first point (-1: an empty trace)."""
+    axis, offsets = train.time, train.offsets
+    nonempty = np.diff(offsets) > 0
+    day, k = np.divmod(train.t[offsets[:-1][nonempty]], axis.instants_per_day)
+    out = np.full(offsets.size - 1, -1, np.int64)
+    out[nonempty] = day_kind(_weekdays(axis, period)[day], kinds) * HOURS + _hour_of_instant(axis)[k]
+    return out
+
+
+def speed_cells(train: TraceSet) -> np.ndarray:
+    """Each trace's cell of the speeds, its path length's row x the bins + its speed's bin (-1: a
+    trace of one point or none, or whose points share one location)."""
     axis, offsets = train.time, train.offsets
     length = np.diff(offsets)
-    nonempty = length > 0
-    first = train.t[offsets[:-1][nonempty]]
-    day, k = np.divmod(first, axis.instants_per_day)
-    period = int(day.max()) + 1 if day.size else 1
-    kinds = 7 if period >= 14 else 2
-    weekday = _weekdays(axis, period)[day]
-    start_bin = day_kind(weekday, kinds) * HOURS + _hour_of_instant(axis)[k]
-    starts = np.bincount(start_bin, minlength=kinds * HOURS).astype(np.float64)
     _, _, path = path_lengths(train.space, train.loc, offsets)
     moving = (length > 1) & (path > 0)
     took = (train.t[offsets[1:][moving] - 1] - train.t[offsets[:-1][moving]]) * axis.instant.total_seconds()
     kmh = 3.6 * path[moving] / np.maximum(took, 1.0)
-    cells = length_row(path[moving]) * (SPEED_EDGES.size - 1) + speed_bin(kmh)
-    speeds = np.bincount(cells, minlength=(LENGTH_EDGES.size - 1) * (SPEED_EDGES.size - 1)).astype(np.float64)
+    out = np.full(offsets.size - 1, -1, np.int64)
+    out[moving] = length_row(path[moving]) * (SPEED_EDGES.size - 1) + speed_bin(kmh)
+    return out
+
+
+def counts(train: TraceSet) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """The exact histograms (starts, speeds by path length), the day kinds and the period of ``train``: what the
+    noise is added to. Each trace adds 1 to ``starts`` and, when it goes somewhere, 1 to ``speeds``."""
+    kinds, period = day_kinds(train)
+    starts = held(start_bins(train, kinds, period), kinds * HOURS)
+    speeds = held(speed_cells(train), (LENGTH_EDGES.size - 1) * (SPEED_EDGES.size - 1))
     return starts, speeds.reshape(LENGTH_EDGES.size - 1, SPEED_EDGES.size - 1), kinds, period
+
+
+def held(values: np.ndarray, d: int) -> np.ndarray:
+    """How many traces hold each value 0 .. d - 1 (-1 counts nowhere), as floats."""
+    return np.bincount(values[values >= 0], minlength=d).astype(np.float64)
 
 
 def length_row(metres: np.ndarray) -> np.ndarray:

@@ -49,8 +49,11 @@ collector (who counts the reports) while spending budget. The release then state
 co-location synthesizer's does (the DP-size rule of the add/remove methods protects a size their
 relation hides; this relation hides none).
 
-Like PrivTrace, LDPTrace models no time: a synthetic trajectory's events sit on instants 0, 1, ...
-and its ``hour`` is -1.
+Times (not in the paper, which synthesizes sequences of cells): the model of when trips start and
+how fast they go that every trip method shares (synth/trip_times.py), here reported by the users
+themselves (times.py): a public random ``time_share`` of the trajectories reports its start or its
+speed instead of its mobility, at the same budget. ``time_share=0`` keeps the paper's method: the
+synthetic trajectories then sit on instants 0, 1, ... (steps, not times) with ``hour`` -1.
 """
 
 from __future__ import annotations
@@ -62,14 +65,18 @@ from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy import oue
 from ...data.traces import TraceSet
-from ...core.validation import check_count, check_epsilon, check_seed, in_range, whole
+from ...core.validation import check_count, check_epsilon, check_seed, check_share, in_range, whole
 from ..base import Synthesizer, Tags
 from ..privtrace import markov
 from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
-from . import collector, user
+from .. import trip_times
+from . import collector, times, user
 
 #: the authors' end damping: the end's weight times min(1, END_BASE + END_STEP (k - 1)) for a walk of k cells
 END_BASE, END_STEP = 0.3, 0.2
+#: share of the trajectories that report their times instead of their mobility (times.py), measured
+#: on the 200 cabs at epsilon 1 (docs/methods/trips.md)
+TIME_SHARE = 0.3
 
 
 class LDPTrace(Synthesizer):
@@ -88,6 +95,9 @@ class LDPTrace(Synthesizer):
     length_quantile : float
         The quantile of the estimated length distribution taken as the maximum length L (the
         authors' ``--max_len`` 0.9).
+    time_share : float
+        Share of the trajectories (not of the budget: times.py says why) that report their trip's
+        start or speed, half each, instead of its mobility, at the same budget; 0: no times.
     max_traces_per_user : int
         Trajectories (reports) one user id may contribute, the first ones kept: the per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -95,17 +105,20 @@ class LDPTrace(Synthesizer):
 
     name = "ldptrace"
     checks = {"epsilon": check_epsilon, "grid_size": whole(1), "length_share": user.check_length_share,
-              "length_quantile": in_range(0.0, 1.0, open_low=True), "max_traces_per_user": check_count,
+              "length_quantile": in_range(0.0, 1.0, open_low=True), "time_share": check_share,
+              "max_traces_per_user": check_count,
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, grid_size: int = 6, length_share: float = 0.1,
-                 length_quantile: float = 0.9, max_traces_per_user: int = 1, seed: int = 0):
+                 length_quantile: float = 0.9, time_share: float = TIME_SHARE, max_traces_per_user: int = 1,
+                 seed: int = 0):
         self.epsilon = epsilon
         self.grid_size = grid_size
         self.length_share = length_share
         self.length_quantile = length_quantile
+        self.time_share = time_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -130,13 +143,24 @@ class LDPTrace(Synthesizer):
         estimate = oue.estimate(ones, users, eps_length)
         self.max_len_ = collector.max_length(estimate, users, float(self.length_quantile))
         self.lengths_ = collector.distribution(estimate)
-        self._mobility(cells, offsets, eps)
+        share = check_share(self.time_share, "time_share")
+        self.trip_times_ = None
+        if share > 0 and train.has_times and train.n_events:
+            starting, speeding, moving = times.assign(users, share, int(self.seed))
+            if moving.size == 0 or speeding.size == 0:
+                raise InputError(f"`time_share` {share:g} of {users} trajectories leaves none to report "
+                                 f"{'their mobility' if moving.size == 0 else 'their times'}")
+            self.trip_times_ = times.fit_local_times(train, starting, speeding, (1 - self.length_share) * eps)
+            self.ledger_.note_uncovered(trip_times.PERIOD_FROM_DATA)
+            cells, offsets = markov.select(cells, offsets, moving)
+        self._mobility(cells, offsets, eps, users)
         self._locations(xy)
         return self
 
-    def _mobility(self, cells: np.ndarray, offsets: np.ndarray, eps: float) -> None:
-        """Round 2: the tallies of every user's L + 1 reports (one of start, L - 1 of moves, one of
-        end: privacy/oue.tally); the model from their estimates."""
+    def _mobility(self, cells: np.ndarray, offsets: np.ndarray, eps: float, everyone: int) -> None:
+        """Round 2: the tallies of the L + 1 reports of every user who reports their mobility (one of
+        start, L - 1 of moves, one of end: privacy/oue.tally); the model from their estimates. The
+        ledger entry covers the other branch too: ``everyone`` less these users report their times."""
         n, L, users = int(self.grid_size), self.max_len_, offsets.size - 1
         _, each = user.budgets(eps, L, self.length_share)
         v = user.values(cells, offsets, n, L)
@@ -150,7 +174,12 @@ class LDPTrace(Synthesizer):
                                                               f"{valid.size} moves between touching cells",
                    saw=f"each trajectory's start cell, its {L - 1} moves (a cell and one of 8 directions; reports of "
                        f"no value where it has fewer) and its end cell, of its first L = {L} cells on the {n} x {n} "
-                       f"grid: {L + 1} reports")
+                       f"grid: {L + 1} reports" + (
+                           "" if users == everyone else
+                           f"; or, for {everyone - users} of the {everyone} trajectories drawn before any "
+                           f"report (public, from the seed), one report of the same budget in all: the "
+                           f"weekday or weekend and hour of its start, or its speed by its path's length "
+                           f"(synth/ldptrace/times.py)"))
         moves = np.zeros(8 * n * n)
         moves[valid] = est["moves"]
         self.start_, self.rows_ = collector.mobility(est["start"], moves, est["end"], n)
@@ -175,7 +204,7 @@ class LDPTrace(Synthesizer):
                              int(self.grid_size),
                              self.loc_indptr_, self.loc_indices_, int(m), int(cap), END_BASE, END_STEP,
                              int(seed) % (2 ** 32))
-        return self._untimed(loc, length)
+        return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:
         return {"epsilon": float(self.epsilon), "grid_size": int(self.grid_size), "max_len": int(self.max_len_),

@@ -24,6 +24,14 @@ def per_trace(offsets: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
 
 
+def select(seq: np.ndarray, offsets: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sequences ``which`` (sorted indices) of ``seq`` cut at ``offsets``, and their offsets."""
+    which = np.asarray(which, np.int64)
+    length = np.diff(offsets)[which]
+    out_offsets = np.r_[0, np.cumsum(length)].astype(np.int64)
+    return seq[np.repeat(offsets[:-1][which] - out_offsets[:-1], length) + np.arange(out_offsets[-1])], out_offsets
+
+
 def density(grid: TwoLevelGrid, x: np.ndarray, y: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Level-1 densities: per cell, the sum over trajectories of the share of their points in it
     (an empty trajectory has no point and adds nothing)."""
