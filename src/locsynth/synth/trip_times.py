@@ -1,5 +1,6 @@
 """One differentially private model of when trips happen and how long their steps take, for every
-trip synthesizer (NGRAM, PrivTrace, AdaTrace, DPT, LDPTrace, and DPTrip beside its own hours).
+trip synthesizer (NGRAM, PrivTrace, AdaTrace, DPT, and DPTrip beside its own hours; LDPTrace's
+users report the same histograms themselves: synth/ldptrace/times.py).
 
 The field's trip synthesizers model where a trip goes, not when (AdaTrace, PrivTrace, LDPTrace
 and DPT synthesize sequences of cells; paper 004 models the hour a trip starts). Without a time
