@@ -56,7 +56,9 @@ def fit(
     out: Path = typer.Option(..., "--out", "-o", help="Model directory to write."),
     param: List[str] = typer.Option([], "--param", "-p", metavar="NAME=VALUE",
                                     help="A hyperparameter; also --NAME VALUE (e.g. --alpha 200 --iterations 100)."),
-    seed: int = typer.Option(0, help="Random seed (of the method's non-DP randomness)."),
+    seed: int = typer.Option(0, help="Random seed of the method's non-DP randomness. A DP method's noise "
+                                       "comes from OpenDP's system randomness: two DP fits differ "
+                                       "whatever the seed (a saved model samples reproducibly)."),
     workers: Optional[int] = typer.Option(None, metavar="N", help=WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),

@@ -3,8 +3,9 @@ movingpandas' trajectories, trackintel's positionfixes and triplegs, scikit-mobi
 
 Two rules hold on every one of these surfaces (and on the release's files):
 
-- **Times say what they are.** A set whose method releases no time (NGRAM, PrivTrace, AdaTrace,
-  LDPTrace; DPT and DPTrip keep only each trip's hour: :attr:`TraceSet.has_times` is False) has
+- **Times say what they are.** A set whose method released no time (a trip method at
+  ``time_share=0``: NGRAM, PrivTrace, AdaTrace, LDPTrace; DPT and DPTrip then keep only each
+  trip's hour: :attr:`TraceSet.has_times` is False) has
   no datetime: ``datetime`` is NaT, ``step`` numbers each trace's points from 0 and, for trips,
   ``hour`` is the trip's hour where the method gives one. Surfaces that cannot hold a trace
   without times (movingpandas, trackintel, scikit-mobility) refuse such a set in one error. Other

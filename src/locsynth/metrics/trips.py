@@ -2,7 +2,7 @@
 source-destination earth mover's distance, per hour of the day.
 
 Both sets are TraceSets of trips with an ``hour`` column in their user table (data/trips.py). A
-synthetic set without hours (NGRAM releases none: ``hour`` is -1 or missing) is compared as a
+synthetic set without hours (a trip method without its time model, ``time_share=0``: ``hour`` is -1 or missing) is compared as a
 whole with the real trips of every hour, as paper 004 §8.5 compares NGRAM with each hour of
 Figure 4; its trip-length divergence is one value (§8.5: "we only report one value").
 """

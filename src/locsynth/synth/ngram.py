@@ -54,8 +54,10 @@ The alphabet is every location of the training space (the whole grid, which is p
 only the cells the trips visit as in the authors' runs (paper 004 Table 1's |L|): which cells are
 visited is itself a fact about the data.
 
-NGRAM releases no time: a synthetic trip's events sit on instants 0, 1, ... of the training time
-axis and its ``hour`` is -1 (metrics/trips.py compares it with the real trips of every hour).
+The paper's NGRAM releases no time; here the trip methods' time model (synth/trip_times.py,
+``time_share`` of epsilon) gives each synthetic trip a start and its steps durations. With
+``time_share=0`` its events sit on instants 0, 1, ... of the training time axis and its ``hour``
+is -1 (metrics/trips.py then compares it with the real trips of every hour).
 
 Size: by default as many synthetic sequences as a DP count of the training sequences, spending
 ``size_share`` of epsilon (privacy/count.py); the tree gets the rest. CCS 2012's reconstruction

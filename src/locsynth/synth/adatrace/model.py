@@ -57,8 +57,9 @@ the order the data flows:
    ``defences=True`` the model keeps what the three defences read of the real trajectories, and
    its ledger says that epsilon no longer covers the output.
 
-Like NGRAM and PrivTrace, AdaTrace releases no time: a synthetic trip's events sit on instants 0,
-1, ... and its ``hour`` is -1.
+The paper's AdaTrace releases no time; here the trip methods' time model (synth/trip_times.py,
+``time_share`` of epsilon) gives each synthetic trip a start and its steps durations. With
+``time_share=0`` its events sit on instants 0, 1, ... (steps, not times) and its ``hour`` is -1.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ most its stated sensitivity under adding or removing one trajectory:
 - trip distribution: a trajectory adds 1 to the pair (its first state, its last state) (sum 1;
   TripDistribution);
 - route length: the pooled histogram of extra lengths, 1 per trajectory, and per trip pair the
-  sum of extra lengths clipped at ``cap`` (L1 sensitivity ``cap``; module model.py, step 6).
+  sum of extra lengths clipped at ``cap`` (L1 sensitivity ``cap``; module model.py, step 7).
 
 The length's distribution families and the Markov bridge that samples a route of a given length
 between two states (Main.generateSyntheticTrajs, findWithMarkov) are here too.
@@ -127,7 +127,7 @@ def emd(p: np.ndarray, q: np.ndarray) -> float:
 def choose_family(histogram: np.ndarray) -> tuple[int, float]:
     """(family, mean) of the pooled extra lengths: the family whose member of the histogram's mean
     is closest in EMD to the histogram (the authors' test, Length Distribution, per trip pair
-    against its exact lengths; here once, on the noisy pooled histogram, model.py step 6)."""
+    against its exact lengths; here once, on the noisy pooled histogram, model.py step 7)."""
     h = np.maximum(np.asarray(histogram, np.float64), 0.0)
     cap = h.size - 1
     if h.sum() <= 0:

@@ -34,8 +34,9 @@ trajectory added or removed. The steps, in the order the data flows:
    probabilities damped near the start, lingering walks dropped) are not reproduced; the trip
    distribution is the one the noisy start and end counts and the Markov chain imply.
 
-Like NGRAM, PrivTrace releases no time: a synthetic trajectory's events sit on instants 0, 1, ...
-and its ``hour`` is -1.
+The paper's PrivTrace releases no time; here the trip methods' time model (synth/trip_times.py,
+``time_share`` of epsilon) gives each synthetic trajectory a start and its steps durations. With
+``time_share=0`` its events sit on instants 0, 1, ... (steps, not times) and its ``hour`` is -1.
 """
 
 from __future__ import annotations
