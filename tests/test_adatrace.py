@@ -140,7 +140,9 @@ def test_fit_and_sample_spend_the_authors_split_and_give_dp_sized_trips():
     assert [s.epsilon for s in spends] == pytest.approx([0.1, 0.05 * rest, 0.35 * rest, 0.5 * rest, 0.05 * rest,
                                                          0.05 * rest], rel=1e-6)
     assert spends[-1].sensitivity == model.max_extra and all(s.unit == "trace" for s in spends)
-    assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(2.0) and not model.ledger_.uncovered
+    # per person 2; per trace twice that: the bound of one trace per user is enforced by dropping
+    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(2.0) and not model.ledger_.uncovered
+    assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(4.0)
     out = model.sample(seed=3)
     assert out.n_traces == model.training_["dp_count"] and (out.users["hour"] == -1).all()
     assert (out.counts() <= model.max_length).all()
@@ -206,7 +208,7 @@ def test_defence_pieces_by_hand():
 def test_release_holds_its_epsilon_and_an_exact_size_and_a_quiet_count_are_caught():
     x1 = trips()            # 6 trips on a 1 x 3 grid; level1 = 2 keeps the noise-driven split small
     x2 = without_last(x1)
-    eps, relation = claimed(AdaTrace(epsilon=1.0, level1=2).fit(x1).sample(seed=0), "trace")
+    eps, relation = claimed(AdaTrace(epsilon=1.0, level1=2).fit(x1).sample(seed=0), "person")
     assert relation == "add-remove" and eps == pytest.approx(1.0)
     # AdaTrace's own spends: the time model's (the same for every trip method) are audited in test_trip_times.py
     honest = runs(lambda x, i: AdaTrace(epsilon=1.0, level1=2, time_share=0).fit(x).sample(seed=i), x1, x2, 160,

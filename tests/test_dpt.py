@@ -197,8 +197,9 @@ def test_transition_probabilities_sum_to_one_and_back_off():
 def test_fit_and_sample_give_dp_sized_trips_with_hours():
     ts = trips()
     model = DPT(epsilon=40.0, time_share=0).fit(ts)
-    totals = model.ledger_.totals()["trace"]
+    totals = model.ledger_.totals()["person"]
     assert totals["epsilon"] == pytest.approx(40.0) and totals["relation"] == "add-remove" and totals["spends"] == 4
+    assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(80.0)       # a kept trace displaced: 2
     out = model.sample(seed=3)
     assert out.n_traces == model.training_["dp_count"]
     assert (out.counts() >= 1).all() and (out.counts() <= model.l_max).all()
@@ -271,7 +272,7 @@ def test_a_bound_on_traces_per_user_is_enforced_and_one_not_enforced_is_caught()
     with pytest.raises(AssertionError, match="three traces added: vector 0 .*moved by 3 in L1"):
         check_dp_sensitivity(Unbounded, data, {})
     model = DPT(max_traces_per_user=3).fit(data)
-    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(3 * model.ledger_.totals()["trace"]["epsilon"])
+    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(1.5 * model.ledger_.totals()["trace"]["epsilon"])
     check_dp_sensitivity(DPT, data, {"max_traces_per_user": 3})
 
 
@@ -283,7 +284,7 @@ def test_dpt_release_holds_its_epsilon_and_the_exact_size_is_caught():
 
     x1 = trip_set([[0, 1, 2], [1, 2], [2, 1, 0], [0, 1], [1, 0], [0, 2, 1]], [9, 9, 10, 9, 10, 9], cols=3)
     x2 = without_last(x1)
-    eps, relation = claimed(DPT(epsilon=1.0).fit(x1).sample(seed=0), "trace")
+    eps, relation = claimed(DPT(epsilon=1.0).fit(x1).sample(seed=0), "person")
     assert relation == "add-remove" and eps == pytest.approx(1.0)
     honest = runs(lambda x, i: DPT(epsilon=1.0).fit(x).sample(seed=i), x1, x2, 160, [size, at_location(0)])
     for column in (0, 1):

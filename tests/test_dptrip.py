@@ -360,7 +360,7 @@ def test_fit_records_a_dp_count_and_one_composed_spend_that_matches_opacus(fitte
     assert "users" not in fitted.training_ and "traces" not in fitted.training_
     assert sgd.epsilon == pytest.approx(0.95, rel=0.01) and sgd.epsilon <= 0.95 + 1e-9
     assert sgd.delta == pytest.approx(1 / n) and "1 / the DP count of trips" in sgd.assumptions
-    assert fitted.ledger_.totals()["trace"]["epsilon"] == pytest.approx(1.0, rel=0.01)
+    assert fitted.ledger_.totals()["person"]["epsilon"] == pytest.approx(1.0, rel=0.01)
     assert info["opacus_epsilon"] == pytest.approx(sgd.epsilon, rel=0.01)
     assert info["steps"] == round(n / 200) and info["sample_rate"] == pytest.approx(200 / n)
     assert abs(n - cabs.n_traces) < 400        # scale 20: off by more than 400 with probability e^-20
@@ -445,8 +445,8 @@ def test_command_line_fit_and_sample(tmp_path):
     res = runner.invoke(app, ["fit", "dptrip", str(tmp_path / "trips"), "--epsilon", "1", "--epochs", "1",
                               "--out", str(tmp_path / "model")])
     assert res.exit_code == 0, res.output
-    assert "privacy: per trace (neighbouring inputs: one trace added or removed (unbounded DP)): epsilon = " \
-           in res.output and "basic composition of 3 spends" in res.output     # count, time model, DP-SGD
+    assert "privacy: per person (neighbouring inputs: one person (every trace of theirs) added or removed " \
+           "(unbounded DP)): epsilon = " in res.output and "basic composition of 3 spends" in res.output     # count, time model, DP-SGD
     res = runner.invoke(app, ["sample", str(tmp_path / "model"), "--out", str(tmp_path / "syn"), "--users", "50",
                               "--seed", "2"])
     assert res.exit_code == 0, res.output

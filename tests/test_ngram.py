@@ -142,7 +142,7 @@ def test_on_the_30_cabs_the_most_frequent_patterns_survive(data_dir):
         pytest.skip("Cabspotting cabs not found")
     trips = read_trips(path, 500)
     model = NGRAM(epsilon=1.0).fit(trips)
-    assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(1.0)
+    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(1.0)
     syn = model.sample(seed=0)
     assert syn.n_traces == model.training_["dp_count"] and syn.counts().max() <= 20
     assert abs(syn.n_traces - trips.n_traces) < 400          # a DP count of scale 20

@@ -82,7 +82,8 @@ def trips():
 def test_fit_and_sample_give_dp_sized_trips_without_time():
     ts = trips()
     model = PrivTrace(epsilon=2.0, max_length=6).fit(ts)
-    assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(2.0)
+    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(2.0)
+    assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(4.0)        # a kept trace displaced: 2
     out = model.sample(seed=3)
     assert out.n_traces == model.training_["dp_count"]
     assert (out.counts() <= 6).all() and (out.users["hour"] == -1).all()

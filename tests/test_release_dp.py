@@ -80,7 +80,7 @@ def test_ngram_release_holds_its_epsilon_and_the_exact_size_is_caught():
 
     x1 = trip_set([[0, 1, 2], [1, 2], [2, 1, 0], [0, 1], [1, 0], [0, 2, 1]], [-1] * 6, cols=3)
     x2 = without_last(x1)
-    eps, relation = claimed(NGRAM(epsilon=1.0, n_max=2, l_max=3).fit(x1).sample(seed=0), "trace")
+    eps, relation = claimed(NGRAM(epsilon=1.0, n_max=2, l_max=3).fit(x1).sample(seed=0), "person")
     assert relation == "add-remove" and eps == pytest.approx(1.0)
     make = lambda x, i: NGRAM(epsilon=1.0, n_max=2, l_max=3).fit(x).sample(seed=i)  # noqa: E731
     honest = runs(make, x1, x2, 160, [size, at_location(0)])
@@ -98,7 +98,7 @@ def test_privtrace_release_holds_its_epsilon_and_the_exact_size_is_caught():
 
     x1 = trip_set([[0, 1, 2], [1, 2], [2, 1, 0], [0, 1], [1, 0], [0, 2, 1]], [-1] * 6, cols=3)
     x2 = without_last(x1)
-    eps, relation = claimed(PrivTrace(epsilon=1.0).fit(x1).sample(seed=0), "trace")
+    eps, relation = claimed(PrivTrace(epsilon=1.0).fit(x1).sample(seed=0), "person")
     assert relation == "add-remove" and eps == pytest.approx(1.0)
     honest = runs(lambda x, i: PrivTrace(epsilon=1.0).fit(x).sample(seed=i), x1, x2, 160, [size, at_location(0)])
     for column in (0, 1):
@@ -263,7 +263,7 @@ def test_prepare_chooses_pois_under_dp_and_its_spend_reaches_every_model(data_di
 
     privtrace = PrivTrace(epsilon=1.0).fit(train)
     totals = privtrace.ledger_.totals()
-    assert totals["user"]["epsilon"] == pytest.approx(2.0) and totals["trace"]["epsilon"] == pytest.approx(1.0)
+    assert totals["user"]["epsilon"] == pytest.approx(2.0) and totals["trace"]["epsilon"] == pytest.approx(2.0)
     assert totals["person"]["epsilon"] == pytest.approx(3.0)
     card = release(privtrace.sample(seed=1), tmp_path / "release")
     assert card["ledger_summary"][0].startswith("per person") and "epsilon = 3," in card["ledger_summary"][0]
@@ -419,7 +419,7 @@ def test_a_per_trace_method_that_claims_a_bound_it_does_not_enforce_is_caught(na
         check_dp_sensitivity(Unbounded, data, {})
     model = base(max_traces_per_user=3).fit(data)
     assert model.ledger_.traces_per_user == 3
-    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(3 * model.ledger_.totals()["trace"]["epsilon"])
+    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(1.5 * model.ledger_.totals()["trace"]["epsilon"])
     check_dp_sensitivity(base, data, {"max_traces_per_user": 3})
 
 
@@ -507,3 +507,28 @@ def test_no_file_of_a_dp_release_states_an_exact_training_size(name, sized, tmp_
     (tmp_path / "r" / "note.txt").write_text(f"mia_accuracy {train.n_users / (train.n_users + test.n_users)!r}")
     assert _leaks(tmp_path / "r", counts - released, ratios) == \
         [f"note.txt: {train.n_users / (train.n_users + test.n_users)!r}"]
+
+
+def test_a_bound_enforced_by_dropping_doubles_the_per_trace_line_not_the_per_person_one():
+    """A trace listed before a user's kept one displaces it: two traces change, so the per-trace
+    add/remove line counts a group of 2 (privacy/ledger.py); the per-person line and a replace-one
+    (local) spend are unchanged; the flag survives a round trip, and an older ledger without it
+    reads as not dropping."""
+    from locsynth.privacy.ledger import Ledger
+
+    ledger = Ledger()
+    ledger.record("laplace", 1.0, sensitivity=1.0, unit="trace")
+    ledger.bound_traces(1, drops=True)
+    totals = ledger.totals()
+    assert totals["trace"]["epsilon"] == pytest.approx(2.0) and totals["person"]["epsilon"] == pytest.approx(1.0)
+    assert "displaces a kept one: two traces change" in totals["trace"]["neighbours"]
+    back = Ledger.from_dict(ledger.to_dict())
+    assert back.drops and back.totals() == totals
+    old = ledger.to_dict()
+    del old["drops"]
+    assert Ledger.from_dict(old).totals()["trace"]["epsilon"] == pytest.approx(1.0)
+    local = Ledger()
+    local.record("oue", 1.0, unit="trace", relation="replace", local=True)
+    local.bound_traces(1, drops=True)
+    assert local.totals()["trace"]["epsilon"] == pytest.approx(1.0)          # a replacement moves no trace out
+    assert Ledger().merged(ledger).drops

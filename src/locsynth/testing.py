@@ -228,7 +228,10 @@ def check_dp_sensitivity(cls, data, params) -> None:
     values, step by step), for random neighbours of the method's relation. Add/remove one person:
     a person removed (twice, at random), a person with an empty trace added, a person with three
     traces added, a person with a trace of one point, a person with a trace of many steps (the time
-    model of trips counts a trace once whatever its length, synth/trip_times.py). Replace one person (a method with a replace-one spend): a person's trace
+    model of trips counts a trace once whatever its length, synth/trip_times.py), and, for a method
+    that spends per trace, a trace added to a user before the traces it has (a bound enforced by
+    dropping keeps the first ones: the new one displaces one, and the vectors may move only as far
+    as the ledger's per-trace line allows, privacy/ledger.py). Replace one person (a method with a replace-one spend): a person's trace
     replaced by another's, or emptied; an add/remove spend then may move by twice its sensitivity.
     A method that spends per trace may move k times as far for a person of k traces, the bound its
     ledger holds (privacy/ledger.py); a method that refuses an empty trace with an InputError passes.
@@ -246,7 +249,13 @@ def check_dp_sensitivity(cls, data, params) -> None:
     replace_one = any(s.relation == "replace" for s in model.ledger_.spends)
     # a person of k traces may move a per-trace vector by k times its sensitivity, as the ledger counts
     group = (model.ledger_.traces_per_user or 1) if any(s.unit == "trace" for s in model.ledger_.spends) else 1
-    for name, (d1, d2) in _neighbours(data, replace_one, np.random.default_rng(7)):
+    per_trace = [s for s in model.ledger_.spends if s.unit == "trace" and s.holds]
+    neighbours = _neighbours(data, replace_one, np.random.default_rng(7))
+    if per_trace and not replace_one and data.n_traces > 1:
+        # the per-trace line's group: its epsilon over its spends' (2 where a kept trace can be displaced)
+        trace_group = model.ledger_.totals()["trace"]["epsilon"] / sum(s.epsilon for s in per_trace)
+        neighbours.append(("a trace added to a user before theirs", _extra_first(data, 0, 1), trace_group))
+    for name, (d1, d2), *limit in neighbours:
         with CoupledNoise() as noise:
             try:
                 cls(**params).fit(d1)
@@ -256,7 +265,7 @@ def check_dp_sensitivity(cls, data, params) -> None:
                 if "empt" in name:          # refusing empty traces with a clear error is an answer too
                     continue
                 raise
-        problems = noise.violations((2.0 if replace_one else 1.0) * group)
+        problems = noise.violations(limit[0] if limit else (2.0 if replace_one else 1.0) * group)
         assert noise.first, "a DP method noised nothing through OpenDP"
         assert not problems, f"{name}: " + "; ".join(problems)
 
@@ -278,6 +287,15 @@ def _neighbours(data, replace_one: bool, rng) -> list[tuple[str, tuple]]:
     longest = int(np.argmax(data.counts()))
     out.append(("a person with a trace of many steps added", (_with_person(data, [events(longest)], n // 5), data)))
     return out
+
+
+def _extra_first(data, row: int, other: int) -> tuple:
+    """(``data``, ``data`` with a copy of row ``other``'s events added to the user at ``row``, listed
+    before that user's traces)."""
+    rows = [list(zip(*data.events_of(i))) for i in range(data.n_traces)]
+    ids = list(data.users["user_id"].to_numpy())
+    first = ids.index(ids[row])
+    return data, _rebuilt(data, rows[:first] + [rows[other]] + rows[first:], ids[:first] + [ids[row]] + ids[first:])
 
 
 def _without(data, row: int):

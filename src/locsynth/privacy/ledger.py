@@ -25,7 +25,12 @@ on one trace (NGRAM's, PrivTrace's, DPTrip's trip) covers a person with k traces
 (group privacy, Dwork and Roth, Theorem 2.2: (k epsilon, k e^((k-1) epsilon) delta)), so the
 ledger keeps the public bound on the traces a user contributes (``traces_per_user``: 1 where
 ``prepare`` makes one trace per user, or the bound a method's ``fit`` enforces by dropping a user's
-extra traces), and :meth:`Ledger.person` adds every spend that touches one person. A spend on one
+extra traces), and :meth:`Ledger.person` adds every spend that touches one person. A bound enforced
+by dropping (``drops``) costs the per-trace line twice: a trace added to a user already at the
+bound, listed before the kept ones, displaces one of them, so two traces of the input the method
+reads change (one in, one out; group privacy of 2). No deterministic rule that keeps k of a user's
+traces avoids it: of k + 1 traces, whichever k it keeps differ in two traces from some k of them.
+The per-person line is unaffected (a person added or removed moves at most k kept traces). A spend on one
 event (k-RR, planar Laplace) has no bound per person: a person with m events loses m epsilon.
 
 Local and central. A spend is central by default: a curator holds the raw data and adds the noise,
@@ -143,6 +148,9 @@ class Ledger:
     uncovered: list[str] = field(default_factory=list)
     #: the public bound on the traces one user contributes (None: not bounded)
     traces_per_user: int | None = None
+    #: whether the bound is enforced by dropping a user's extra traces (module docstring: the
+    #: per-trace line then counts a group of 2)
+    drops: bool = False
 
     def record(self, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float | None = None,
                unit: str = "user", saw: str = "", assumptions: str = "", holds: bool = True,
@@ -164,15 +172,17 @@ class Ledger:
         return len(self.spends)
 
     def copy(self) -> "Ledger":
-        return Ledger(list(self.spends), list(self.uncovered), self.traces_per_user)
+        return Ledger(list(self.spends), list(self.uncovered), self.traces_per_user, self.drops)
 
-    def bound_traces(self, k: int) -> None:
+    def bound_traces(self, k: int, drops: bool = False) -> None:
         """Record that every user contributes at most ``k`` traces (a public bound that whoever
-        records it enforces); two bounds give the smaller."""
+        records it enforces; ``drops``: by dropping a user's extra traces, module docstring); two
+        bounds give the smaller."""
         k = int(k)
         if k < 1:
             raise InputError(f"a bound on the traces per user must be at least 1, got {k}")
         self.traces_per_user = k if self.traces_per_user is None else min(self.traces_per_user, k)
+        self.drops = self.drops or bool(drops)
 
     def merged(self, other: "Ledger | None") -> "Ledger":
         """This ledger's spends followed by ``other``'s (both protect the same people)."""
@@ -182,7 +192,7 @@ class Ledger:
             for fact in other.uncovered:
                 out.note_uncovered(fact)
             if other.traces_per_user is not None:
-                out.bound_traces(other.traces_per_user)
+                out.bound_traces(other.traces_per_user, other.drops)
         return out
 
     @property
@@ -207,9 +217,14 @@ class Ledger:
             out[PERSON] = self.person()
         for unit in dict.fromkeys(s.unit for s in self.spends):
             held = [s for s in self.spends if s.unit == unit and s.holds]
-            eps, delta, relation = _compose(held, 1)
+            displaces = unit == "trace" and self.drops
+            eps, delta, relation = _compose(held, 1, displaced=displaces)
+            words = neighbours(unit, relation)
+            if displaces and relation == "add-remove":
+                words += (f"; a trace added to a user already at the bound of {self.traces_per_user} displaces a "
+                          f"kept one: two traces change")
             out[unit] = {"epsilon": eps, "delta": min(1.0, delta), "relation": relation, "local": _local(held),
-                         "neighbours": neighbours(unit, relation), "spends": len(held),
+                         "neighbours": words, "spends": len(held),
                          "bounds_only": sum(1 for s in self.spends if s.unit == unit and not s.holds)}
         return out
 
@@ -261,7 +276,7 @@ class Ledger:
     # -- persistence ---------------------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"composition": "basic", "spends": [asdict(s) for s in self.spends], "totals": self.totals(),
-                "uncovered": list(self.uncovered), "traces_per_user": self.traces_per_user}
+                "uncovered": list(self.uncovered), "traces_per_user": self.traces_per_user, "drops": self.drops}
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Ledger":
@@ -281,17 +296,21 @@ class Ledger:
         bound = data.get("traces_per_user")
         if bound is not None and (not isinstance(bound, int) or bound < 1):
             raise InputError("the privacy ledger is damaged: 'traces_per_user' must be a whole number >= 1")
-        return cls(spends, list(uncovered), bound)
+        return cls(spends, list(uncovered), bound, bool(data.get("drops", False)))
 
 
-def _compose(spends: list[Spend], k: int) -> tuple[float, float, str]:
+def _compose(spends: list[Spend], k: int, displaced: bool = False) -> tuple[float, float, str]:
     """(epsilon, delta, relation) of ``spends`` by basic composition, each counted for a group of
-    ``k`` units (Dwork and Roth, Theorem 2.2: (k epsilon, k e^((k-1) epsilon) delta)); mixed
-    relations stated for replace-one (module docstring)."""
+    ``k`` units (Dwork and Roth, Theorem 2.2: (k epsilon, k e^((k-1) epsilon) delta)), of 2 k
+    units where ``displaced`` and the relation is add/remove (a bound enforced by dropping, module
+    docstring); mixed relations stated for replace-one (module docstring)."""
     relation = "replace" if any(s.relation == "replace" for s in spends) else "add-remove"
+    if displaced and relation == "add-remove":
+        k = 2 * k
     eps = delta = 0.0
     for s in spends:
-        e, d = k * s.epsilon, k * math.exp((k - 1) * s.epsilon) * s.delta
+        e = k * s.epsilon
+        d = k * math.exp(min((k - 1) * s.epsilon, 700.0)) * s.delta if s.delta else 0.0   # 700: exp's range
         if relation == "replace" and s.relation == "add-remove":
             e, d = 2 * e, (1 + math.exp(e)) * d
         eps, delta = eps + e, delta + d

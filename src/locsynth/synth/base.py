@@ -271,13 +271,14 @@ class Synthesizer(_Params):
         """``train`` with at most ``k`` traces of each user id (their first ``k`` rows), for a method
         that spends on one trace: the bound, enforced here and recorded in the ledger, is what turns
         its per-trace epsilon into a per-person one (privacy/ledger.py: k times). A bound the training set's
-        ledger already holds (``prepare``'s one trace per user) is enforced too."""
+        ledger already holds (``prepare``'s one trace per user) is enforced too. Dropping costs the
+        per-trace line twice (a trace listed first displaces a kept one: privacy/ledger.py)."""
         k = check_count(k, "max_traces_per_user")
         if self.ledger_.traces_per_user is not None:
             k = min(k, self.ledger_.traces_per_user)
         codes = pd.factorize(train.users["user_id"].to_numpy())[0]
         rank = pd.Series(codes).groupby(codes).cumcount().to_numpy()
-        self.ledger_.bound_traces(k)
+        self.ledger_.bound_traces(k, drops=True)
         return train if (rank < k).all() else train.select_users(np.flatnonzero(rank < k))
 
     def _count_units(self, count: int, epsilon: float, share: float, unit: str) -> float:
