@@ -336,6 +336,42 @@ def _replaced(data, row: int, trace: list):
     return _rebuilt(data, rows, list(data.users["user_id"].to_numpy()), data.friends)
 
 
+def check_min_cells(cls, data, params) -> None:
+    """A method of ragged traces (the trip methods) never samples a trace with fewer cells (distinct
+    consecutive locations) than its training set's public minimum (``TraceSet.min_cells``: 2 for
+    trips): trained on trips of two cells, where a model's noise makes one-cell trips likely, none
+    of 300 synthetic trips holds fewer, and the synthetic set states the minimum too."""
+    if not cls.tags.ragged:
+        return
+    trips = short_trips(data)
+    syn = cls(**params).fit(trips).sample(300, seed=1)
+    cells = cells_per_trace(syn.loc, syn.offsets)
+    short = int((cells[np.diff(syn.offsets) > 0] < 2).sum())
+    assert short == 0, f"{short} of {syn.n_traces} synthetic trips hold fewer than the public minimum of 2 cells"
+    assert syn.min_cells == 2, f"the synthetic set states a minimum of {syn.min_cells} cells, not 2"
+
+
+def short_trips(data):
+    """Trips of ``data``'s first two distinct consecutive locations of each trace, one minute
+    apart, with the public minimum of 2 cells (as ``prepare`` makes trips)."""
+    rows = []
+    for i in range(data.n_traces):
+        t, loc = data.events_of(i)
+        moved = np.flatnonzero(loc[1:] != loc[:-1])
+        if moved.size:
+            rows.append([(int(t[0]), int(loc[moved[0]])), (int(t[0]) + 1, int(loc[moved[0] + 1]))])
+    ids = [f"trip{i}" for i in range(len(rows))]
+    out = _rebuilt(data, rows, ids)
+    return replace(out, info={**out.info, "min_cells": 2})
+
+
+def cells_per_trace(loc: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """How many cells each trace holds: its points less the repeats of the point before."""
+    trace = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    repeat = np.r_[False, (loc[1:] == loc[:-1]) & (trace[1:] == trace[:-1])]
+    return np.bincount(trace[~repeat], minlength=offsets.size - 1)
+
+
 def check_hyperparameters_declared(cls, data, params) -> None:
     """Every constructor parameter declares its help (the class docstring's numpydoc Parameters) and
     its check (``checks``), and a bad value of each ('not-a-value') is refused with an InputError
@@ -354,7 +390,8 @@ def check_hyperparameters_declared(cls, data, params) -> None:
 SYNTHESIZER_CHECKS: tuple[Check, ...] = (
     check_fit_returns_self_and_keeps_parameters, check_not_fitted, check_sample_is_seeded,
     check_fit_twice_gives_the_same_model, check_sample_shape, check_days, check_users, check_options,
-    check_save_load, check_ledger_travels, check_bad_input, check_dp_sensitivity, check_hyperparameters_declared)
+    check_save_load, check_ledger_travels, check_bad_input, check_dp_sensitivity, check_hyperparameters_declared,
+    check_min_cells)
 
 
 # -- anonymizers ---------------------------------------------------------------------------------

@@ -203,6 +203,13 @@ class TraceSet:
         return "source" in self.users
 
     @property
+    def min_cells(self) -> int:
+        """The fewest cells (distinct consecutive locations) a trace of this set holds by a public
+        rule of its preparation (``info['min_cells']``: 2 for trips, which must leave their first
+        cell, data/trips.py); 1 where no rule says more."""
+        return int(self.info.get("min_cells", 1))
+
+    @property
     def has_times(self) -> bool:
         """Whether the instants are times (recorded, or a model's), so that a surface may show them
         as datetimes: False when the method says it released none (``info['times']``: 'none') or

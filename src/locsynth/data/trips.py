@@ -56,6 +56,9 @@ from .traces import TraceSet
 #: (lat_min, lat_max, lon_min, lon_max) of paper 004 §8.1
 PAPER_BBOX = (37.6017, 37.8112, -122.5158, -122.3527)
 TIMEZONE = "America/Los_Angeles"
+#: the fewest cells a trip keeps (paper 004 §8.2 drops trips that never leave their cell): a public rule,
+#: stated in the set's ``info['min_cells']`` so that synthesizers respect it
+MIN_CELLS = 2
 METRES_PER_DEGREE = math.pi * EARTH_RADIUS_M / 180.0
 
 
@@ -448,15 +451,15 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     hour = majority_hour(visits, n_trips, timezone)
     visits = merge_self_loops(visits)
     length = np.bincount(visits.trip, minlength=n_trips)
-    single = keep_trip & (length < 2)
+    single = keep_trip & (length < MIN_CELLS)
     steps["single_visit"] = int(single.sum())
-    visits = visits.take(length[visits.trip] >= 2)
+    visits = visits.take(length[visits.trip] >= MIN_CELLS)
     settings = {"bbox": bbox, "max_speed_kmh": max_speed_kmh, "weekdays_only": weekdays_only,
                 "timezone": timezone, "box_from_data": from_data}
     if len(visits) == 0:
         raise InputError(f"no trip is left of the {n_trips} made (paper 004 §8.2's steps): "
                          + "; ".join(describe_drops({**steps, "kept": 0}, settings)))
-    info = {**(info or {}), "cell_m": float(cell_m), "bbox": list(bbox), "trips": steps}
+    info = {**(info or {}), "cell_m": float(cell_m), "bbox": list(bbox), "trips": steps, "min_cells": MIN_CELLS}
     if from_data:
         info["bbox_from_data"] = True
     owners = None

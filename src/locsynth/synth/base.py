@@ -257,6 +257,8 @@ class Synthesizer(_Params):
         self.users_ = train.users[["user_id"]].iloc[:0].copy() if self.tags.dp else train.users[["user_id"]].copy()
         self.space_ = train.space
         self.time_ = train.time
+        # the public fewest cells of a trace (2 for trips): every trip method's walks respect it
+        self.min_cells_ = train.min_cells
         # a DP method keeps no exact size of what it protects: what it may state (a DP count of its
         # units, or a size its neighbour relation makes public) it adds itself
         self.training_ = {} if self.tags.dp else {"users": train.n_users, "traces": train.n_traces,
@@ -351,6 +353,8 @@ class Synthesizer(_Params):
             users[key] = value
         meta = {"source": self.name, "synthesizer": self.name, "params": jsonable(self.get_params()),
                 "training": dict(self.training_), **(info or {})}
+        if getattr(self, "min_cells_", 1) > 1:                 # the public rule its trips respect
+            meta["min_cells"] = int(self.min_cells_)
         if not presorted:
             return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends,
                                         self.ledger_.copy())
@@ -432,7 +436,8 @@ class Synthesizer(_Params):
                     "params": jsonable(self.get_params()), "fitted": jsonable(self._fitted_scalars()),
                     "training": self.training_, "summary": jsonable(self.summary()),
                     "ledger": self.ledger_.to_dict(),
-                    "space": self.space_.meta(), "time": self.time_.meta()}
+                    "space": self.space_.meta(), "time": self.time_.meta(),
+                    "min_cells": int(getattr(self, "min_cells_", 1))}
             (tmp / "model.json").write_text(json.dumps(meta, indent=2))
             times = getattr(self, "trip_times_", None)
             np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}))
@@ -465,6 +470,7 @@ class Synthesizer(_Params):
         model.users_ = users
         model.space_ = Space.from_saved(locations, meta["space"])
         model.time_ = TimeAxis.from_meta(meta["time"])
+        model.min_cells_ = int(meta.get("min_cells", 1))
         model.training_ = meta.get("training", {})
         model.ledger_ = Ledger.from_dict(meta.get("ledger"))
         if "times_starts" in arrays:

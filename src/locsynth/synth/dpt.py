@@ -433,38 +433,81 @@ def _context(first, child, buf, moves, k, order, hist):
 
 
 @njit(cache=True)
-def _walks(start_cdf, first, child, hist, cols, order, l_max, uniforms, out, length):
+def _place(out, i, used, loc_indptr, loc_indices, cell, u):
+    """Append a location of ``cell`` (drawn with ``u``) to walk ``i`` unless it repeats the one
+    before (two cells can share a nearest location); returns the walk's locations."""
+    lo, hi = loc_indptr[cell], loc_indptr[cell + 1]
+    loc = loc_indices[lo + min(int(u * (hi - lo)), hi - lo - 1)]
+    if used == 0 or out[i, used - 1] != loc:
+        out[i, used] = loc
+        used += 1
+    return used
+
+
+@njit(cache=True)
+def _any_move(a, cols, rows, base, u):
+    """A move from cell ``a`` to a touching cell of its level, uniformly (``u``); -1 for none."""
+    r, c = divmod(a - base[a], cols[a])
+    valid = np.empty(BINS - 1, np.int64)
+    n = 0
+    for b in range(BINS):
+        if b != END and 0 <= r + DR[b] < rows[a] and 0 <= c + DC[b] < cols[a]:
+            valid[n] = b
+            n += 1
+    return valid[min(int(u * n), n - 1)] if n else -1
+
+
+@njit(cache=True)
+def _walks(start_cdf, first, child, hist, cols, rows, base, order, l_max, min_cells, loc_indptr, loc_indices,
+           uniforms, picks, out, length):
+    """Walks of the prefix trees' model as locations (step 7). Until a walk holds ``min_cells``
+    locations (the training set's public minimum) it cannot end: the end weighs 0 and, where the
+    context has no move or none weighs anything, it moves to a touching cell uniformly
+    (conditioning the walk on the rule rather than dropping short walks)."""
     n = uniforms.shape[0]
     buf = np.empty(l_max, np.int64)
     moves = np.zeros(l_max, np.int64)
+    weights = np.empty(BINS)
     for i in range(n):
         buf[0] = min(np.searchsorted(start_cdf, uniforms[i, 0] * start_cdf[-1], side="right"), start_cdf.size - 1)
+        used = _place(out, i, 0, loc_indptr, loc_indices, buf[0], picks[i, 0])
         k = 1
         while k < l_max:
+            early = used < min_cells
             v = _context(first, child, buf, moves, k, order, hist)
-            if v < 0:
-                break
-            b = _draw(hist[v], uniforms[i, k])
+            a = buf[k - 1]
+            b = -1
+            if v >= 0:
+                weights[:] = hist[v]
+                if early:
+                    weights[END] = 0.0
+                b = _draw(weights, uniforms[i, k])
+            if b < 0 and early:
+                b = _any_move(a, cols, rows, base, uniforms[i, k])
             if b < 0 or b == END:
                 break
-            a = buf[k - 1]
             buf[k] = a + (b // 3 - 1) * cols[a] + (b % 3 - 1)
             moves[k] = b
+            used = _place(out, i, used, loc_indptr, loc_indices, buf[k], picks[i, k])
             k += 1
-        for j in range(k):
-            out[i, j] = buf[j]
-        length[i] = k
+        length[i] = used
 
 
-def walk(starts: np.ndarray, first: np.ndarray, child: np.ndarray, hist: np.ndarray, cols: np.ndarray, order: int,
-         l_max: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(cells, lengths): ``n`` walks of 1 .. l_max cells, concatenated, seeded (step 7)."""
-    uniforms = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(17,))).random((n, l_max))
+def walk(starts: np.ndarray, first: np.ndarray, child: np.ndarray, hist: np.ndarray, rs: "ReferenceSystems",
+         order: int, l_max: int, n: int, seed: int, loc_indptr: np.ndarray, loc_indices: np.ndarray,
+         min_cells: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(locations, lengths): ``n`` walks of up to l_max cells as locations of the space inside them
+    (repeats merged), at least ``min_cells`` where l_max allows, concatenated, seeded (step 7)."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(17,)))
+    uniforms, picks = rng.random((n, l_max)), rng.random((n, l_max))
     out = np.zeros((n, l_max), np.int64)
     length = np.zeros(n, np.int64)
     weights = starts if starts.sum() > 0 else np.ones_like(starts)
-    _walks(np.cumsum(weights), first, child.astype(np.int64), hist, cols, int(order), int(l_max), uniforms, out,
-           length)
+    level = rs.cell_level()
+    rows = np.array([rs.shape(lv)[0] for lv in range(rs.levels)], np.int64)[level]
+    base = np.asarray(rs.offsets, np.int64)[level]
+    _walks(np.cumsum(weights), first, child.astype(np.int64), hist, rs.cell_cols(), rows, base, int(order),
+           int(l_max), int(min_cells), loc_indptr, loc_indices, uniforms, picks, out, length)
     return out[np.arange(l_max)[None, :] < length[:, None]], length
 
 
@@ -638,16 +681,9 @@ class DPT(Synthesizer):
         on consecutive instants from the start of that hour."""
         m = self._size(n)
         l_max = min(check_count(self.l_max, "l_max"), days * self.time_.instants_per_day)
-        cells, length = walk(self.starts_, self.first_, self.child_, self.hist_, self.rs_.cell_cols(),
-                             check_count(self.order, "order"), l_max, m, seed)
+        loc, length = walk(self.starts_, self.first_, self.child_, self.hist_, self.rs_, check_count(self.order, "order"),
+                           l_max, m, seed, self.loc_indptr_, self.loc_indices_, self.min_cells_)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(18,)))
-        lo, hi = self.loc_indptr_[cells], self.loc_indptr_[cells + 1]
-        loc = self.loc_indices_[lo + np.minimum((rng.random(cells.size) * (hi - lo)).astype(np.int64), hi - lo - 1)]
-        trip = np.repeat(np.arange(m), length)
-        keep = np.ones(loc.size, bool)
-        keep[1:] = (loc[1:] != loc[:-1]) | (trip[1:] != trip[:-1])
-        loc, trip = loc[keep], trip[keep]
-        length = np.bincount(trip, minlength=m)
         if getattr(self, "trip_times_", None) is not None:
             return self._untimed(loc, length, seed)
         hour = np.full(m, -1)

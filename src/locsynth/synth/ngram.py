@@ -440,9 +440,27 @@ def start_counts(tree: ExplorationTree, root: int = 0) -> np.ndarray:
 
 
 @njit(cache=True)
-def _walks(start_cdf, cdf, next_node, root, l_max, uniforms, out, length):
+def _draw_except(row, end, x, u):
+    """A symbol drawn with uniform ``u`` in proportion to the cumulative ``row``, the end (column
+    ``end``) and the symbol ``x`` left out; -1 when nothing else weighs."""
+    before = row[x - 1] if x > 0 else 0.0
+    own = row[x] - before
+    total = row[end - 1] - own
+    if total <= 0:
+        return -1
+    target = u * total
+    if target >= before:
+        target += own
+    return min(np.searchsorted(row[:end], target, side="right"), end - 1)
+
+
+@njit(cache=True)
+def _walks(start_cdf, cdf, next_node, root, l_max, min_len, uniforms, out, length):
     """Walks of the variable-length Markov chain: the first symbol from ``start_cdf``, then from
-    the row of the current context; the end symbol (the last column) or l_max symbols stop."""
+    the row of the current context; the end symbol (the last column) or l_max symbols stop. Until a
+    walk holds ``min_len`` symbols (the training set's public minimum of cells) it neither ends nor
+    repeats its last symbol (a repeat is no new cell): the draw leaves both out, and where the row
+    gives nothing else, the root's unigrams do (CCS 2012's back-off to the shortest context)."""
     n = uniforms.shape[0]
     end = cdf.shape[1] - 1
     for i in range(n):
@@ -452,25 +470,32 @@ def _walks(start_cdf, cdf, next_node, root, l_max, uniforms, out, length):
         v = next_node[root, x]
         while k < l_max:
             row = cdf[v]
-            if row[-1] <= 0:
-                break
-            y = min(np.searchsorted(row, uniforms[i, k] * row[-1], side="right"), end)
-            if y == end:
-                break
+            if k < min_len:
+                y = _draw_except(row, end, out[i, k - 1], uniforms[i, k])
+                if y < 0:
+                    y = _draw_except(cdf[root], end, out[i, k - 1], uniforms[i, k])
+                if y < 0:
+                    break
+            else:
+                if row[-1] <= 0:
+                    break
+                y = min(np.searchsorted(row, uniforms[i, k] * row[-1], side="right"), end)
+                if y == end:
+                    break
             out[i, k] = y
             k += 1
             v = next_node[v, y]
         length[i] = k
 
 
-def walk(counts: np.ndarray, next_node: np.ndarray, starts: np.ndarray, n: int, l_max: int, seed: int
-         ) -> tuple[np.ndarray, np.ndarray]:
-    """(symbols, lengths): ``n`` sequences of 1 .. l_max symbols, concatenated, seeded."""
+def walk(counts: np.ndarray, next_node: np.ndarray, starts: np.ndarray, n: int, l_max: int, seed: int,
+         min_len: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(symbols, lengths): ``n`` sequences of min(min_len, l_max) .. l_max symbols, concatenated, seeded."""
     uniforms = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13,))).random((n, l_max))
     out = np.zeros((n, l_max), np.int64)
     length = np.zeros(n, np.int64)
     start_cdf = np.cumsum(starts if starts.sum() > 0 else np.ones_like(starts))
-    _walks(start_cdf, np.cumsum(counts, axis=1), next_node, 0, l_max, uniforms, out, length)
+    _walks(start_cdf, np.cumsum(counts, axis=1), next_node, 0, l_max, min(int(min_len), l_max), uniforms, out, length)
     return out[np.arange(l_max)[None, :] < length[:, None]], length
 
 
@@ -554,8 +579,7 @@ class NGRAM(Synthesizer):
         the common protocol and checked; NGRAM has no time."""
         m = self._size(n)
         l_max = check_count(self.l_max, "l_max")
-        loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max,
-                           seed)
+        loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max, seed, self.min_cells_)
         return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:

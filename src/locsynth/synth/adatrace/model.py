@@ -207,7 +207,8 @@ class AdaTrace(Synthesizer):
         else:
             states, offsets = self.routes(m, rng, cap)
             loc, length = synopsis.to_locations(states, offsets, self.loc_indptr_, self.loc_indices_,
-                                                int(rng.integers(2 ** 32)))
+                                                int(rng.integers(2 ** 32)), self.min_cells_, self.indptr_,
+                                                self.indices_)
         return self._untimed(loc, length, seed)
 
     def routes(self, m: int, rng: np.random.Generator, cap: int) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..min_cells import complete, location_of
+
 from ..privtrace.markov import edge_counts, per_trace
 
 #: AdaTrace's first level: 6 x 6 cells (Main.Synthesize_Trajectories' ``cellCount``)
@@ -259,25 +261,34 @@ def row_normalized(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _to_locations(states, offsets, loc_indptr, loc_indices, seed):
+def _to_locations(states, offsets, loc_indptr, loc_indices, seed, min_cells, indptr, indices):
     np.random.seed(seed)
     m = offsets.size - 1
-    out = np.empty(states.size, np.int64)
+    out = np.empty(states.size + m * max(min_cells, 1), np.int64)
     length = np.zeros(m, np.int64)
     used = 0
     for q in range(m):
+        s = -1
         for i in range(offsets[q], offsets[q + 1]):
             s = states[i]
-            lo, hi = loc_indptr[s], loc_indptr[s + 1]
-            loc = loc_indices[lo + min(int(np.random.random() * (hi - lo)), hi - lo - 1)]
+            loc = location_of(loc_indptr, loc_indices, s)
             if length[q] == 0 or out[used - 1] != loc:      # consecutive repeats merge
                 out[used] = loc
                 used += 1
                 length[q] += 1
+        if s >= 0:
+            used, length[q] = complete(out, used, length[q], s, min_cells, loc_indptr, loc_indices, indptr,
+                                       indices)
     return out[:used], length
 
 
-def to_locations(states, offsets, loc_indptr, loc_indices, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def to_locations(states, offsets, loc_indptr, loc_indices, seed: int, min_cells: int = 1, indptr=None,
+                 indices=None) -> tuple[np.ndarray, np.ndarray]:
     """Each state as a location of the space inside its cell, drawn uniformly (the nearest one
-    when none lies inside), consecutive repeats merged: (locations, lengths)."""
-    return _to_locations(states, offsets, loc_indptr, loc_indices, int(seed) % (2 ** 32))
+    when none lies inside), consecutive repeats merged: (locations, lengths); a route of fewer
+    than ``min_cells`` locations completed as synth/min_cells.py says (``indptr``, ``indices``:
+    the states each touches)."""
+    if indptr is None:
+        indptr, indices = np.zeros(loc_indptr.size, np.int64), np.zeros(0, np.int64)
+    return _to_locations(states, offsets, loc_indptr, loc_indices, int(seed) % (2 ** 32), int(min_cells),
+                         np.asarray(indptr, np.int64), np.asarray(indices, np.int64))

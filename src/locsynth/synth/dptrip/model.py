@@ -224,7 +224,9 @@ class DPTrip(Synthesizer):
 
     def endpoints(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``n`` draws of (source, destination, hour) from the VAE with source != destination
-        (the authors' code skips the others); after MAX_ROUNDS rounds the rest keep what they drew."""
+        (the authors' code skips the others: the draw conditioned on the trip leaving its cell, which
+        the public minimum of cells asks too); after MAX_ROUNDS rounds the rest go to the location
+        nearest their source."""
         rng = np.random.default_rng(seed)
         source, destination, hour = decode(self.decoder_, n, rng, self.decoding)
         redo = np.flatnonzero(source == destination)
@@ -234,6 +236,13 @@ class DPTrip(Synthesizer):
             s, d, h = decode(self.decoder_, redo.size, rng, self.decoding)
             source[redo], destination[redo], hour[redo] = s, d, h
             redo = redo[s == d]
+        if redo.size and self.space_.n_locations > 1:
+            from scipy.spatial import cKDTree
+
+            from ...metrics.standard import planar
+
+            xy = np.column_stack(planar(self.space_))
+            destination[redo] = cKDTree(xy).query(xy[source[redo]], k=2)[1][:, 1]
         return source, destination, hour
 
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,

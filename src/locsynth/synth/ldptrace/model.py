@@ -71,6 +71,7 @@ from ..privtrace import markov
 from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
 from .. import trip_times
 from . import collector, times, user
+from ..min_cells import complete
 
 #: the authors' end damping: the end's weight times min(1, END_BASE + END_STEP (k - 1)) for a walk of k cells
 END_BASE, END_STEP = 0.3, 0.2
@@ -203,7 +204,7 @@ class LDPTrace(Synthesizer):
         loc, length = _walks(self.start_, self.rows_, np.cumsum(self.lengths_), np.array(user.DIRECTIONS, np.int64),
                              int(self.grid_size),
                              self.loc_indptr_, self.loc_indices_, int(m), int(cap), END_BASE, END_STEP,
-                             int(seed) % (2 ** 32))
+                             int(seed) % (2 ** 32), int(self.min_cells_), *self.grid_.neighbours())
         return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:
@@ -282,17 +283,22 @@ def _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, out):
 
 
 @njit(cache=True)
-def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, end_base, end_step, seed):
+def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, end_base, end_step, seed,
+           min_cells, indptr, indices):
     """``m`` walks as locations (concatenated) and their lengths; consecutive repeats of a location
-    (two cells whose nearest location is the same) merged."""
+    (two cells whose nearest location is the same) merged; a walk of fewer than ``min_cells``
+    locations (a walk of one cell) completed as synth/min_cells.py says (the authors'
+    trajectory.py gives a one-cell trajectory two points of its cell); ``indptr``, ``indices``:
+    the cells each touches."""
     np.random.seed(seed)
     start_cdf = np.cumsum(start)
     cells = np.empty(max(cap, 1), np.int64)
-    out = np.empty(m * max(cap, 1), np.int64)
+    out = np.empty(m * max(cap, min_cells, 1), np.int64)
     length = np.zeros(m, np.int64)
     used = 0
     for q in range(m):
         k = _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, cells)
+        s = -1
         for i in range(k):
             s = cells[i]
             lo, hi = loc_indptr[s], loc_indptr[s + 1]
@@ -301,4 +307,7 @@ def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, e
                 out[used] = loc
                 used += 1
                 length[q] += 1
+        if k:
+            used, length[q] = complete(out, used, length[q], s, min_cells, loc_indptr, loc_indices, indptr,
+                                       indices)
     return out[:used], length

@@ -51,6 +51,7 @@ from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from . import markov
+from ..min_cells import complete
 from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, public_box
 from ...core.validation import check_seed, check_share
 
@@ -178,7 +179,8 @@ class PrivTrace(Synthesizer):
         cap = min(check_count(self.max_length, "max_length"), days * self.time_.instants_per_day)
         level1 = np.repeat(np.arange(self.grid_.k ** 2), self.grid_.m.astype(np.int64) ** 2)
         loc, length = walks(self.indptr_, self.indices_, self.moves_, self.start_, self.end_, self.post_id_,
-                            self.tables_, self.second_, level1, self.loc_indptr_, self.loc_indices_, m, cap, seed)
+                            self.tables_, self.second_, level1, self.loc_indptr_, self.loc_indices_, m, cap, seed,
+                            self.min_cells_)
         return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:
@@ -277,9 +279,9 @@ def _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level
 
 @njit(cache=True)
 def _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, loc_indptr, loc_indices, n, cap,
-           seed):
+           seed, min_cells):
     np.random.seed(seed)
-    states = np.empty(n * cap, np.int64)
+    states = np.empty(n * max(cap, min_cells), np.int64)
     length = np.zeros(n, np.int64)
     buf = np.empty(cap, np.int64)
     weights = np.empty(np.diff(indptr).max() + 1 if indptr.size > 1 else 1)
@@ -295,12 +297,16 @@ def _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, 
                 states[used] = loc
                 used += 1
                 length[k] += 1
+        if m:
+            used, length[k] = complete(states, used, length[k], buf[m - 1], min_cells, loc_indptr, loc_indices,
+                                       indptr, indices)
     return states[:used], length
 
 
 def walks(indptr, indices, moves, start, end, post_id, tables, second, level1, loc_indptr, loc_indices, n: int,
-          cap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """n synthetic trajectories as locations (concatenated) and their lengths; a walk that ends at
-    once (no start count at all) is an empty trace."""
+          cap: int, seed: int, min_cells: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """n synthetic trajectories as locations (concatenated) and their lengths, each of at least
+    ``min_cells`` locations (synth/min_cells.py); a walk that ends at once (no start count at all)
+    is an empty trace."""
     return _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, loc_indptr, loc_indices,
-                  int(n), int(cap), int(seed) % (2 ** 32))
+                  int(n), int(cap), int(seed) % (2 ** 32), int(min_cells))

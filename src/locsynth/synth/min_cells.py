@@ -1,0 +1,54 @@
+"""The public minimum of cells a trip holds (``TraceSet.min_cells``: 2 for trips, which must leave
+their first cell, data/trips.py), for the trip methods whose states are cells of several locations
+(PrivTrace, AdaTrace, LDPTrace).
+
+Their walks run over states as the model says; what the rule conditions is the locations drawn
+for them. A walk of fewer locations than the minimum (a walk of one state, or of states that share
+a nearest location) gets another location of its last state, uniformly among the others (the
+authors of LDPTrace give a one-cell trajectory two points of its cell, their trajectory.py), and,
+where that state holds a single location, one of a state it touches, uniformly. Choice: the
+state-level walk is left alone, so that the model's length distribution is not bent towards long
+walks (dropping short walks and drawing again would favour every long one); a real trip inside
+one coarse state also crosses several of the space's cells, which is what the added location is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: the most locations tried for one walk (a state without any other location nearby gives up)
+TRIES = 64
+
+
+@njit(cache=True)
+def location_of(loc_indptr, loc_indices, state):
+    """A location of ``state`` (CSR ``loc_indptr``, ``loc_indices``), uniformly."""
+    lo, hi = loc_indptr[state], loc_indptr[state + 1]
+    return loc_indices[lo + min(int(np.random.random() * (hi - lo)), hi - lo - 1)]
+
+
+@njit(cache=True)
+def complete(out, used, count, state, min_cells, loc_indptr, loc_indices, indptr, indices):
+    """Append locations to the walk that ends at ``out[used - 1]`` (``count`` locations so far, its
+    last state ``state``) until it holds ``min_cells`` (module docstring); ``indptr``, ``indices``:
+    each state's touching states (CSR). Returns (used, count)."""
+    tries = 0
+    while 0 < count < min_cells and tries < TRIES:
+        tries += 1
+        lo, hi = loc_indptr[state], loc_indptr[state + 1]
+        if hi - lo > 1:
+            loc = loc_indices[lo + min(int(np.random.random() * (hi - lo - 1)), hi - lo - 2)]
+            if loc == out[used - 1]:
+                loc = loc_indices[hi - 1]
+        elif indptr[state + 1] > indptr[state]:
+            d = indptr[state + 1] - indptr[state]
+            state = indices[indptr[state] + min(int(np.random.random() * d), d - 1)]
+            loc = location_of(loc_indptr, loc_indices, state)
+        else:
+            break
+        if loc != out[used - 1]:
+            out[used] = loc
+            used += 1
+            count += 1
+    return used, count
