@@ -20,12 +20,19 @@ __all__ = ["sized"]         # the fixture of test_release_dp, used here
 
 
 def test_split_sizes_by_hand():
-    # M_i = ceil(5 d_i / (|D| epsilon)): |D| = 1000, epsilon = 1; below 1e-4 counts as 0; at most 6
+    # the authors' live line, M_i = ceil(5 d_i / (|D| epsilon)): |D| = 1000, epsilon = 1; below 1e-4 is 0; at most 6
     d = np.array([0.0, 5e-5, 150.0, 200.0, 201.0, 999.0, -3.0])
-    assert synopsis.level2_sizes(d, 1000, 1.0).tolist() == [1, 1, 1, 1, 2, 5, 1]
+    assert synopsis.level2_sizes(d, 1000, 1.0, "authors").tolist() == [1, 1, 1, 1, 2, 5, 1]
     # the code's rule: finer as epsilon falls
-    assert synopsis.level2_sizes(np.array([200.0]), 1000, 0.5).tolist() == [2]
-    assert synopsis.level2_sizes(np.array([1000.0]), 1000, 0.1).tolist() == [synopsis.MAX_SPLIT]
+    assert synopsis.level2_sizes(np.array([200.0]), 1000, 0.5, "authors").tolist() == [2]
+    assert synopsis.level2_sizes(np.array([1000.0]), 1000, 0.1, "authors").tolist() == [synopsis.MAX_SPLIT]
+    # the adaptive grid's, the default: M_i = ceil(sqrt(d_i epsilon / 10,000)), finer as epsilon grows
+    d = np.array([0.0, 5e-5, 10_000.0, 10_001.0, 40_000.0, 90_000.0, -3.0])
+    assert synopsis.level2_sizes(d, 1000, 1.0).tolist() == [1, 1, 1, 2, 2, 3, 1]
+    assert synopsis.level2_sizes(np.array([40_000.0]), 1000, 4.0).tolist() == [4]
+    assert synopsis.level2_sizes(np.array([40_000.0]), 1000, 0.25).tolist() == [1]
+    sizes = [synopsis.level2_sizes(np.array([30_000.0]), 1000, e)[0] for e in (0.5, 1, 2, 4, 8)]
+    assert sizes == sorted(sizes) and sizes[-1] > sizes[0]
 
 
 def grid():
@@ -243,3 +250,17 @@ def test_no_file_of_its_release_states_an_exact_training_size(sized, tmp_path):
     counts, ratios = _forbidden(train, test)
     released = {card["traces"], card["events"], card["training"].get("dp_count")}
     assert _leaks(tmp_path / "r", counts - released, ratios) == []
+
+
+def test_the_code_variant_has_the_authors_level1_states():
+    """variant='code': the Markov model, trips and lengths on the level-1 cells (the authors' code),
+    whatever the split; the paper's default splits the busy cells and keeps their level-2 states."""
+    from locsynth.testing import check_data
+
+    data = check_data()
+    code = AdaTrace(epsilon=1.0, level1=3, variant="code").fit(data)
+    assert code.grid_.n_states == 9 and (code.grid_.m == 1).all() and code.summary()["states"] == 9
+    assert code.prob_.size == code.indptr_[-1] and code.trips_.size == 81
+    assert code.sample(50, seed=1).n_traces == 50
+    with pytest.raises(InputError, match="variant must be one of 'paper', 'code'"):
+        AdaTrace(variant="java").fit(data)

@@ -16,15 +16,21 @@ the order the data flows:
 3. Density-aware grid (§4, synopsis.level2_sizes): a 6 x 6 first level over the public box of the
    space's locations (the authors take the data's own bounding box: not DP); each trajectory's
    interpolated level-1 cell sequence adds 1 / l to each of its l cells (sensitivity 1), Laplace
-   noise; level-1 cell i is split into M_i x M_i cells, M_i = ceil(5 d_i / (|D| epsilon)), the
-   authors' Cell.divideFurther with epsilon the whole budget of the four steps. Choices: |D|,
-   which the authors read exactly, is the DP count of step 1 (or, with size_share = 0, the sum of
-   the noisy densities, to which each trajectory adds 1: post-processing); the paper's own text
-   of the rule was not at hand for this implementation (it is not among the project's papers),
-   so the rule is the code's. Where the paper and the code part: the code builds its Markov
-   model, trips and lengths on the 6 x 6 cells only and uses the level-2 cells (with exact,
+   noise; level-1 cell i is split into M_i x M_i cells by the adaptive grid's rule the paper
+   builds on (Qardaji, Yang and Li, ICDE 2013): M_i = ceil(sqrt(d_i epsilon / c)), finer as
+   epsilon grows, with epsilon the whole budget of the four steps (as the authors' ``EpsLeft``)
+   and c = 10,000 measured on the 200 cabs (synopsis.ADAPTIVE_CONSTANT). The authors' live line,
+   M_i = ceil(5 d_i / (|D| epsilon)) (Cell.java), coarsens as epsilon grows: with level-2 states
+   it made AdaTrace at epsilon 2 and 4 worse than at 0.5 (62 states at 0.5, 36 at 2; trip error
+   0.036 against 0.074), so it stays in ``variant="code"`` only; their commented line above it
+   has the adaptive form, ceil(sqrt(d_i epsilon / 200)). |D|, which the authors read exactly, is
+   the DP count of step 1 (or, with size_share = 0, the sum of the noisy densities, to which each
+   trajectory adds 1: post-processing). Where the paper and the code part: the code builds its
+   Markov model, trips and lengths on the 6 x 6 cells only and uses the level-2 cells (with exact,
    un-noised subcell counts) only to place points; the paper's synopsis is on the cells of the
-   density-aware grid, which is what is done here: the states are the level-2 cells.
+   density-aware grid, which is the default here: the states are the level-2 cells.
+   ``variant="code"`` takes the authors' level-1 states (and their split line, which then sizes
+   nothing: a state's points are drawn among its cell's locations).
 4. States (privtrace.markov.states): each trajectory's locations, interpolated so that every move
    goes to a touching cell (the paper's and code's interpolation; Grid.giveInterpolatedRoute),
    consecutive repeats merged.
@@ -70,7 +76,7 @@ from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
 from ...data.traces import TraceSet
-from ...core.validation import check_count, check_epsilon, check_flag, check_seed, check_share
+from ...core.validation import check_count, check_epsilon, check_flag, check_seed, check_share, one_of
 from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ..privtrace import markov
 from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
@@ -80,6 +86,8 @@ from . import synopsis
 
 #: the authors' split of epsilon: grid, Markov model, trip distribution, route lengths
 SPLIT = (0.05, 0.35, 0.50, 0.10)
+#: "paper": level-2 states, the adaptive split; "code": the authors' level-1 states and live split line
+VARIANTS = ("paper", "code")
 #: what the defences make epsilon no longer cover (the ledger's ``uncovered``)
 DEFENCES_UNCOVERED = ("adatrace's attack-resilience defences (CCS 2018 §5.2) read the real training trajectories "
                       "after the noise (the densest cells, the real transition frequencies, the points near the "
@@ -116,19 +124,25 @@ class AdaTrace(Synthesizer):
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
+    variant : str
+        ``"paper"``: the paper's synopsis on the density-aware grid's level-2 cells, split by the
+        adaptive grid's rule, finer as epsilon grows (module docstring, step 3). ``"code"``: the
+        authors' code, whose Markov model, trips and lengths are on the 6 x 6 level-1 cells, split
+        by their live line (which there only places points; here a state's points are drawn
+        uniformly among its cell's locations, where their code reads exact subcell counts).
     """
 
     name = "adatrace"
     checks = {"epsilon": check_epsilon, "split": lambda v, name="split": check_split(v, name, 4),
               "level1": check_count, "max_length": check_count, "max_extra": check_count,
               "defences": check_flag, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
-              "seed": check_seed}
+              "variant": one_of(*VARIANTS), "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, level1: int = synopsis.LEVEL1,
                  max_length: int = 100, max_extra: int = 10, defences: bool = False, size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
-                 max_traces_per_user: int = 1, seed: int = 0):
+                 max_traces_per_user: int = 1, variant: str = "paper", seed: int = 0):
         self.epsilon = epsilon
         self.split = tuple(split)
         self.level1 = level1
@@ -138,6 +152,7 @@ class AdaTrace(Synthesizer):
         self.size_share = size_share
         self.time_share = time_share
         self.max_traces_per_user = max_traces_per_user
+        self.variant = variant
         self.seed = seed
 
     # -- fit ---------------------------------------------------------------------------------------
@@ -160,7 +175,11 @@ class AdaTrace(Synthesizer):
         dens = self._noise(synopsis.density(seq1, off1, k * k), split[0] * eps,
                            "level-1 densities of the interpolated cell sequences, 1 / l per visit")
         size = float(n_hat) if n_hat is not None else max(float(dens.sum()), 1.0)
-        self.grid_ = TwoLevelGrid(box, k, synopsis.level2_sizes(dens, size, eps))
+        paper = one_of(*VARIANTS)(self.variant, "variant") == "paper"
+        sizes = synopsis.level2_sizes(dens, size, eps, "adaptive" if paper else "authors")
+        # the states: the level-2 cells (the paper's synopsis) or the level-1 cells (the authors' code)
+        self.grid_ = TwoLevelGrid(box, k, sizes if paper else np.ones_like(sizes))
+        self.level2_ = sizes
         # step 4: states; step 5: the Markov model
         seq, seq_offsets = markov.states(self.grid_, x, y, offsets)
         self.indptr_, self.indices_ = self.grid_.neighbours()
