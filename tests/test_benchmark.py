@@ -152,4 +152,4 @@ def test_the_command_line_runs_and_prints_a_table(city, tmp_path):
     metrics = json.loads(next((out / "runs").glob("**/metrics.json")).read_text())
     assert metrics["_meta"]["standard"]["flavour"] == "corrected"
     bad = CliRunner().invoke(app, ["benchmark", "--data", str(city), "--epsilon", "one", "--out", str(out)])
-    assert bad.exit_code == 2 and "--epsilon takes numbers" in bad.output
+    assert bad.exit_code == 1 and "--epsilon takes numbers" in bad.output

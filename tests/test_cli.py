@@ -29,14 +29,14 @@ def test_prepare_info_export_pf(pf_dir, tmp_path):
     csv = pd.read_csv(tmp_path / "test.csv")
     assert len(csv) == 15000 and csv.columns.tolist() == ["user_id", "datetime", "lat", "lon", "location_id"]
     # the same output again is refused, and replaced with --overwrite
-    assert run("prepare", pf_dir, "--format", "pf", "--out", out).exit_code == 2
+    assert run("prepare", pf_dir, "--format", "pf", "--out", out).exit_code == 1
     assert run("prepare", pf_dir, "--format", "pf", "--out", out, "--overwrite").exit_code == 0
 
 
 def test_pf_synthetic_needs_like(pf_dir, tmp_path):
     syn = pf_dir / "PPMTF_TK_alp200_mnt100_mnv100" / "syntraces_Itr100.csv"
     res = run("prepare", syn, "--format", "pf-synthetic", "--out", tmp_path / "s")
-    assert res.exit_code == 2 and "needs --like" in res.output and not (tmp_path / "s").exists()
+    assert res.exit_code == 1 and "needs --like" in res.output and not (tmp_path / "s").exists()
 
 
 def write_points(path, rows):
@@ -68,7 +68,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, rows, extra, message
     out = tmp_path / "out"
     res = run("prepare", path, "--format", "csv", "--out", out, "--grid", "4x4", *extra) \
         if "--grid" not in extra else run("prepare", path, "--format", "csv", "--out", out, *extra)
-    assert res.exit_code == 2, res.output
+    assert res.exit_code == 1, res.output
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in res.output
     assert message.format(path=path) in " ".join(res.output.split())
@@ -89,9 +89,9 @@ def test_missing_columns_and_unknown_format(tmp_path):
     path = tmp_path / "points.csv"
     path.write_text("uid,datetime,lat\nu1,2024-01-01T10:00:00Z,35.0\n")
     res = run("prepare", path, "--format", "csv", "--out", tmp_path / "o")
-    assert res.exit_code == 2 and "missing column" in res.output and "lng" in res.output
+    assert res.exit_code == 1 and "missing column" in res.output and "lng" in res.output
     res = run("prepare", path, "--format", "shapefile", "--out", tmp_path / "o")
-    assert res.exit_code == 2 and "unknown format 'shapefile'" in res.output
+    assert res.exit_code == 1 and "unknown format 'shapefile'" in res.output
     assert not (tmp_path / "o").exists()
 
 
@@ -132,7 +132,7 @@ def test_evaluate_and_compare_on_pf(pf_dir, tmp_path):
     assert (tmp_path / "cmp" / "tradeoff.png").read_bytes()[:4] == b"\x89PNG"
     # an existing output is refused
     res = run("evaluate", "--train", pf / "train", "--test", pf / "test", "--synthetic", syn, "--out", ev)
-    assert res.exit_code == 2 and "exists" in res.output
+    assert res.exit_code == 1 and "exists" in res.output
 
 
 def test_progress_is_written_as_lines_when_output_is_not_a_terminal(tmp_path, monkeypatch):
@@ -267,5 +267,5 @@ def test_library_errors_name_parameters_and_the_command_line_its_flags(tmp_path)
     with pytest.raises(InputError, match="^`grid` '4' is not ROWSxCOLS"):
         parse_grid("4")
     res = run("prepare", tmp_path, "--format", "csv", "--grid", "4", "--out", tmp_path / "x")
-    assert res.exit_code == 2 and "--grid '4' is not ROWSxCOLS" in res.output and "`" not in res.output
+    assert res.exit_code == 1 and "--grid '4' is not ROWSxCOLS" in res.output and "`" not in res.output
     assert as_flags("give `dp_epsilon` with `pois`") == "give dp_epsilon with pois"      # no command running

@@ -45,6 +45,20 @@ def test_every_help_is_the_snapshot():
                         "`python tests/test_cli_help.py` if the change is meant"
 
 
+
+def test_the_usual_habits_version_short_help_exit_codes_and_did_you_mean():
+    """--version and -h as click's tools have them; a runtime error (bad input) exits 1 with one
+    line, a usage error click's 2; a misspelled method is named with the closest valid one."""
+    from importlib.metadata import version
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["--version"], env=ENV)
+    assert res.exit_code == 0 and res.output.strip() == f"locsynth {version('locsynth')}"
+    assert runner.invoke(app, ["fit", "-h"], env=ENV).output == runner.invoke(app, ["fit", "--help"], env=ENV).output
+    bad = runner.invoke(app, ["fit", "privtrce", "nowhere", "-o", "out"], env=ENV)
+    assert bad.exit_code == 1 and "did you mean 'privtrace'?" in bad.output and "Traceback" not in bad.output
+    assert runner.invoke(app, ["fit"], env=ENV).exit_code == 2                    # click's usage error
+
 if __name__ == "__main__":
     SNAPSHOT.parent.mkdir(exist_ok=True)
     SNAPSHOT.write_text(helps())

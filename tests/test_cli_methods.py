@@ -43,15 +43,15 @@ def test_fit_takes_hyperparameters_from_the_signature(pair, tmp_path):
     assert (params["alpha"], params["iterations"], params["rho"], params["lam"], params["rank"], params["seed"]) == \
         (150.0, 2, 50, 80, 4, 3)
     res = run("fit", "ppmtf", pair / "train", "--out", tmp_path / "x", "--alpah", "1")
-    assert res.exit_code == 2 and "ppmtf has no hyperparameter --alpah; its hyperparameters: --alpha" in res.output
+    assert res.exit_code == 1 and "ppmtf has no hyperparameter --alpah; its hyperparameters: --alpha" in res.output
     res = run("fit", "ppmtf", pair / "train", "--out", tmp_path / "x", "--rank", "many")
-    assert res.exit_code == 2 and "--rank must be a whole number, got 'many' (ppmtf)" in res.output
+    assert res.exit_code == 1 and "--rank must be a whole number, got 'many' (ppmtf)" in res.output
     res = run("fit", "gan", pair / "train", "--out", tmp_path / "x")
-    assert res.exit_code == 2 and "unknown method 'gan'" in res.output
+    assert res.exit_code == 1 and "unknown method 'gan'" in res.output
     res = run("fit", "krr", pair / "train", "--out", tmp_path / "x")
-    assert res.exit_code == 2 and "anonymizer" in res.output
+    assert res.exit_code == 1 and "anonymizer" in res.output
     res = run("fit", "sgd", pair / "train", "--out", tmp_path / "x", "--checkpoint", tmp_path / "ck")
-    assert res.exit_code == 2 and "sgd has no hyperparameter --checkpoint; its hyperparameters: --xi" in res.output
+    assert res.exit_code == 1 and "sgd has no hyperparameter --checkpoint; its hyperparameters: --xi" in res.output
     assert not (tmp_path / "x").exists()
     ok("fit", "sgd", pair / "train", "--out", tmp_path / "sgd", "--xi", "2")
     assert load_model(tmp_path / "sgd").xi == 2
@@ -63,15 +63,15 @@ def test_sample_has_one_path_and_refuses_options_a_method_lacks(pair, tmp_path):
     syn = TraceSet.load(tmp_path / "s")
     assert syn.n_traces == 15 and sorted(set(syn.users["source"])) == [0, 1, 2, 3, 4]
     res = run("sample", tmp_path / "m", "--out", tmp_path / "x", "--home-regions")
-    assert res.exit_code == 2 and "ppmtf has no sample option --home-regions; its sample options: --instants" \
+    assert res.exit_code == 1 and "ppmtf has no sample option --home-regions; its sample options: --instants" \
         in res.output
     res = run("sample", tmp_path / "m", "--out", tmp_path / "x", "--users", "51")
-    assert res.exit_code == 2 and "too many" in res.output
+    assert res.exit_code == 1 and "too many" in res.output
     ok("fit", "uniform", pair / "train", "--out", tmp_path / "u")
     res = run("sample", tmp_path / "u", "--out", tmp_path / "x", "--instants", "5")
-    assert res.exit_code == 2 and "uniform has no sample option --instants; its sample options: none" in res.output
+    assert res.exit_code == 1 and "uniform has no sample option --instants; its sample options: none" in res.output
     res = run("sample", tmp_path / "u", "--out", tmp_path / "x", "--workers", "2")
-    assert res.exit_code == 2 and "--workers and --scheduler do not apply to uniform" in res.output
+    assert res.exit_code == 1 and "--workers and --scheduler do not apply to uniform" in res.output
     ok("fit", "ppmtf-plus", pair / "train", "--out", tmp_path / "p", "--iterations", "2", "--rho", "50")
     ok("sample", tmp_path / "p", "--out", tmp_path / "v", "--users", "120", "--home-regions")
     virtual = TraceSet.load(tmp_path / "v")
@@ -112,14 +112,14 @@ def test_release_keeps_passing_traces_names_nobody_and_evaluates_with_its_key(pa
     # a PD result of another set, a key inside the release, a key without a release are refused
     ok("sample", tmp_path / "m", "--out", tmp_path / "s2", "--seed", "2")
     res = run("release", tmp_path / "s2", "--out", tmp_path / "r2", "--pdtest", tmp_path / "pd")
-    assert res.exit_code == 2 and "run on another synthetic set" in res.output
+    assert res.exit_code == 1 and "run on another synthetic set" in res.output
     res = run("release", tmp_path / "s", "--out", tmp_path / "r3", "--key", tmp_path / "r3" / "key.csv")
-    assert res.exit_code == 2 and "inside the release" in res.output
+    assert res.exit_code == 1 and "inside the release" in res.output
     res = run("evaluate", "--train", pair / "train", "--test", pair / "test", "--synthetic", tmp_path / "s",
               "--key", tmp_path / "key.csv", "--out", tmp_path / "ev3")
-    assert res.exit_code == 2 and "--key goes with a release" in res.output
+    assert res.exit_code == 1 and "--key goes with a release" in res.output
     res = run("release", pair / "train", "--out", tmp_path / "r4")
-    assert res.exit_code == 2 and "no source column" in res.output
+    assert res.exit_code == 1 and "no source column" in res.output
     assert not any((tmp_path / d).exists() for d in ("r2", "r3", "r4", "ev3"))
     # the card carries what the attacks learned, when an evaluation is given
     ok("evaluate", "--train", pair / "train", "--test", pair / "test", "--synthetic", tmp_path / "s",
@@ -146,7 +146,7 @@ def test_info_shows_the_ledger_of_a_model_a_synthetic_set_and_a_release(pair, tm
     facts = json.loads(ok("info", tmp_path / "k", "--json").stdout)
     assert facts["ledger"]["totals"]["event"]["epsilon"] == pytest.approx(2.0)
     res = run("anonymize", "krr", pair / "train", "--out", tmp_path / "k2", "--epsilon", "-1")
-    assert res.exit_code == 2 and "epsilon must be a positive finite number" in res.output
+    assert res.exit_code == 1 and "epsilon must be a positive finite number" in res.output
 
 
 @pytest.mark.parametrize("columns", ["60", "200"])

@@ -292,7 +292,7 @@ def test_contest_run_command(osaka, tmp_path):
     assert again.exit_code == 0
     assert pd.read_csv(tmp_path / "again" / "results.csv").equals(table)        # seeded: the same scores
     bad = runner.invoke(app, args[:-4] + ["--anonymizers", "krr", "--out", str(tmp_path / "x")])
-    assert bad.exit_code == 2 and "krr:EPSILON" in bad.output and not (tmp_path / "x").exists()
+    assert bad.exit_code == 1 and "krr:EPSILON" in bad.output and not (tmp_path / "x").exists()
     # §5.5: analyses.csv beside results.csv (which keeps its columns), and the same row from contest analyze
     analyses = pd.read_csv(tmp_path / "out" / "analyses.csv")
     assert list(analyses.columns) == ["anonymizer", "utility", "valid", "poi_accuracy", "tp_tv_top50", "tm_emd"]

@@ -106,9 +106,9 @@ def test_init_names_what_is_wrong_with_the_training_frame(tmp_path):
         teamdata.fit_model(bad)
     bad.save(tmp_path / "bad")
     result = CliRunner().invoke(app, ["contest", "init", str(tmp_path / "bad"), "--out", str(tmp_path / "c")])
-    assert result.exit_code == 2 and "32 x 32 grid" in result.output and not (tmp_path / "c").exists()
+    assert result.exit_code == 1 and "32 x 32 grid" in result.output and not (tmp_path / "c").exists()
     result = CliRunner().invoke(app, ["contest", "init", str(tmp_path / "bad"), "--users", "0", "--out", str(tmp_path / "c")])
-    assert result.exit_code == 2 and "number of users must be at least 1" in result.output
+    assert result.exit_code == 1 and "number of users must be at least 1" in result.output
 
 
 def test_hospitals_come_from_a_matching_grid_or_are_none(training, tmp_path):

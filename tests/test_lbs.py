@@ -191,7 +191,7 @@ def test_cli_writes_the_table_the_figure_and_the_page(city, tmp_path):
     assert "data:image/png;base64," in page and "<table" in page and "rw-profile" in page
     assert "wrote" in res.output and "sglt" in res.output
     # an existing output is refused; --model reuses a fitted model
-    assert run("lbs", "--train", tmp_path / "train", "--test", tmp_path / "test", "--out", out).exit_code == 2
+    assert run("lbs", "--train", tmp_path / "train", "--test", tmp_path / "test", "--out", out).exit_code == 1
     model_dir = tmp_path / "model"
     city[2].save(model_dir)
     res = run("lbs", "--model", model_dir, "--test", tmp_path / "test", "--fakes", "2", "--out", tmp_path / "m",
@@ -213,7 +213,7 @@ def test_cli_bad_input_is_one_line(tmp_path, args, message):
         base[flag] = value.format(tmp=tmp_path)
     extra = [x for pair in base.items() for x in pair]
     res = run("lbs", "--test", tmp_path / "test", "--out", tmp_path / "out", *extra)
-    assert res.exit_code == 2, res.output
+    assert res.exit_code == 1, res.output
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert message.format(tmp=tmp_path) in " ".join(res.output.split())

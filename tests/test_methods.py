@@ -110,7 +110,9 @@ def test_registry_names_lazy_imports_and_missing_extras(monkeypatch):
     from locsynth.cli import app
 
     res = CliRunner().invoke(app, ["fit", "dp-trips", "train", "--out", "model"])
-    assert res.exit_code == 2 and "pip install 'locsynth[dp]'" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 1 and "pip install 'locsynth[dp]'" in res.output and "Traceback" not in res.output
+    listed = CliRunner().invoke(app, ["methods"], env={"COLUMNS": "200"})     # [dp] is text, not rich markup
+    assert listed.exit_code == 0 and "pip install 'locsynth[dp]'" in listed.output
     code = ("import sys, locsynth.cli, locsynth.synth, locsynth.synth.registry; "
             "print(sorted(m for m in ('numba', 'locsynth.synth.ppmtf', 'opendp', 'torch', 'scipy.stats') "
             "if m in sys.modules))")

@@ -181,7 +181,7 @@ def test_cli_workers_and_scheduler_equal_serial(client, city, tmp_path):
     assert metrics[0] == metrics[1] and metrics[0]["reid_rate"]["synthetic"] is not None
 
     res = cli("sample", tmp_path / "model", "--out", tmp_path / "x", "--workers", 2, "--scheduler", address)
-    assert res.exit_code == 2 and "not both" in res.output and not (tmp_path / "x").exists()
+    assert res.exit_code == 1 and "not both" in res.output and not (tmp_path / "x").exists()
 
 
 @pytest.mark.slow

@@ -65,7 +65,7 @@ def test_prepare_gowalla_with_friends(data_dir, tmp_path):
 def test_option_of_another_format_is_refused(data_dir, tmp_path):
     res = runner.invoke(app, ["prepare", str(data_dir / "geolife" / "trackintel_subset" / "geolife_modes"),
                               "--format", "geolife", "--pois-file", "x.txt", "--out", str(tmp_path / "o")])
-    assert res.exit_code == 2 and "--pois-file does not apply to --format geolife" in res.output
+    assert res.exit_code == 1 and "--pois-file does not apply to --format geolife" in res.output
 
 
 def test_timezone_auto_puts_every_point_on_its_local_clock(tmp_path):

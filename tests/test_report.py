@@ -240,7 +240,7 @@ def test_trip_report_shows_the_papers_plots_and_what_it_skipped(trip_reports):
     assert "Distance MIA advantage" in text and "the paper's threshold 0.1" in text
     assert "No attacks were run" not in text
     # the set without hours: one dashed value, and the caption says so
-    assert "NGRAM releases none" in render_html(trip_reports["ngram"])
+    assert "its method released no time: time_share=0" in render_html(trip_reports["ngram"])
 
 
 def test_trip_comparison_puts_the_sets_side_by_side(trip_reports, tmp_path):

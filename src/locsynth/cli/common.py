@@ -31,7 +31,7 @@ def say(text: str) -> None:
 
 
 def reports_errors(fn):
-    """Bad input: one line on stderr, exit code 2, no traceback."""
+    """Bad input: one line on stderr, exit code 1 (click keeps 2 for its usage errors), no traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -41,7 +41,7 @@ def reports_errors(fn):
             from rich.markup import escape
 
             _console(True).print(f"[red]error:[/red] {escape(as_flags(str(exc)))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise typer.Exit(1) from None
 
     return wrapper
 

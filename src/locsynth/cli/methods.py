@@ -23,20 +23,21 @@ def methods(
     """The registered synthesizers and anonymizers, their capability tags and hyperparameters."""
     from ..synth import registry
 
+    from rich.markup import escape
+
     if name is None:
         rows = []
         for n in registry.names():
             m = registry.method(n)
-            missing = m.missing()
-            tags = "" if missing else ", ".join(registry.get(n).tags.names())
-            state = f"needs pip install 'locsynth[{m.extra}]'" if missing else "available"
-            rows.append([n, m.kind, tags or "-", state, m.summary])
-        _table("locsynth methods", ["method", "kind", "tags", "", "what it is"], rows)
-        say("locsynth methods NAME shows a method's hyperparameters.")
+            state = escape(f"pip install 'locsynth[{m.extra}]'") if m.missing() else "yes"
+            rows.append([n, m.kind, state, escape(m.summary)])
+        _table("locsynth methods", ["method", "kind", "installed", "what it is"], rows)
+        say("locsynth methods NAME shows a method's tags and hyperparameters.")
         return
     kind = registry.get(name)
     doc = inspect.getdoc(kind) or ""
     say(f"{name} ({registry.method(name).kind}): {doc.splitlines()[0] if doc else ''}")
+    say(f"tags: {', '.join(kind.tags.names()) or 'none'}")
     rows = [["--" + p.replace("_", "-"), repr(h.default), h.help] for p, h in kind.declarations().items()]
     verb = "fit" if registry.method(name).kind == "synthesizer" else "anonymize"
     _table(f"hyperparameters of {name} (locsynth {verb} {name} ... --NAME VALUE, or NAME=VALUE in --param and specs)",

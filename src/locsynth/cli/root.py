@@ -27,11 +27,22 @@ class _Listed(TyperGroup):
 
 
 app = typer.Typer(cls=_Listed, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Synthesize privacy-preserving location traces and measure their utility and privacy.")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"locsynth {version('locsynth')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _options(quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or progress lines.")):
+def _options(quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or progress lines."),
+             version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")):
     """Synthesize privacy-preserving location traces and measure their utility and privacy."""
     from . import common
 

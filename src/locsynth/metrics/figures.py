@@ -228,7 +228,7 @@ def hourly_png(curves: dict, y_label: str, title: str, colors: dict | None = Non
     """One line per set over the 24 hours of the day (paper 004 Figures 3 and 4).
 
     curves : name -> {'by_hour': 24 values (None or NaN where an hour has no trips) or None,
-        'overall': float or None}. A set without hours (NGRAM releases none) is drawn as a dashed
+        'overall': float or None}. A set without hours (a trip method at time_share=0) is drawn as a dashed
         horizontal line at its overall value. ``colors`` (name -> colour) first, then the report's
         colours of 'synthetic' and 'training', then :data:`CYCLE` in order.
     """

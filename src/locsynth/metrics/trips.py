@@ -432,7 +432,8 @@ def _jsd_name(trips: dict) -> str:
 
 def _no_hours(trips: dict) -> str:
     return "" if trips.get("synthetic_has_hours", True) else (
-        " The synthetic set has no hours (NGRAM releases none): its line is one value over all trips for the "
+        " The synthetic set has no hours (its method released no time: time_share=0): its line is one value over "
+        "all trips for the "
         "length, and its whole set against each hour's real trips for the EMD, as paper 004 §8.5 does.")
 
 

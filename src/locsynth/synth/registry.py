@@ -113,7 +113,11 @@ def method(name: str) -> Method:
     """The registered method ``name``, or an InputError naming the valid ones."""
     load_plugins()
     if name not in _METHODS:
-        raise InputError(f"unknown method {name!r}; expected one of {', '.join(names())}")
+        import difflib
+
+        close = difflib.get_close_matches(str(name).lower(), names(), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(f"unknown method {name!r}; {hint}expected one of {', '.join(names())}")
     return _METHODS[name]
 
 

@@ -197,7 +197,8 @@ def render_html(report, title: str | None = None) -> str:
                              and isinstance(metrics[k], dict)], options, space_kind)
     trips = meta.get("trips")
     return _TEMPLATE.render(
-        title=title or "locsynth evaluation report", version=__version__,
+        title=title or (f"locsynth evaluation report: {meta['method']}" if meta.get("method")
+                        else "locsynth evaluation report"), version=__version__,
         compared=_compared(meta), counts=_counts(meta), summary=summary_sentences(metrics, trips),
         trips=_trip_tables(trips, meta.get("skipped")) if trips else None, skipped=_skipped(meta.get("skipped")),
         utility=utility, privacy=privacy, others=others, privacy_notes=_privacy_notes(metrics, meta),
