@@ -2,8 +2,14 @@
 pages exist (mkdocs build --strict checks their links in CI), and its API reference lists every
 public class."""
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,3 +50,39 @@ def test_the_api_reference_lists_every_public_class():
             cls = registry.get(name)
             public.add(f"{cls.__module__}.{cls.__qualname__}")
     assert public - listed == set()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site as ``mkdocs build --strict`` makes it (into a temporary folder)."""
+    out = tmp_path_factory.mktemp("site")
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)], cwd=ROOT,
+                            capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    return out
+
+
+def test_the_site_works_from_disk_every_link_a_page_and_nothing_fetched(site):
+    """Opened from file://, a navigation link must name a page, not a folder (no directory URLs),
+    and every script the pages load is the site's own (the search worker's shim is vendored)."""
+    pages = sorted(p for p in site.rglob("*.html") if p.name != "404.html")      # a server's page only
+    assert len(pages) >= 15
+    for page in pages:
+        html = page.read_text()
+        for href in re.findall(r'class="md-nav__link[^"]*"[^>]*href="([^"#]+)"|href="([^"#]+)"[^>]*class="md-nav__link',
+                               html):
+            target = next(h for h in href if h)
+            if not target.startswith(("http:", "https:", "mailto:")):
+                assert (page.parent / target).is_file(), (page.name, target)
+        assert not re.findall(r'<script[^>]+src="https?:', html), page.name
+
+
+def test_a_search_from_file_finds_pages(site):
+    """Headless Chromium opens the built site from file:// with a query: the search answers."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium is None:
+        pytest.skip("no Chromium here (apt-get install -y chromium)")
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--virtual-time-budget=10000", "--dump-dom",
+                          (site / "index.html").as_uri() + "?q=ledger"], capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'md-search-result__meta">(\d+) matching document', dom)
+    assert found and int(found.group(1)) > 0, dom[-500:]
