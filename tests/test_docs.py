@@ -86,3 +86,20 @@ def test_a_search_from_file_finds_pages(site):
                           (site / "index.html").as_uri() + "?q=ledger"], capture_output=True, text=True, timeout=120).stdout
     found = re.search(r'md-search-result__meta">(\d+) matching document', dom)
     assert found and int(found.group(1)) > 0, dom[-500:]
+
+
+def test_no_raw_sphinx_role_on_the_site_and_every_method_says_what_it_is(site):
+    """The docstrings' roles render as links or code (hooks/sphinx_roles.py), never as ':func:'; the
+    first line of every method's class docstring (what help() shows) says what it is, not only
+    where to look."""
+    import inspect
+
+    from locsynth import registry
+
+    for page in site.rglob("*.html"):
+        raw = re.findall(r":(?:func|class|meth|mod|attr|data):<code>", page.read_text())
+        assert not raw, (page.name, len(raw))
+    for name in registry.names():
+        if not registry.method(name).missing():
+            first = (inspect.getdoc(registry.get(name)) or "").splitlines()[0]
+            assert not re.fullmatch(r"\w+ \(module docstring\)\.", first), name

@@ -76,6 +76,16 @@ class Space:
     def meta(self) -> dict:
         return {"kind": self.kind}
 
+    def __repr__(self) -> str:
+        from ..display import space_rows
+
+        return f"{type(self).__name__}({'; '.join(str(v) for _, v in space_rows(self))})"
+
+    def _repr_html_(self) -> str:
+        from ..display import space_rows, table
+
+        return table(type(self).__name__, space_rows(self))
+
     def hierarchy(self) -> "Hierarchy":
         """The locations as leaves of a tree for Privelet (Xiao et al., TKDE 2011).
 

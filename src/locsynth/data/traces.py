@@ -263,6 +263,16 @@ class TraceSet:
         i = self.transition_index(consecutive_only)
         return self.user[i].astype(np.int64), self.loc[i].astype(np.int64), self.loc[i + 1].astype(np.int64)
 
+    def __repr__(self) -> str:
+        from ..display import traceset_repr
+
+        return traceset_repr(self)
+
+    def _repr_html_(self) -> str:
+        from ..display import table, traceset_rows
+
+        return table("TraceSet", traceset_rows(self))
+
     def summary(self) -> dict:
         """Counts for ``locsynth info``."""
         out = {

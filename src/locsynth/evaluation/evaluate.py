@@ -53,6 +53,22 @@ class Report:
     def to_dict(self) -> dict:
         return {"metrics": self.metrics, "meta": self.meta}
 
+    def to_frame(self):
+        """The metrics as a pandas DataFrame: a row per metric, a column per compared set
+        (``synthetic``, ``training``, ``uniform`` where they apply)."""
+        from ..display import report_frame
+
+        return report_frame(self)
+
+    def __repr__(self) -> str:
+        method = (self.meta or {}).get("method")
+        return f"Report({len(self.metrics)} metrics{f' of {method}' if method else ''}; .to_frame() shows them)"
+
+    def _repr_html_(self) -> str:
+        from ..display import report_html
+
+        return report_html(self)
+
     def to_json(self, path: str | Path | None = None, overwrite: bool = True) -> str:
         """metrics.json: each metric key maps to ``{"synthetic", "training", "uniform"}``;
         ``_meta`` holds the counts and options."""

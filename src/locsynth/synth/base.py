@@ -170,6 +170,11 @@ class _Params:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    def _repr_html_(self) -> str:
+        from ..display import model_rows, table
+
+        return table(f"{type(self).__name__} ({getattr(self, 'name', '')})", model_rows(self))
+
 
 class Synthesizer(_Params):
     """Base class of synthesizers: hyperparameters in ``__init__``, ``fit`` -> self, ``sample`` -> TraceSet.

@@ -95,7 +95,9 @@ DEFENCES_UNCOVERED = ("adatrace's attack-resilience defences (CCS 2018 §5.2) re
 
 
 class AdaTrace(Synthesizer):
-    """AdaTrace (module docstring).
+    """AdaTrace (Gursoy et al., CCS 2018): a DP synopsis of trips on a density-aware grid (a Markov
+    model, a trip distribution, route lengths) and trips drawn from it by Markov bridges; the
+    module docstring gives the steps, what follows the paper and what the authors' code.
 
     Parameters
     ----------

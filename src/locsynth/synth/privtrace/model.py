@@ -76,7 +76,9 @@ def check_split(value, name: str = "split", parts: int = 3) -> tuple[float, ...]
 
 
 class PrivTrace(Synthesizer):
-    """PrivTrace (module docstring).
+    """PrivTrace (Wang et al., USENIX Security 2023): DP first- and second-order Markov models on a
+    two-level grid, with guideposts choosing between them, and walks from the model; the module
+    docstring gives the steps.
 
     Parameters
     ----------

@@ -1,0 +1,83 @@
+"""What a notebook shows of locsynth's objects: short reprs and small HTML tables (``_repr_html_``)
+for a TraceSet, a Space, a fitted model and a Report, instead of dataclass dumps of their arrays.
+
+Nothing here computes anything new: each view reads what the object already states (its summary,
+its ledger's headline, its metrics), so that a notebook and ``locsynth info`` say the same.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+
+def table(title: str, rows: list[tuple[str, object]]) -> str:
+    """An HTML table of (name, value) rows under a bold title."""
+    body = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(str(k))}</th>"
+                   f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in rows)
+    return f"<div><b>{html.escape(title)}</b><table>{body}</table></div>"
+
+
+def space_rows(space) -> list[tuple[str, object]]:
+    if space.kind == "grid":
+        lat0, lat1, lon0, lon1 = space.bbox
+        return [("space", f"grid of {space.rows} x {space.cols} cells ({space.n_locations:,} locations)"),
+                ("box", f"lat {lat0:.4f}..{lat1:.4f}, lon {lon0:.4f}..{lon1:.4f}")]
+    rows = [("space", f"{space.n_locations:,} POIs")]
+    if space.category is not None:
+        rows.append(("categories", f"{np.unique(space.category).size:,}"))
+    return rows
+
+
+def traceset_rows(ts) -> list[tuple[str, object]]:
+    s = ts.summary()
+    rows = [("users", f"{s['users']:,}"), ("traces", f"{s['traces']:,}"), ("events", f"{s['events']:,}")]
+    rows += space_rows(ts.space)
+    rows.append(("time axis", ts.time.describe()))
+    if "first" in s:
+        rows.append(("period", f"{s['first'][:10]} .. {s['last'][:10]} ({s['days']} days)"))
+    rows.append(("times", "real datetimes" if ts.has_times else "none: steps only (its method released no time)"))
+    if ts.synthetic:
+        rows.append(("made by", ts.info.get("synthesizer") or ts.info.get("source") or "a method"))
+    if ts.ledger:
+        rows.append(("privacy", ts.ledger.describe()[0]))
+    return rows
+
+
+def traceset_repr(ts) -> str:
+    made = f", made by {ts.info.get('synthesizer') or ts.info.get('source')}" if ts.synthetic else ""
+    space = (f"grid {ts.space.rows}x{ts.space.cols}" if ts.space.kind == "grid"
+             else f"{ts.space.n_locations} POIs")
+    return (f"TraceSet({ts.n_users:,} users, {ts.n_traces:,} traces, {ts.n_events:,} events, {space}, "
+            f"{ts.time.timezone}{made})")
+
+
+def model_rows(model) -> list[tuple[str, object]]:
+    rows = [(name, repr(value)) for name, value in model.get_params().items()]
+    fitted = hasattr(model, "ledger_")
+    rows.append(("fitted", "yes" if fitted else "no"))
+    if fitted:
+        summary = model.summary() if hasattr(model, "summary") else {}
+        rows += [(f"fitted {k}", v) for k, v in summary.items() if k not in model.get_params()]
+        if model.ledger_:
+            rows.append(("privacy", model.ledger_.describe()[0]))
+    return rows
+
+
+def report_frame(report):
+    """The report's metrics as a DataFrame: a row per metric, a column per compared set
+    (``synthetic``, ``training``, ``uniform`` ... where they apply)."""
+    import pandas as pd
+
+    rows = {k: v for k, v in report.metrics.items() if isinstance(v, dict)}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "metric"
+    return frame
+
+
+def report_html(report) -> str:
+    method = (report.meta or {}).get("method")
+    title = f"locsynth evaluation: {method}" if method else "locsynth evaluation"
+    frame = report_frame(report)
+    return f"<div><b>{html.escape(title)}</b>{frame.to_html(float_format=lambda v: f'{v:.4g}', na_rep='-')}</div>"

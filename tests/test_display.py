@@ -1,0 +1,37 @@
+"""What a notebook shows (locsynth/display.py): short reprs instead of dataclass dumps, HTML tables
+that state the sizes, space, time axis and ledger, and a report as a DataFrame."""
+
+import numpy as np
+import pandas as pd
+
+import locsynth
+from locsynth.testing import check_data
+
+
+def test_a_traceset_a_space_and_a_model_show_what_they_are_not_their_arrays():
+    ts = check_data()
+    text = repr(ts)
+    assert text == f"TraceSet({ts.n_users} users, {ts.n_traces} traces, {ts.n_events} events, grid 20x20, UTC)"
+    assert len(repr(ts.space)) < 120 and "400 locations" in repr(ts.space)
+    html = ts._repr_html_()
+    assert "<table>" in html and f"<td style='text-align:left'>{ts.n_events}</td>" in html and "time axis" in html
+    model = locsynth.TPM(epsilon=1.0).fit(ts)
+    shown = model._repr_html_()
+    assert "epsilon" in shown and "per person" in shown and "fitted" in shown
+    assert "fitted</th><td style='text-align:left'>no" in locsynth.TPM()._repr_html_()
+    syn = model.sample(seed=1)
+    assert repr(syn).endswith("made by tpm)") and "made by" in syn._repr_html_()
+
+
+def test_a_report_is_a_frame_of_its_metrics():
+    ts = check_data()
+    syn = locsynth.TPM(epsilon=1.0).fit(ts).sample(seed=1)
+    report = locsynth.evaluate(ts, ts, syn, attacks="none")
+    frame = report.to_frame()
+    assert isinstance(frame, pd.DataFrame) and frame.index.name == "metric"
+    for key, values in report.metrics.items():
+        for column, value in values.items():
+            got = frame.loc[key, column]
+            assert (value is None and pd.isna(got)) or np.isclose(got, value), (key, column)
+    assert repr(report).startswith(f"Report({len(report.metrics)} metrics of tpm")
+    assert "locsynth evaluation: tpm" in report._repr_html_() and "tp_tv" in report._repr_html_()
