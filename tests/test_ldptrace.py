@@ -243,6 +243,20 @@ def test_fit_estimates_the_moves_and_the_rows_sum_to_one():
     assert (out.users["hour"] == -1).all() and out.counts().max() <= 9
 
 
+def test_every_synthetic_trip_has_two_distinct_points():
+    """Issue 48: a one-cell walk became a one-event trip (16-35 % of the trips on the cabs). Trips
+    of one cell (the path [4] of grid_trips, a quarter of them) and a 1 x 1 grid, where every walk
+    is one cell: every sampled trip has at least two different locations, those of a one-cell walk
+    in its cell (the authors' trajectory_grid2points), the nearest other when the cell has one."""
+    model = LDPTrace(epsilon=4.0, grid_size=3, time_share=0).fit(grid_trips(400))
+    out = model.sample(1000, seed=3)
+    per_trip = np.split(out.loc, out.offsets[1:-1])
+    assert min(np.unique(t).size for t in per_trip) >= 2
+    one = LDPTrace(epsilon=4.0, grid_size=1, time_share=0).fit(grid_trips(40))
+    per_trip = np.split(*(lambda o: (o.loc, o.offsets[1:-1]))(one.sample(50, seed=1)))
+    assert all(np.unique(t).size == 2 for t in per_trip)
+
+
 def expected_tally(held, reports, epsilon):
     """The tally's mean, held / 2 + (reports - held) q: a fit without noise (a mutant)."""
     h = np.asarray(held, np.float64)

@@ -38,7 +38,11 @@ the collector as well (privacy/ledger.py, ``local``). The steps, in the order th
    end, the end's probability multiplied by min(1, 0.3 + 0.2 (k - 1)) for a walk of k cells so far
    (their sample_markov_next; a fixed, data-independent damping of early ends); a walk also ends
    where its row has no weight. Each cell becomes a location of the space inside it, drawn
-   uniformly (the nearest location when none lies inside), as PrivTrace's do.
+   uniformly (the nearest location when none lies inside), as PrivTrace's do. A walk of one cell
+   (or of cells that share their nearest location) gets a second, different location of its cell
+   (the nearest other location of the space when the cell has only one): the authors'
+   trajectory_grid2points gives a one-cell trajectory two random points of its cell, and a trip of
+   one point has no length, no diameter and no speed (16-35 % of the trips before, issue 48).
 
 Size. In the local model the collector receives one report per user, so it knows the number of
 trajectories exactly, and the local guarantee is stated for any two values of one user's data
@@ -201,9 +205,9 @@ class LDPTrace(Synthesizer):
         m = self._size(n)
         cap = days * self.time_.instants_per_day
         loc, length = _walks(self.start_, self.rows_, np.cumsum(self.lengths_), np.array(user.DIRECTIONS, np.int64),
-                             int(self.grid_size),
-                             self.loc_indptr_, self.loc_indices_, int(m), int(cap), END_BASE, END_STEP,
-                             int(seed) % (2 ** 32))
+                             int(self.grid_size), self.loc_indptr_, self.loc_indices_,
+                             second_locations(self.loc_indptr_, self.loc_indices_, planar(self.space_)),
+                             int(m), int(cap), END_BASE, END_STEP, int(seed) % (2 ** 32))
         return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:
@@ -236,6 +240,20 @@ def held(values: np.ndarray, d: int) -> np.ndarray:
     """How many reports hold each value 0 .. d - 1 (-1, no value, counts nowhere)."""
     v = np.asarray(values, np.int64).ravel()
     return np.bincount(v[v >= 0], minlength=int(d))
+
+
+def second_locations(loc_indptr: np.ndarray, loc_indices: np.ndarray, xy) -> np.ndarray:
+    """For each cell with a single location, the nearest other location of the space (by its planar
+    metres ``xy``); -1 where the cell has two or more, or the space has one: where a one-location
+    walk takes its second point (step 5 of the module docstring)."""
+    x, y = (np.asarray(a, np.float64) for a in xy)
+    out = np.full(loc_indptr.size - 1, -1, np.int64)
+    for s in np.flatnonzero(np.diff(loc_indptr) == 1):
+        here = int(loc_indices[loc_indptr[s]])
+        d = np.hypot(x - x[here], y - y[here])
+        d[here] = np.inf
+        out[s] = int(np.argmin(d)) if np.isfinite(d).any() else -1
+    return out
 
 
 @njit(cache=True)
@@ -282,9 +300,10 @@ def _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, out):
 
 
 @njit(cache=True)
-def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, end_base, end_step, seed):
+def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, second, m, cap, end_base, end_step, seed):
     """``m`` walks as locations (concatenated) and their lengths; consecutive repeats of a location
-    (two cells whose nearest location is the same) merged."""
+    (two cells whose nearest location is the same) merged; a walk left with one location gets a
+    second one (:func:`_second`) when ``cap`` allows two events."""
     np.random.seed(seed)
     start_cdf = np.cumsum(start)
     cells = np.empty(max(cap, 1), np.int64)
@@ -301,4 +320,24 @@ def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, e
                 out[used] = loc
                 used += 1
                 length[q] += 1
+        if length[q] == 1 and cap >= 2:
+            other = _second(cells[k - 1], out[used - 1], loc_indptr, loc_indices, second)
+            if other >= 0:
+                out[used] = other
+                used += 1
+                length[q] += 1
     return out[:used], length
+
+
+@njit(cache=True)
+def _second(cell, first, loc_indptr, loc_indices, second):
+    """A location of ``cell`` other than ``first``, uniformly among its others (the authors'
+    trajectory.py: a one-cell trajectory gets two random points of its cell); the cell's ``second``
+    (the nearest other location) when it holds one location only; -1 when there is none."""
+    lo, hi = loc_indptr[cell], loc_indptr[cell + 1]
+    if hi - lo < 2:
+        return second[cell]
+    j = lo + min(int(np.random.random() * (hi - lo - 1)), hi - lo - 2)
+    if loc_indices[j] == first:          # skip the first: draw among the others
+        j = hi - 1
+    return loc_indices[j]
