@@ -78,6 +78,8 @@ from . import collector, times, user
 
 #: the authors' end damping: the end's weight times min(1, END_BASE + END_STEP (k - 1)) for a walk of k cells
 END_BASE, END_STEP = 0.3, 0.2
+#: the seed's stream for the users' slots (user.slots); times.STREAM draws who reports times
+SLOTS = 48
 #: share of the trajectories that report their times instead of their mobility (times.py), measured
 #: on the 200 cabs at epsilon 1 (docs/methods/trips.md)
 TIME_SHARE = 0.3
@@ -139,14 +141,14 @@ class LDPTrace(Synthesizer):
         # the number of reports is public to the collector (module docstring, "Size")
         self.training_ = {"users": int(train.n_traces)}
         users, d_len = offsets.size - 1, user.length_domain(n)
-        eps_length, _ = user.budgets(eps, 1, self.length_share)
+        eps_length, _ = user.budgets(eps, self.length_share)
         length = user.values(cells, offsets, n, 1).length
         ones = oue.tally(held(length, d_len), users, eps_length)
         oue.record(self.ledger_, eps_length, domain=f"the lengths 1 .. {d_len}",
                    saw=f"each trajectory's length in cells of the {n} x {n} grid, clipped at {d_len}: one report")
         estimate = oue.estimate(ones, users, eps_length)
         self.max_len_ = collector.max_length(estimate, users, float(self.length_quantile))
-        self.lengths_ = collector.distribution(estimate)
+        self.lengths_ = collector.distribution(collector.unimodal(estimate, self.max_len_))
         share = check_share(self.time_share, "time_share")
         self.trip_times_ = None
         if share > 0 and train.has_times and train.n_events:
@@ -162,23 +164,25 @@ class LDPTrace(Synthesizer):
         return self
 
     def _mobility(self, cells: np.ndarray, offsets: np.ndarray, eps: float, everyone: int) -> None:
-        """Round 2: the tallies of the L + 1 reports of every user who reports their mobility (one of
-        start, L - 1 of moves, one of end: privacy/oue.tally); the model from their estimates. The
-        ledger entry covers the other branch too: ``everyone`` less these users report their times."""
+        """Round 2: every user who reports their mobility draws one of its L + 1 slots (start, L - 1
+        moves, end: user.slots, from the seed's stream; the slot depends on no data) and sends that
+        slot's value in one OUE report at the whole mobility budget; the tallies per kind
+        (privacy/oue.tally), their estimates scaled to all users (collector.scaled), the model.
+        The ledger entry covers the other branch too: ``everyone`` less these users report their times."""
         n, L, users = int(self.grid_size), self.max_len_, offsets.size - 1
-        _, each = user.budgets(eps, L, self.length_share)
+        _, each = user.budgets(eps, self.length_share)
         v = user.values(cells, offsets, n, L)
+        slot = user.slots(users, L, np.random.default_rng(np.random.SeedSequence(int(self.seed), spawn_key=(SLOTS,))))
+        values, domain, share = user.chosen(v, slot, n), user.domains(n), user.kinds(L)
+        est = {kind: collector.scaled(estimated(values[kind], domain[kind], each), share[kind], values[kind].size, users)
+               for kind in values}
         valid = user.valid_moves(n)
-        reports = {"start": users, "moves": users * (L - 1), "end": users}
-        values = {"start": v.start, "moves": user.move_slots(v.moves, n), "end": v.end}
-        domain = {"start": n * n, "moves": valid.size, "end": n * n}
-        est = {kind: oue.estimate(oue.tally(held(values[kind], domain[kind]), reports[kind], each), reports[kind], each)
-               for kind in reports}
-        oue.record(self.ledger_, each, reports=L + 1, domain=f"the {n * n} cells of the {n} x {n} grid and its "
-                                                              f"{valid.size} moves between touching cells",
-                   saw=f"each trajectory's start cell, its {L - 1} moves (a cell and one of 8 directions; reports of "
-                       f"no value where it has fewer) and its end cell, of its first L = {L} cells on the {n} x {n} "
-                       f"grid: {L + 1} reports" + (
+        oue.record(self.ledger_, each, domain=f"the {n * n} cells of the {n} x {n} grid and its "
+                                              f"{valid.size} moves between touching cells",
+                   saw=f"one of each trajectory's L + 1 = {L + 1} values, drawn uniformly without looking at the "
+                       f"data: its start cell, one of its {L - 1} moves (a cell and one of 8 directions; no value "
+                       f"where it has fewer) or its end cell, of its first L = {L} cells on the {n} x {n} grid: "
+                       f"one report" + (
                            "" if users == everyone else
                            f"; or, for {everyone - users} of the {everyone} trajectories drawn before any "
                            f"report (public, from the seed), one report of the same budget in all: the "
@@ -212,7 +216,7 @@ class LDPTrace(Synthesizer):
 
     def summary(self) -> dict:
         return {"epsilon": float(self.epsilon), "grid_size": int(self.grid_size), "max_len": int(self.max_len_),
-                "reports_per_trajectory": int(self.max_len_) + 2}
+                "reports_per_trajectory": 2}
 
     def _fitted_scalars(self) -> dict:
         return {"max_len": int(self.max_len_)}
@@ -234,6 +238,14 @@ class LDPTrace(Synthesizer):
         if self.rows_.shape != (n * n, 9) or self.start_.size != n * n or \
                 self.loc_indices_.max(initial=0) >= self.space_.n_locations:
             raise InputError("the saved LDPTrace arrays do not match its grid or space")
+
+
+def estimated(values: np.ndarray, d: int, epsilon: float) -> np.ndarray:
+    """OUE's estimates of how many of the reports (one per entry of ``values``, -1 no value) hold
+    each value 0 .. d - 1, from the tally drawn in law (privacy/oue.tally); zeros without reports."""
+    if np.asarray(values).size == 0:
+        return np.zeros(int(d))
+    return oue.estimate(oue.tally(held(values, d), values.size, epsilon), values.size, epsilon)
 
 
 def held(values: np.ndarray, d: int) -> np.ndarray:
