@@ -17,22 +17,29 @@ the collector as well (privacy/ledger.py, ``local``). The steps, in the order th
    ``length_quantile`` (0.9) quantile as the maximum length L (the authors' estimate_max_length;
    choice: the quantile of the clipped estimates against the number of reports, where the authors
    divide by the sum of the estimates, which is far noisier: collector.max_length).
-3. Mobility, round 2: every user reports L + 1 OUE values at 9 epsilon / 10 / (L + 1) each: the
-   start cell, L - 1 moves as (cell, one of 8 directions), the end cell, of the trajectory's first
-   min(l, L) cells. Choice (user.py): a shorter trajectory pads with reports of no value, so that
-   the number of reports says nothing (the authors' users send min(l, L) + 1).
+3. Mobility, round 2: the trajectory's first min(l, L) cells hold L + 1 values, the start cell,
+   L - 1 moves as (cell, one of 8 directions) and the end cell; every user reports ONE of them, of a
+   slot drawn uniformly without looking at the data, by OUE at the whole 9 epsilon / 10 (a missing
+   move: a report of no value). Choice (user.py, issue 48): the authors' users send min(l, L) + 1
+   reports at 9 epsilon / 10 / (L + 1) each, whose number states the length; padding them to L + 1
+   hid it but summed L - 1 noisy move reports per user; one sampled report hides it at about
+   1 / (L + 1) of the variance.
    Budget: the authors' main.py gives epsilon / 10 to the length and 9 epsilon / 10 to the
-   mobility, split evenly over max_len + 1 reports; the project's library holds no text of the
-   paper to check it against, so the code's split is the default here (``length_share``).
+   mobility; the project's library holds no text of the paper to check it against, so the code's
+   split is the default here (``length_share``).
    Simulation: what the users send is not drawn bit by bit (at the Porto set's 1.7 million users
    some 10^9 bits, 20 minutes of OpenDP's sampling): the collector keeps only each value's bit
    count, and privacy/oue.tally draws those counts in law from how many reports hold each value,
    which is what the sums of user.py's reports would give (its module docstring states the
    sampler's accuracy). user.py remains the protocol one user runs; tests/test_ldptrace.py audits
    both and checks that the two agree in law.
-4. Model (collector.py): OUE's unbiased estimates of the start, move and end counts, negatives
-   set to 0, make the first-order Markov matrix with a virtual start row and end column, each
-   cell's row normalized over its 8 moves and its end (the authors' generate_markov_matrix).
+4. Model (collector.py): OUE's unbiased estimates of the start, move and end counts, each kind
+   scaled by its slots over its reports, make the first-order Markov matrix with a virtual start
+   row and end column, each cell's row normalized over its 8 moves and its end (the authors'
+   generate_markov_matrix). Choice (issue 48): the moves and the ends go through Norm-Sub, which
+   keeps their totals, where the authors set negatives to 0, which turns the noise of every value
+   into mass (collector.mobility); the length distribution is the estimates' unimodal fit
+   (collector.unimodal), not the clipped estimates, whose noisy tail drew long walks.
 5. Synthesis (the authors' generate_synthetic_database): a start cell from the start row, a length
    l from the estimated length distribution, then up to l - 1 moves, each to a neighbour or to the
    end, the end's probability multiplied by min(1, 0.3 + 0.2 (k - 1)) for a walk of k cells so far
@@ -92,12 +99,12 @@ class LDPTrace(Synthesizer):
     ----------
     epsilon : float
         Local privacy budget per trajectory, against the collector as well: the length report and
-        the L + 1 mobility reports together.
+        the one mobility report together.
     grid_size : int
         N, cells a side of the grid over the space's box (the authors' default 6).
     length_share : float
-        Share of epsilon for the length report (the authors' 0.1); the rest is split evenly over
-        the L + 1 mobility reports.
+        Share of epsilon for the length report (the authors' 0.1); the rest goes to the one
+        mobility report (the authors split it over L + 1).
     length_quantile : float
         The quantile of the estimated length distribution taken as the maximum length L (the
         authors' ``--max_len`` 0.9).
