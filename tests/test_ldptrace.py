@@ -233,7 +233,10 @@ def test_norm_sub_keeps_the_total_and_the_unimodal_fit_pools_the_tail():
     shares = np.array([0.26, 0.39, 0.17, 0.07, 0.03, 0.04, 0.03, 0.01] + [0.0] * 28)
     held = np.round(shares / shares.sum() * 72_000).astype(np.int64)
     truth = held / held.sum()
-    tv = lambda d: np.abs(d - truth).sum() / 2      # noqa: E731
+
+    def tv(d):
+        return np.abs(d - truth).sum() / 2
+
     clipped, fitted = [], []
     for _ in range(40):
         est = oue.estimate(oue.tally(held, held.sum(), 0.1), held.sum(), 0.1)
@@ -285,7 +288,8 @@ def test_every_synthetic_trip_has_two_distinct_points():
     per_trip = np.split(out.loc, out.offsets[1:-1])
     assert min(np.unique(t).size for t in per_trip) >= 2
     one = LDPTrace(epsilon=4.0, grid_size=1, time_share=0).fit(grid_trips(40))
-    per_trip = np.split(*(lambda o: (o.loc, o.offsets[1:-1]))(one.sample(50, seed=1)))
+    out = one.sample(50, seed=1)
+    per_trip = np.split(out.loc, out.offsets[1:-1])
     assert all(np.unique(t).size == 2 for t in per_trip)
 
 
@@ -314,7 +318,8 @@ def test_without_noise_the_fit_is_the_exact_first_order_model(monkeypatch):
     L = model.max_len_
     assert L == length.max()
     # lengths 1, 3, 4 (0.25, 0.5, 0.25) are not unimodal: the fit pools lengths 1 and 2
-    assert model.lengths_ == pytest.approx(collector.distribution(collector.unimodal(np.bincount(length - 1, minlength=9))))
+    exact = np.bincount(length - 1, minlength=9)
+    assert model.lengths_ == pytest.approx(collector.distribution(collector.unimodal(exact)))
     assert model.lengths_[:4] == pytest.approx([0.125, 0.125, 0.5, 0.25])
     v = user.values(cells, offsets, 3, L)
 
@@ -350,7 +355,8 @@ def test_the_ledger_states_a_local_guarantee_and_the_size_is_the_number_of_repor
     assert {s.mechanism for s in spends} == {"oue"} and all(s.local and s.relation == "replace" for s in spends)
     assert sum(s.epsilon for s in spends) == pytest.approx(1.0)
     # one length report at epsilon / 10 and ONE mobility report at the rest, whatever L (issue 48)
-    assert sorted(s.epsilon for s in spends) == pytest.approx([0.1, 0.9]) and model.summary()["reports_per_trajectory"] == 2
+    assert sorted(s.epsilon for s in spends) == pytest.approx([0.1, 0.9])
+    assert model.summary()["reports_per_trajectory"] == 2
     totals = model.ledger_.totals()
     assert totals["trace"]["local"] and totals["person"]["local"] and totals["trace"]["epsilon"] == pytest.approx(1.0)
     assert "local DP, against the collector as well" in model.ledger_.describe()[0]

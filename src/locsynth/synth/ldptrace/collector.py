@@ -28,8 +28,8 @@ def max_length(length_estimate: np.ndarray, reports: int, quantile: float = 0.9)
     epsilon = 1 (0.1 on the length, d = 36) that sum had a standard deviation of about 32,000
     against 72,467 reports, and L came out anywhere from 2 to 32 in 8 runs (the true 90 % quantile
     is 5). Both are post-processing of the reports; this one gave 2 to 16 in 31 fits at epsilon 1
-    (2 to 17 at 0.5, 3 to 20 at 2; the authors' code 1 to 36 over 15 runs at 0.5, 1, 2). Tried and dropped (40
-    simulated draws each at epsilon 1): the quantile of the Norm-Sub estimates (12 to 36), of the
+    (2 to 17 at 0.5, 3 to 20 at 2; the authors' code 1 to 36 over 15 runs at 0.5, 1, 2). Tried
+    and dropped (40 simulated draws each at epsilon 1): the quantile of the Norm-Sub estimates (12 to 36), of the
     running maximum of the unclipped cumulative estimates (3 to 36), of the unimodal fit (4 to 29):
     the tail's noise over 30 bins outweighs the 10 % it has to find. L sets which share of the
     L + 1 slots are moves (user.slots), no longer each report's budget."""

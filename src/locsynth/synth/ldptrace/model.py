@@ -181,8 +181,8 @@ class LDPTrace(Synthesizer):
         v = user.values(cells, offsets, n, L)
         slot = user.slots(users, L, np.random.default_rng(np.random.SeedSequence(int(self.seed), spawn_key=(SLOTS,))))
         values, domain, share = user.chosen(v, slot, n), user.domains(n), user.kinds(L)
-        est = {kind: collector.scaled(estimated(values[kind], domain[kind], each), share[kind], values[kind].size, users)
-               for kind in values}
+        est = {kind: collector.scaled(estimated(values[kind], domain[kind], each), share[kind],
+                                      values[kind].size, users) for kind in values}
         valid = user.valid_moves(n)
         oue.record(self.ledger_, each, domain=f"the {n * n} cells of the {n} x {n} grid and its "
                                               f"{valid.size} moves between touching cells",
