@@ -17,28 +17,39 @@ the collector as well (privacy/ledger.py, ``local``). The steps, in the order th
    ``length_quantile`` (0.9) quantile as the maximum length L (the authors' estimate_max_length;
    choice: the quantile of the clipped estimates against the number of reports, where the authors
    divide by the sum of the estimates, which is far noisier: collector.max_length).
-3. Mobility, round 2: every user reports L + 1 OUE values at 9 epsilon / 10 / (L + 1) each: the
-   start cell, L - 1 moves as (cell, one of 8 directions), the end cell, of the trajectory's first
-   min(l, L) cells. Choice (user.py): a shorter trajectory pads with reports of no value, so that
-   the number of reports says nothing (the authors' users send min(l, L) + 1).
+3. Mobility, round 2: the trajectory's first min(l, L) cells hold L + 1 values, the start cell,
+   L - 1 moves as (cell, one of 8 directions) and the end cell; every user reports ONE of them, of a
+   slot drawn uniformly without looking at the data, by OUE at the whole 9 epsilon / 10 (a missing
+   move: a report of no value). Choice (user.py, issue 48): the authors' users send min(l, L) + 1
+   reports at 9 epsilon / 10 / (L + 1) each, whose number states the length; padding them to L + 1
+   hid it but summed L - 1 noisy move reports per user; one sampled report hides it at about
+   1 / (L + 1) of the variance.
    Budget: the authors' main.py gives epsilon / 10 to the length and 9 epsilon / 10 to the
-   mobility, split evenly over max_len + 1 reports; the project's library holds no text of the
-   paper to check it against, so the code's split is the default here (``length_share``).
+   mobility; the project's library holds no text of the paper to check it against, so the code's
+   split is the default here (``length_share``).
    Simulation: what the users send is not drawn bit by bit (at the Porto set's 1.7 million users
    some 10^9 bits, 20 minutes of OpenDP's sampling): the collector keeps only each value's bit
    count, and privacy/oue.tally draws those counts in law from how many reports hold each value,
    which is what the sums of user.py's reports would give (its module docstring states the
    sampler's accuracy). user.py remains the protocol one user runs; tests/test_ldptrace.py audits
    both and checks that the two agree in law.
-4. Model (collector.py): OUE's unbiased estimates of the start, move and end counts, negatives
-   set to 0, make the first-order Markov matrix with a virtual start row and end column, each
-   cell's row normalized over its 8 moves and its end (the authors' generate_markov_matrix).
+4. Model (collector.py): OUE's unbiased estimates of the start, move and end counts, each kind
+   scaled by its slots over its reports, make the first-order Markov matrix with a virtual start
+   row and end column, each cell's row normalized over its 8 moves and its end (the authors'
+   generate_markov_matrix). Choice (issue 48): the moves and the ends go through Norm-Sub, which
+   keeps their totals, where the authors set negatives to 0, which turns the noise of every value
+   into mass (collector.mobility); the length distribution is the estimates' unimodal fit
+   (collector.unimodal), not the clipped estimates, whose noisy tail drew long walks.
 5. Synthesis (the authors' generate_synthetic_database): a start cell from the start row, a length
    l from the estimated length distribution, then up to l - 1 moves, each to a neighbour or to the
    end, the end's probability multiplied by min(1, 0.3 + 0.2 (k - 1)) for a walk of k cells so far
    (their sample_markov_next; a fixed, data-independent damping of early ends); a walk also ends
    where its row has no weight. Each cell becomes a location of the space inside it, drawn
-   uniformly (the nearest location when none lies inside), as PrivTrace's do.
+   uniformly (the nearest location when none lies inside), as PrivTrace's do. A walk of one cell
+   (or of cells that share their nearest location) gets a second, different location of its cell
+   (the nearest other location of the space when the cell has only one): the authors'
+   trajectory_grid2points gives a one-cell trajectory two random points of its cell, and a trip of
+   one point has no length, no diameter and no speed (16-35 % of the trips before, issue 48).
 
 Size. In the local model the collector receives one report per user, so it knows the number of
 trajectories exactly, and the local guarantee is stated for any two values of one user's data
@@ -75,6 +86,8 @@ from ..min_cells import complete
 
 #: the authors' end damping: the end's weight times min(1, END_BASE + END_STEP (k - 1)) for a walk of k cells
 END_BASE, END_STEP = 0.3, 0.2
+#: the seed's stream for the users' slots (user.slots); times.STREAM draws who reports times
+SLOTS = 48
 #: share of the trajectories that report their times instead of their mobility (times.py), measured
 #: on the 200 cabs at epsilon 1 (docs/methods/trips.md)
 TIME_SHARE = 0.3
@@ -87,12 +100,12 @@ class LDPTrace(Synthesizer):
     ----------
     epsilon : float
         Local privacy budget per trajectory, against the collector as well: the length report and
-        the L + 1 mobility reports together.
+        the one mobility report together.
     grid_size : int
         N, cells a side of the grid over the space's box (the authors' default 6).
     length_share : float
-        Share of epsilon for the length report (the authors' 0.1); the rest is split evenly over
-        the L + 1 mobility reports.
+        Share of epsilon for the length report (the authors' 0.1); the rest goes to the one
+        mobility report (the authors split it over L + 1).
     length_quantile : float
         The quantile of the estimated length distribution taken as the maximum length L (the
         authors' ``--max_len`` 0.9).
@@ -136,14 +149,14 @@ class LDPTrace(Synthesizer):
         # the number of reports is public to the collector (module docstring, "Size")
         self.training_ = {"users": int(train.n_traces)}
         users, d_len = offsets.size - 1, user.length_domain(n)
-        eps_length, _ = user.budgets(eps, 1, self.length_share)
+        eps_length, _ = user.budgets(eps, self.length_share)
         length = user.values(cells, offsets, n, 1).length
         ones = oue.tally(held(length, d_len), users, eps_length)
         oue.record(self.ledger_, eps_length, domain=f"the lengths 1 .. {d_len}",
                    saw=f"each trajectory's length in cells of the {n} x {n} grid, clipped at {d_len}: one report")
         estimate = oue.estimate(ones, users, eps_length)
         self.max_len_ = collector.max_length(estimate, users, float(self.length_quantile))
-        self.lengths_ = collector.distribution(estimate)
+        self.lengths_ = collector.distribution(collector.unimodal(estimate, self.max_len_))
         share = check_share(self.time_share, "time_share")
         self.trip_times_ = None
         if share > 0 and train.has_times and train.n_events:
@@ -159,23 +172,25 @@ class LDPTrace(Synthesizer):
         return self
 
     def _mobility(self, cells: np.ndarray, offsets: np.ndarray, eps: float, everyone: int) -> None:
-        """Round 2: the tallies of the L + 1 reports of every user who reports their mobility (one of
-        start, L - 1 of moves, one of end: privacy/oue.tally); the model from their estimates. The
-        ledger entry covers the other branch too: ``everyone`` less these users report their times."""
+        """Round 2: every user who reports their mobility draws one of its L + 1 slots (start, L - 1
+        moves, end: user.slots, from the seed's stream; the slot depends on no data) and sends that
+        slot's value in one OUE report at the whole mobility budget; the tallies per kind
+        (privacy/oue.tally), their estimates scaled to all users (collector.scaled), the model.
+        The ledger entry covers the other branch too: ``everyone`` less these users report their times."""
         n, L, users = int(self.grid_size), self.max_len_, offsets.size - 1
-        _, each = user.budgets(eps, L, self.length_share)
+        _, each = user.budgets(eps, self.length_share)
         v = user.values(cells, offsets, n, L)
+        slot = user.slots(users, L, np.random.default_rng(np.random.SeedSequence(int(self.seed), spawn_key=(SLOTS,))))
+        values, domain, share = user.chosen(v, slot, n), user.domains(n), user.kinds(L)
+        est = {kind: collector.scaled(estimated(values[kind], domain[kind], each), share[kind],
+                                      values[kind].size, users) for kind in values}
         valid = user.valid_moves(n)
-        reports = {"start": users, "moves": users * (L - 1), "end": users}
-        values = {"start": v.start, "moves": user.move_slots(v.moves, n), "end": v.end}
-        domain = {"start": n * n, "moves": valid.size, "end": n * n}
-        est = {kind: oue.estimate(oue.tally(held(values[kind], domain[kind]), reports[kind], each), reports[kind], each)
-               for kind in reports}
-        oue.record(self.ledger_, each, reports=L + 1, domain=f"the {n * n} cells of the {n} x {n} grid and its "
-                                                              f"{valid.size} moves between touching cells",
-                   saw=f"each trajectory's start cell, its {L - 1} moves (a cell and one of 8 directions; reports of "
-                       f"no value where it has fewer) and its end cell, of its first L = {L} cells on the {n} x {n} "
-                       f"grid: {L + 1} reports" + (
+        oue.record(self.ledger_, each, domain=f"the {n * n} cells of the {n} x {n} grid and its "
+                                              f"{valid.size} moves between touching cells",
+                   saw=f"one of each trajectory's L + 1 = {L + 1} values, drawn uniformly without looking at the "
+                       f"data: its start cell, one of its {L - 1} moves (a cell and one of 8 directions; no value "
+                       f"where it has fewer) or its end cell, of its first L = {L} cells on the {n} x {n} grid: "
+                       f"one report" + (
                            "" if users == everyone else
                            f"; or, for {everyone - users} of the {everyone} trajectories drawn before any "
                            f"report (public, from the seed), one report of the same budget in all: the "
@@ -202,14 +217,15 @@ class LDPTrace(Synthesizer):
         m = self._size(n)
         cap = days * self.time_.instants_per_day
         loc, length = _walks(self.start_, self.rows_, np.cumsum(self.lengths_), np.array(user.DIRECTIONS, np.int64),
-                             int(self.grid_size),
-                             self.loc_indptr_, self.loc_indices_, int(m), int(cap), END_BASE, END_STEP,
-                             int(seed) % (2 ** 32), int(self.min_cells_), *self.grid_.neighbours())
+                             int(self.grid_size), self.loc_indptr_, self.loc_indices_,
+                             second_locations(self.loc_indptr_, self.loc_indices_, planar(self.space_)),
+                             int(m), int(cap), END_BASE, END_STEP, int(seed) % (2 ** 32), int(self.min_cells_),
+                             *self.grid_.neighbours())
         return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:
         return {"epsilon": float(self.epsilon), "grid_size": int(self.grid_size), "max_len": int(self.max_len_),
-                "reports_per_trajectory": int(self.max_len_) + 2}
+                "reports_per_trajectory": 2}
 
     def _fitted_scalars(self) -> dict:
         return {"max_len": int(self.max_len_)}
@@ -233,10 +249,32 @@ class LDPTrace(Synthesizer):
             raise InputError("the saved LDPTrace arrays do not match its grid or space")
 
 
+def estimated(values: np.ndarray, d: int, epsilon: float) -> np.ndarray:
+    """OUE's estimates of how many of the reports (one per entry of ``values``, -1 no value) hold
+    each value 0 .. d - 1, from the tally drawn in law (privacy/oue.tally); zeros without reports."""
+    if np.asarray(values).size == 0:
+        return np.zeros(int(d))
+    return oue.estimate(oue.tally(held(values, d), values.size, epsilon), values.size, epsilon)
+
+
 def held(values: np.ndarray, d: int) -> np.ndarray:
     """How many reports hold each value 0 .. d - 1 (-1, no value, counts nowhere)."""
     v = np.asarray(values, np.int64).ravel()
     return np.bincount(v[v >= 0], minlength=int(d))
+
+
+def second_locations(loc_indptr: np.ndarray, loc_indices: np.ndarray, xy) -> np.ndarray:
+    """For each cell with a single location, the nearest other location of the space (by its planar
+    metres ``xy``); -1 where the cell has two or more, or the space has one: where a one-location
+    walk takes its second point (step 5 of the module docstring)."""
+    x, y = (np.asarray(a, np.float64) for a in xy)
+    out = np.full(loc_indptr.size - 1, -1, np.int64)
+    for s in np.flatnonzero(np.diff(loc_indptr) == 1):
+        here = int(loc_indices[loc_indptr[s]])
+        d = np.hypot(x - x[here], y - y[here])
+        d[here] = np.inf
+        out[s] = int(np.argmin(d)) if np.isfinite(d).any() else -1
+    return out
 
 
 @njit(cache=True)
@@ -283,13 +321,13 @@ def _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, out):
 
 
 @njit(cache=True)
-def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, end_base, end_step, seed,
+def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, second, m, cap, end_base, end_step, seed,
            min_cells, indptr, indices):
     """``m`` walks as locations (concatenated) and their lengths; consecutive repeats of a location
-    (two cells whose nearest location is the same) merged; a walk of fewer than ``min_cells``
-    locations (a walk of one cell) completed as synth/min_cells.py says (the authors'
-    trajectory.py gives a one-cell trajectory two points of its cell); ``indptr``, ``indices``:
-    the cells each touches."""
+    (two cells whose nearest location is the same) merged; a walk left with one location gets a
+    second one (:func:`_second`) when ``cap`` allows two events; one still short of ``min_cells``
+    locations (the training set's public minimum) is completed as synth/min_cells.py says
+    (``indptr``, ``indices``: the cells each touches)."""
     np.random.seed(seed)
     start_cdf = np.cumsum(start)
     cells = np.empty(max(cap, 1), np.int64)
@@ -307,7 +345,27 @@ def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, e
                 out[used] = loc
                 used += 1
                 length[q] += 1
+        if length[q] == 1 and cap >= 2:
+            other = _second(cells[k - 1], out[used - 1], loc_indptr, loc_indices, second)
+            if other >= 0:
+                out[used] = other
+                used += 1
+                length[q] += 1
         if k:
-            used, length[q] = complete(out, used, length[q], s, min_cells, loc_indptr, loc_indices, indptr,
-                                       indices)
+            used, length[q] = complete(out, used, length[q], cells[k - 1], min_cells, loc_indptr, loc_indices,
+                                       indptr, indices)
     return out[:used], length
+
+
+@njit(cache=True)
+def _second(cell, first, loc_indptr, loc_indices, second):
+    """A location of ``cell`` other than ``first``, uniformly among its others (the authors'
+    trajectory.py: a one-cell trajectory gets two random points of its cell); the cell's ``second``
+    (the nearest other location) when it holds one location only; -1 when there is none."""
+    lo, hi = loc_indptr[cell], loc_indptr[cell + 1]
+    if hi - lo < 2:
+        return second[cell]
+    j = lo + min(int(np.random.random() * (hi - lo - 1)), hi - lo - 2)
+    if loc_indices[j] == first:          # skip the first: draw among the others
+        j = hi - 1
+    return loc_indices[j]

@@ -5,24 +5,35 @@ The grid (public: N x N cells over the box of the space's locations) numbers cel
 row N + col. A trajectory is its sequence of cells, interpolated so that consecutive cells touch
 and repeats merged (privtrace/markov.states); its length is its number of cells.
 
-Two rounds, each an OUE report (privacy/oue.py) of values the user computes alone:
+Two rounds, each ONE OUE report (privacy/oue.py) of a value the user computes alone:
 
 1. Length: the length l in 1 .. d_len (d_len = N^2 in the authors' code, longer ones clipped to
    it), value l - 1, at ``length_share`` x epsilon (epsilon / 10).
 2. Mobility, given the collector's public maximum length L from round 1: the trajectory's first
-   min(l, L) cells give L + 1 reports at (1 - length_share) epsilon / (L + 1) each: the start cell
-   (N^2 values), L - 1 moves, each a (cell, direction) pair, 8 cell + direction (the direction one
-   of the 8 neighbours, :data:`DIRECTIONS`; the paper's adjacency encoding, which shrinks the domain
-   of a move from N^4 pairs to 8 N^2), and the end cell (the last of the first min(l, L)). A move's
-   report has a bit for each move that stays on the grid (:func:`valid_moves`: 220 of the 288 at
-   N = 6), not for the pairs of a border cell and a direction off the grid, which no user holds:
-   the estimates of the others are the same in law (OUE's bits are independent), and the
-   collector sets those to 0 anyway (the authors' generate_markov_matrix skips them).
+   min(l, L) cells hold L + 1 values, the start cell (N^2 values), L - 1 moves, each a (cell,
+   direction) pair, 8 cell + direction (the direction one of the 8 neighbours, :data:`DIRECTIONS`;
+   the paper's adjacency encoding, which shrinks the domain of a move from N^4 pairs to 8 N^2),
+   and the end cell (the last of the first min(l, L)); a move the trajectory lacks holds no value.
+   The user draws one of these L + 1 slots uniformly (:func:`slots`; its own coin, independent of
+   the data, so the slot is sent in the clear) and reports that slot's value by OUE at the whole
+   (1 - length_share) epsilon. A move's report has a bit for each move that stays on the grid
+   (:func:`valid_moves`: 220 of the 288 at N = 6), not for the pairs of a border cell and a
+   direction off the grid, which no user holds: the estimates of the others are the same in law
+   (OUE's bits are independent), and the collector sets those to 0 anyway (the authors'
+   generate_markov_matrix skips them).
 
-Choice where the authors' code differs: their user sends min(l, L) + 1 reports, so how many
-reports arrive says min(l, L) in the clear; here every user sends exactly L + 1, the moves a
-shorter trajectory lacks being reports of no value (all bits noise; OUE's "-1", privacy/oue.py),
-so the report's shape is the same for every trajectory. The collector's estimates stay unbiased.
+Choice where the authors' code differs (issue 48). Their user sends min(l, L) + 1 reports at
+(1 - length_share) epsilon / (L + 1) each, so how many reports arrive says min(l, L) in the clear.
+Sending all L + 1 (the moves a shorter trajectory lacks as reports of no value) hides the length,
+but the collector then sums L - 1 noisy move reports per user where the authors sum min(l, L) - 1
+(2.9 times as many at L = 5 on the cabs), each at a budget split L + 1 ways. One report of a
+uniformly drawn slot at the whole budget hides the length the same way and is cheaper: OUE's
+variance per report, 4 e^eps / (e^eps - 1)^2, grows as 1 / eps^2 for a small eps, so a count's
+variance is about L + 1 times smaller than with L + 1 split reports (the sampling of one attribute
+in multi-attribute LDP collection, as in Wang et al., "Collecting and Analyzing Multidimensional
+Data with Local Differential Privacy", ICDE 2019; the time reports of times.py split users, not
+budgets, for the same reason). The collector scales each kind's estimates by its slots over its reports
+(collector.scaled), which keeps them unbiased.
 
 An empty trajectory reports no value in every report (its length too): it is as private as any
 other, and the collector's estimates count it nowhere.
@@ -120,21 +131,49 @@ def values(cells: np.ndarray, offsets: np.ndarray, grid_size: int, max_len: int)
 
 @dataclass(frozen=True)
 class Report:
-    """Perturbed reports, one row per user (bool bits): ``length`` (n, d_len), ``start`` and
-    ``end`` (n, N^2), ``moves`` (n, L - 1, number of valid moves), the last axis over
-    :func:`valid_moves`."""
+    """Perturbed reports, one row per user: ``length`` (n, d_len) bool bits, ``slot`` (n,) the
+    slot each user drew (:func:`slots`, in the clear), ``mobility`` (n, the widest kind's domain)
+    the bits of that slot's value, over :func:`valid_moves` for a move."""
 
     length: np.ndarray
-    start: np.ndarray
-    moves: np.ndarray
-    end: np.ndarray
+    slot: np.ndarray
+    mobility: np.ndarray
 
 
-def budgets(epsilon: float, max_len: int, length_share: float = 0.1) -> tuple[float, float]:
-    """(epsilon of the length report, epsilon of each of the L + 1 mobility reports): the authors'
-    main.py gives epsilon / 10 to the length and splits the rest evenly over the L + 1 reports."""
+def budgets(epsilon: float, length_share: float = 0.1) -> tuple[float, float]:
+    """(epsilon of the length report, epsilon of the one mobility report): the authors' main.py
+    gives epsilon / 10 to the length and the rest to the mobility (module docstring: one sampled
+    report where theirs splits it over L + 1)."""
     eps, share = check_epsilon(epsilon), check_length_share(length_share, "length_share")
-    return share * eps, (1 - share) * eps / (check_count(max_len, "max_len") + 1)
+    return share * eps, (1 - share) * eps
+
+
+def slots(users: int, max_len: int, rng: np.random.Generator) -> np.ndarray:
+    """Each user's slot, uniform over 0 .. L: 0 the start, 1 .. L - 1 a move, L the end (the
+    user's own coin: it depends on no data, so it is sent in the clear)."""
+    return rng.integers(0, check_count(max_len, "max_len") + 1, size=int(users))
+
+
+def kinds(max_len: int) -> dict[str, int]:
+    """How many of the L + 1 slots each kind of value fills: one start, L - 1 moves, one end."""
+    L = check_count(max_len, "max_len")
+    return {"start": 1, "moves": L - 1, "end": 1}
+
+
+def chosen(v: Values, slot: np.ndarray, grid_size: int) -> dict[str, np.ndarray]:
+    """The value each user reports, grouped by kind: ``start`` and ``end`` cells, ``moves`` as
+    positions among :func:`valid_moves` (-1 for no value), each for the users whose slot is of that
+    kind, in user order."""
+    slot = np.asarray(slot, np.int64)
+    L = v.moves.shape[1] + 1
+    moving = np.flatnonzero((slot >= 1) & (slot <= L - 1))
+    return {"start": v.start[slot == 0], "moves": move_slots(v.moves[moving, slot[moving] - 1], grid_size),
+            "end": v.end[slot == L]}
+
+
+def domains(grid_size: int) -> dict[str, int]:
+    """How many values (bits) each kind's report has."""
+    return {"start": int(grid_size) ** 2, "moves": valid_moves(grid_size).size, "end": int(grid_size) ** 2}
 
 
 def perturb_length(length: np.ndarray, grid_size: int, epsilon: float) -> np.ndarray:
@@ -142,26 +181,36 @@ def perturb_length(length: np.ndarray, grid_size: int, epsilon: float) -> np.nda
     return oue.perturb(length, length_domain(grid_size), epsilon)
 
 
-def perturb_mobility(v: Values, grid_size: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Round 2: (start, moves, end) reports, each report at ``epsilon`` (one of the L + 1 shares)."""
-    cells = int(grid_size) ** 2
-    moves = oue.perturb(move_slots(v.moves, grid_size), valid_moves(grid_size).size, epsilon)
-    return oue.perturb(v.start, cells, epsilon), moves, oue.perturb(v.end, cells, epsilon)
+def perturb_mobility(v: Values, slot: np.ndarray, grid_size: int, epsilon: float) -> np.ndarray:
+    """Round 2: each user's one report of its slot's value at ``epsilon`` (the whole mobility
+    budget), as rows of the widest kind's bits, those past its own kind's domain False."""
+    d = domains(grid_size)
+    out = np.zeros((np.asarray(slot).size, max(d.values())), bool)
+    slot = np.asarray(slot, np.int64)
+    L = v.moves.shape[1] + 1
+    rows = {"start": slot == 0, "moves": (slot >= 1) & (slot <= L - 1), "end": slot == L}
+    for kind, value in chosen(v, slot, grid_size).items():
+        if value.size:
+            out[np.flatnonzero(rows[kind]), :d[kind]] = oue.perturb(value, d[kind], epsilon)
+    return out
 
 
-def reports(cells, offsets, grid_size: int, max_len: int, epsilon: float, length_share: float = 0.1) -> Report:
+def reports(cells, offsets, grid_size: int, max_len: int, epsilon: float, length_share: float = 0.1,
+            rng: np.random.Generator | None = None) -> Report:
     """Both rounds' reports of many users at once (row u: user u's trajectory,
     ``cells[offsets[u]:offsets[u + 1]]``), each row drawn as :func:`report` draws it, L = ``max_len``
-    public by round 2."""
+    public by round 2; ``rng`` draws the slots (the users' own coins)."""
     v = values(cells, offsets, grid_size, max_len)
-    eps_length, eps_each = budgets(epsilon, max_len, length_share)
-    start, moves, end = perturb_mobility(v, grid_size, eps_each)
-    return Report(perturb_length(v.length, grid_size, eps_length), start, moves, end)
+    eps_length, eps_mobility = budgets(epsilon, length_share)
+    slot = slots(v.start.size, max_len, rng if rng is not None else np.random.default_rng())
+    return Report(perturb_length(v.length, grid_size, eps_length), slot,
+                  perturb_mobility(v, slot, grid_size, eps_mobility))
 
 
-def report(cells, grid_size: int, max_len: int, epsilon: float, length_share: float = 0.1) -> Report:
+def report(cells, grid_size: int, max_len: int, epsilon: float, length_share: float = 0.1,
+           rng: np.random.Generator | None = None) -> Report:
     """What ONE user sends: the perturbed reports of their trajectory ``cells`` (its cell sequence,
     consecutive cells touching) in both rounds, L = ``max_len`` being public by round 2; ``epsilon``
-    in all, against the collector too (local DP). Each field has one row."""
+    in all, against the collector too (local DP). Each field has one row; the slot depends on no data."""
     cells = np.asarray(cells, np.int64).ravel()
-    return reports(cells, np.array([0, cells.size]), grid_size, max_len, epsilon, length_share)
+    return reports(cells, np.array([0, cells.size]), grid_size, max_len, epsilon, length_share, rng)
