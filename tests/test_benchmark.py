@@ -153,3 +153,21 @@ def test_the_command_line_runs_and_prints_a_table(city, tmp_path):
     assert metrics["_meta"]["standard"]["flavour"] == "corrected"
     bad = CliRunner().invoke(app, ["benchmark", "--data", str(city), "--epsilon", "one", "--out", str(out)])
     assert bad.exit_code == 1 and "--epsilon takes numbers" in bad.output
+
+
+def test_a_second_benchmark_on_one_folder_is_refused_and_a_stale_lock_taken_over(tmp_path):
+    """Two benchmarks on one folder used to run every job twice: the folder's lock names the
+    process that holds it; a lock whose process is gone is taken over, and the lock leaves with
+    the benchmark."""
+    import os
+
+    from locsynth.benchmark.runs import folder_lock
+
+    (tmp_path / ".lock").write_text(str(os.getppid()))                 # a live process, not this one
+    with pytest.raises(InputError, match=rf"another locsynth benchmark \(process {os.getppid()}\) is writing"):
+        with folder_lock(tmp_path):
+            pass
+    (tmp_path / ".lock").write_text("999999999")                       # no such process
+    with folder_lock(tmp_path):
+        assert (tmp_path / ".lock").read_text() == str(os.getpid())
+    assert not (tmp_path / ".lock").exists()

@@ -290,6 +290,61 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
     settings = {"size": size, "attacks": list(attacks), "seed": seed, "params": params,
                 "standard_flavour": standard_flavour}
     _check_settings(out, settings)
+    with folder_lock(out):
+        return _run_planned(out, runs, skipped, size, attacks, seed, params, client, standard_flavour, log, progress,
+                            keep_references)
+
+
+def folder_lock(out: Path):
+    """Hold ``out/.lock`` (this process's id) while a benchmark writes to ``out``: a second
+    benchmark on the same folder is refused in one error instead of running every job again; a
+    lock left by a process that no longer runs is taken over."""
+    import contextlib
+    import os
+
+    @contextlib.contextmanager
+    def held():
+        out.mkdir(parents=True, exist_ok=True)
+        lock = out / ".lock"
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                break
+            except FileExistsError:
+                try:
+                    pid = int(lock.read_text().strip() or 0)
+                except (OSError, ValueError):
+                    pid = 0
+                if pid and pid != os.getpid() and _alive(pid):
+                    raise InputError(f"another locsynth benchmark (process {pid}) is writing to {out}: wait for it "
+                                     f"to finish (rerunning the same line then resumes) or use another folder") from None
+                lock.unlink(missing_ok=True)
+        else:
+            raise InputError(f"cannot take the lock {lock}")
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)
+
+    return held()
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _run_planned(out, runs, skipped, size, attacks, seed, params, client, standard_flavour, log, progress,
+                 keep_references) -> pd.DataFrame:
     say, count = log or (lambda _: None), progress or (lambda done, total, running: None)
     for skip in skipped:
         say(f"{skip['dataset']}: {skip['method']} skipped: {skip['reason']}")
