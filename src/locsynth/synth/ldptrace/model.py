@@ -90,7 +90,7 @@ END_BASE, END_STEP = 0.3, 0.2
 SLOTS = 48
 #: share of the trajectories that report their times instead of their mobility (times.py), measured
 #: on the 200 cabs at epsilon 1 (docs/methods/trips.md)
-TIME_SHARE = 0.3
+TIME_SHARE = 0.2
 
 
 class LDPTrace(Synthesizer):
