@@ -45,7 +45,12 @@ steps, in the order the data flows:
    longest suffix of the sequence so far that was expanded, & ending the sequence, at most l_max
    symbols. The authors' code instead extends grams deterministically (c(g1 g2) / c(overlap)) and
    emits the longest first, subtracting their sub-grams (REFERENCE.md); sampling is its
-   random counterpart and gives any number n of sequences. The first symbol x is drawn in
+   random counterpart and gives any number n of sequences. As in their reconstruction, which
+   floors the counts first, a continuation counted below 1 never extends a walk: what step 5
+   spreads evenly over every location (a fraction of a count each) would otherwise make a walk
+   jump across the city (on the 200 cabs at epsilon 1: 90 % of steps within 1.5 km for real
+   trips, a quarter of NGRAM's steps beyond 5 km; floored, the query error fell from 3.9 to 2.2,
+   the diameter error from 0.19 to 0.10, the duration JSD of the timed trips from 0.28 to 0.17). The first symbol x is drawn in
    proportion to what that construction leaves at length one: c(x) - sum_y c(y x), the
    occurrences of x not preceded by another symbol (falling back to the unigram counts, then
    to uniform, when nothing is left).
@@ -495,7 +500,10 @@ def walk(counts: np.ndarray, next_node: np.ndarray, starts: np.ndarray, n: int, 
     out = np.zeros((n, l_max), np.int64)
     length = np.zeros(n, np.int64)
     start_cdf = np.cumsum(starts if starts.sum() > 0 else np.ones_like(starts))
-    _walks(start_cdf, np.cumsum(counts, axis=1), next_node, 0, l_max, min(int(min_len), l_max), uniforms, out, length)
+    # the authors' reconstruction floors the counts: a continuation counted below 1 (the uniform share
+    # that consistency spreads over every location) never extends a sequence
+    _walks(start_cdf, np.cumsum(np.floor(counts), axis=1), next_node, 0, l_max, min(int(min_len), l_max), uniforms,
+           out, length)
     return out[np.arange(l_max)[None, :] < length[:, None]], length
 
 
