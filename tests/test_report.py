@@ -313,3 +313,18 @@ def test_labels_of_coincident_points_are_merged_and_placed_apart():
     colours = {t.get_text(): matplotlib.colors.to_hex(t.get_color()) for t in texts}   # baselines in grey
     assert colours == {"training = none = cheat": "#666666", "uniform": "#666666", "krr": "#111111",
                        "sglt": "#111111"}
+
+
+def test_a_metric_that_cannot_tell_real_from_random_is_named_and_left_out_of_the_summary():
+    """TP-TV on sparse check-ins read 0.951 for the training set and 0.954 for uniform: such a
+    metric is named as uninformative, and the utility summary averages the others only."""
+    from locsynth.evaluation.report.html import summary_sentences, uninformative
+
+    metrics = {"tp_tv": {"synthetic": 0.2, "training": 0.951, "uniform": 0.954},
+               "tm_emd_x": {"synthetic": 3.25, "training": 0.0, "uniform": 6.5}}
+    assert uninformative(metrics) == ["tp_tv"]
+    text = summary_sentences(metrics)
+    assert "go on average 50% of the way" in text[0]                   # tm_emd_x alone; tp_tv would pull it up
+    assert text[1].startswith("Uninformative here: tp_tv reads 0.951")
+    metrics["tp_tv"]["uniform"] = 0.8
+    assert uninformative(metrics) == []

@@ -67,6 +67,12 @@ def evaluate(
     skipped = [key_ for entry in report.meta.get("skipped", []) for key_ in entry["metrics"]]
     if skipped:
         say(f"not computed for trips: {', '.join(skipped)} (report.html says why)")
+    from ..evaluation.report.html import uninformative
+
+    blind = uninformative(report.metrics)
+    if blind:
+        say(f"uninformative here: {', '.join(blind)} score the training traces and random ones alike on this data "
+            f"(sparse traces?): their synthetic values say nothing")
     say(f"wrote {out}/metrics.json and {out}/report.html")
 
 
