@@ -207,7 +207,10 @@ class TraceSet:
         """The fewest cells (distinct consecutive locations) a trace of this set holds by a public
         rule of its preparation (``info['min_cells']``: 2 for trips, which must leave their first
         cell, data/trips.py); 1 where no rule says more."""
-        return int(self.info.get("min_cells", 1))
+        if "min_cells" in self.info:
+            return int(self.info["min_cells"])
+        made = self.info.get("trips")             # trips prepared before the rule was stated: the same rule
+        return 2 if isinstance(made, dict) and "single_visit" in made else 1
 
     @property
     def has_times(self) -> bool:
