@@ -35,3 +35,16 @@ def test_a_report_is_a_frame_of_its_metrics():
             assert (value is None and pd.isna(got)) or np.isclose(got, value), (key, column)
     assert repr(report).startswith(f"Report({len(report.metrics)} metrics of tpm")
     assert "locsynth evaluation: tpm" in report._repr_html_() and "tp_tv" in report._repr_html_()
+
+
+def test_progress_true_shows_a_bar_and_none_stays_silent(capsys):
+    """fit, sample and evaluate take progress=True for a tqdm.auto bar (text outside Jupyter, on
+    stderr); the default prints nothing."""
+    ts = check_data()
+    model = locsynth.PPMTF(iterations=3, rho=20).fit(ts, progress=True)
+    syn = model.sample(progress=True)
+    locsynth.evaluate(ts, ts, syn, attacks="none", progress=True)
+    err = capsys.readouterr().err
+    assert "fit ppmtf" in err and "3/3" in err and "sample ppmtf" in err and "evaluate" in err
+    locsynth.PPMTF(iterations=3, rho=20).fit(ts).sample()
+    assert capsys.readouterr().err == ""

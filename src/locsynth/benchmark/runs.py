@@ -345,7 +345,9 @@ def _alive(pid: int) -> bool:
 
 def _run_planned(out, runs, skipped, size, attacks, seed, params, client, standard_flavour, log, progress,
                  keep_references) -> pd.DataFrame:
-    say, count = log or (lambda _: None), progress or (lambda done, total, running: None)
+    from ..core.progress import resolve
+
+    say, count = log or (lambda _: None), resolve(progress, "benchmark") or (lambda done, total, running: None)
     for skip in skipped:
         say(f"{skip['dataset']}: {skip['method']} skipped: {skip['reason']}")
     todo = [run for run in runs if not done(out, run)]

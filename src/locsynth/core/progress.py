@@ -4,6 +4,10 @@
 the step or says how it goes ('pairs of users', 'training RMSE 0.31'); a step that has no count
 reports ``progress(0, None, status)``. Every fit, sample, evaluation, contest run, LBS scenario,
 benchmark and demo calls it so, and a caller that only counts may take two arguments.
+
+In Python, ``progress=True`` asks ``fit``, ``sample``, ``evaluate`` and ``run_benchmark`` for a bar
+(:class:`Bar`, tqdm.auto's: a widget in Jupyter, a text line in a terminal); the default, None,
+stays silent as scripts want.
 """
 
 from __future__ import annotations
@@ -25,3 +29,38 @@ def reporter(progress):
     if len(params) == 1 and not varargs:
         return lambda done, total=None, status="": progress(status)
     return progress
+
+
+def resolve(progress, what: str = ""):
+    """``progress`` as given, a :class:`Bar` named ``what`` for True, None for False."""
+    if progress is True:
+        return Bar(what)
+    return None if progress is False else progress
+
+
+class Bar:
+    """The protocol as a tqdm.auto bar, made at the first report and closed when the count is
+    complete (or by :meth:`close`); a report with no total shows its status on a bar without one."""
+
+    def __init__(self, what: str = ""):
+        self.what = what
+        self._bar = None
+
+    def __call__(self, done, total=None, status: str = "") -> None:
+        from tqdm.auto import tqdm
+
+        if self._bar is None:
+            self._bar = tqdm(total=total, desc=self.what or None, leave=True, dynamic_ncols=True)
+        elif total is not None and self._bar.total != total:
+            self._bar.reset(total=total)               # a count arrives (or a new step): the same bar
+        self._bar.n = int(done or 0)
+        if status:
+            self._bar.set_postfix_str(str(status), refresh=False)
+        self._bar.refresh()
+        if total is not None and done is not None and done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

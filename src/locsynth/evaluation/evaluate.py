@@ -23,7 +23,7 @@ from ..core.errors import InputError
 from ..core.jsonable import json_default
 from . import suite
 from ..metrics.groups import Context
-from ..core.progress import reporter
+from ..core.progress import reporter, resolve
 from ..core.files import atomic_output
 from ..data.traces import TraceSet, check_same_frame
 
@@ -143,7 +143,7 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
     chosen = _check_inputs(train, test, synthetic, attacks)
     run = _chosen_groups(groups)
     ctx = Context(train, test, synthetic, {**settings, "attacks": list(chosen)}, client, references=references)
-    step = reporter(progress)
+    step = reporter(resolve(progress, "evaluate"))
     metrics, details, timings, skipped = {}, {}, {}, []
     meta = {"train": _counts(train), "test": _counts(test), "synthetic": _counts(synthetic),
             "trace_numbers": 1 if ctx.trips else len(ctx.sets),

@@ -196,13 +196,22 @@ class Synthesizer(_Params):
 
     def fit(self, train: TraceSet, *, progress=None, client=None, **options) -> "Synthesizer":
         """Learn from the training TraceSet ``train``; returns ``self``. ``progress(done, total,
-        status="")`` is called as the work advances, where a method reports progress; ``client``
-        is a Dask client where the method spreads its work (core/parallel.py); ``options`` are the
-        method's :attr:`fit_options`."""
+        status="")`` is called as the work advances, where a method reports progress (True: a bar,
+        core/progress.py); ``client`` is a Dask client where the method spreads its work
+        (core/parallel.py); ``options`` are the method's :attr:`fit_options`."""
+        from ..core.progress import Bar, resolve
+
         self._validate_params()
         self._check_options(options, self.fit_options, "fit")
-        return self._fit(train, progress=progress, client=client,
-                         **{k: options.get(k, spec[0]) for k, spec in self.fit_options.items()})
+        progress = resolve(progress, f"fit {self.name}")
+        if isinstance(progress, Bar):
+            progress(0, None, "fitting")
+        try:
+            return self._fit(train, progress=progress, client=client,
+                             **{k: options.get(k, spec[0]) for k, spec in self.fit_options.items()})
+        finally:
+            if isinstance(progress, Bar):
+                progress.close()
 
     def _fit(self, train: TraceSet, *, progress=None, client=None, **options) -> "Synthesizer":
         raise NotImplementedError
@@ -225,8 +234,18 @@ class Synthesizer(_Params):
             raise InputError(f"{self.name} makes virtual users, not traces of training users: give n, not users")
         if seed is None:
             seed = int(getattr(self, "seed", 0) or 0)
-        return self._sample(n, days=days, seed=int(seed), traces_per_user=k, users=users, progress=progress,
-                            client=client, **{k: options.get(k, spec[0]) for k, spec in self.sample_options.items()})
+        from ..core.progress import Bar, resolve
+
+        progress = resolve(progress, f"sample {self.name}")
+        if isinstance(progress, Bar):
+            progress(0, None, "sampling")
+        try:
+            return self._sample(n, days=days, seed=int(seed), traces_per_user=k, users=users, progress=progress,
+                                client=client,
+                                **{k: options.get(k, spec[0]) for k, spec in self.sample_options.items()})
+        finally:
+            if isinstance(progress, Bar):
+                progress.close()
 
     def _sample(self, n: int | None, *, days: int, seed: int, traces_per_user: int, users, progress, client,
                 **options) -> TraceSet:
