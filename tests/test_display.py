@@ -48,3 +48,15 @@ def test_progress_true_shows_a_bar_and_none_stays_silent(capsys):
     assert "fit ppmtf" in err and "3/3" in err and "sample ppmtf" in err and "evaluate" in err
     locsynth.PPMTF(iterations=3, rho=20).fit(ts).sample()
     assert capsys.readouterr().err == ""
+
+
+def test_a_set_draws_as_a_map_of_its_traces():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ts = check_data()
+    ax = ts.plot(n=10)
+    assert len(ax.lines) == 10 and len(ax.collections) == 1 and ax.get_title() == f"10 of {ts.n_traces} traces"
+    lo, hi = ax.get_xlim()
+    assert lo <= ts.space.lon.min() and hi >= ts.space.lon.max()
+    assert len(ts.plot(n=5, density=False).collections) == 0

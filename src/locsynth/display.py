@@ -81,3 +81,29 @@ def report_html(report) -> str:
     title = f"locsynth evaluation: {method}" if method else "locsynth evaluation"
     frame = report_frame(report)
     return f"<div><b>{html.escape(title)}</b>{frame.to_html(float_format=lambda v: f'{v:.4g}', na_rep='-')}</div>"
+
+
+def plot_traces(ts, n: int = 100, ax=None, seed: int = 0, density: bool = True):
+    """A map of ``ts`` on matplotlib: the visits per location as a faint background (``density``),
+    and ``n`` traces drawn at random (seeded) as lines in longitude and latitude; no tiles, nothing
+    fetched. Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 6))
+    lat, lon = ts.space.lat, ts.space.lon
+    if density and ts.n_events:
+        visits = np.bincount(ts.loc[ts.loc >= 0], minlength=ts.space.n_locations)
+        seen = visits > 0
+        ax.scatter(lon[seen], lat[seen], s=8, c=np.log1p(visits[seen]), cmap="Blues", alpha=0.6, linewidths=0)
+    rows = np.random.default_rng(seed).permutation(ts.n_traces)[:n]
+    for i in rows:
+        _, loc = ts.events_of(int(i))
+        loc = loc[loc >= 0]
+        if loc.size:
+            ax.plot(lon[loc], lat[loc], lw=0.8, alpha=0.7, marker="o" if loc.size == 1 else None, ms=2)
+    ax.set_xlabel("longitude")
+    ax.set_ylabel("latitude")
+    ax.set_aspect(1 / np.cos(np.radians(np.median(lat))) if lat.size else 1.0)
+    ax.set_title(f"{min(n, ts.n_traces)} of {ts.n_traces:,} traces")
+    return ax

@@ -276,6 +276,13 @@ class TraceSet:
 
         return table("TraceSet", traceset_rows(self))
 
+    def plot(self, n: int = 100, ax=None, seed: int = 0, density: bool = True):
+        """A map of the set on matplotlib: visits per location faintly, ``n`` random traces as lines
+        (locsynth/display.py); returns the Axes. ``to_geodataframe().explore()`` gives a web map."""
+        from ..display import plot_traces
+
+        return plot_traces(self, n, ax, seed, density)
+
     def summary(self) -> dict:
         """Counts for ``locsynth info``."""
         out = {
