@@ -319,11 +319,18 @@ def roc(member_scores: np.ndarray, non_member_scores: np.ndarray) -> dict:
             "thresholds": thresholds, "tp": tp, "fp": fp, "positives": pos, "negatives": neg}
 
 
-def held_out_epsilon(member_scores: np.ndarray, non_member_scores: np.ndarray, seed: int) -> float:
+def held_out_epsilon(member_scores: np.ndarray, non_member_scores: np.ndarray, seed: int,
+                     max_fpr: float | None = None) -> float:
     """The empirical epsilon lower bound at 95% (privacy/empirical.py: Clopper-Pearson bounds on
     TPR / FPR, or TNR / FNR), with the threshold and the direction chosen on one half of the
     targets and the bound computed on the other half, so that the confidence holds for the number
-    reported (the largest bound over every threshold of the same targets would overstate it)."""
+    reported (the largest bound over every threshold of the same targets would overstate it).
+
+    max_fpr : choose only among thresholds whose false-positive rate on the first half is at most
+        this, in the direction members-closer (TPR / FPR): the low-FPR region where an attack on
+        the most exposed records shows (Carlini et al., S&P 2022, §IV). None: every threshold,
+        both directions. Its largest possible value is :func:`epsilon_ceiling`.
+    """
     rng = np.random.default_rng(seed)
     m_half = rng.permutation(member_scores.size) < member_scores.size // 2
     n_half = rng.permutation(non_member_scores.size) < non_member_scores.size // 2
@@ -332,12 +339,34 @@ def held_out_epsilon(member_scores: np.ndarray, non_member_scores: np.ndarray, s
         return 0.0
     bounds = _bounds(first["tp"], first["positives"] - first["tp"], first["fp"], first["negatives"] - first["fp"])
     bounds[~np.isfinite(bounds)] = -np.inf
+    if max_fpr is not None:
+        bounds[1] = -np.inf
+        bounds[0, first["fpr"] > max_fpr] = -np.inf
     direction, cut = np.unravel_index(int(np.argmax(bounds)), bounds.shape)
     threshold = first["thresholds"][cut]
     ms, ns = member_scores[~m_half], non_member_scores[~n_half]
     tp, fp = int((ms <= threshold).sum()), int((ns <= threshold).sum())
     held = _bounds(np.array([tp]), np.array([ms.size - tp]), np.array([fp]), np.array([ns.size - fp]))[direction, 0]
     return float(max(held, 0.0)) if np.isfinite(held) else 0.0
+
+
+def epsilon_ceiling(n_members: int, n_non_members: int) -> float:
+    """The largest bound :func:`held_out_epsilon` can return for these numbers of targets: every
+    held-out member called and no held-out non-member, ln(q_m / (1 - q_n)) with q = 0.025^(1 / n)
+    for the n targets of each held-out half (the Clopper-Pearson bounds at 0 and n of n). A release
+    that is not epsilon-DP for an epsilon above it cannot be shown so at these sizes."""
+    m, n = n_members - n_members // 2, n_non_members - n_non_members // 2
+    if m < 1 or n < 1:
+        return 0.0
+    return float(np.log(0.025 ** (1 / m) / (1 - 0.025 ** (1 / n))))
+
+
+def tpr_at_fpr(member_scores: np.ndarray, non_member_scores: np.ndarray, fpr: float) -> float:
+    """The largest true-positive rate among the thresholds whose false-positive rate is at most
+    ``fpr`` (members called at score <= threshold; tied scores are called together, never split):
+    Carlini et al.'s measure of an attack on the most exposed records (S&P 2022, §III-B)."""
+    r = roc(member_scores, non_member_scores)
+    return float(r["tpr"][r["fpr"] <= fpr].max())
 
 
 def _bounds(tp, fn, fp, tn) -> np.ndarray:
