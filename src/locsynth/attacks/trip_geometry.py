@@ -206,7 +206,8 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
     more, and so on, so the work follows how far the nearest trajectory is, never all pairs. Without
     ``exclude`` the pool's repeated sequences are searched once (:func:`distinct`): a release can
     hold thousands of copies of one short walk, all at one distance, which the widening would
-    otherwise score one by one.
+    otherwise score one by one; likewise repeated targets are searched once, each copy given the
+    answer of its first.
 
     exclude : for each target a pool row it may not match (itself, when the pool holds it), or -1.
     ties : also return, per target, every pool row at that distance (a list of arrays).
@@ -214,6 +215,13 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
     Returns (distance, row) arrays (inf and -1 for an empty pool; of tied rows the smallest), and
     the ties when asked.
     """
+    if exclude is None and len(targets) > 1:
+        # repeated targets (a common trip, released or real, many times over) are searched once
+        t_rows, t_group = distinct(targets)
+        if t_rows.size < len(targets):
+            found = nearest(targets.subset(t_rows), pool, distance, k, None, ties)
+            out = (found[0][t_group], found[1][t_group])
+            return (*out, [found[2][g] for g in t_group]) if ties else out
     if exclude is None and len(pool):
         rows, group = distinct(pool)
         if rows.size < len(pool):
