@@ -384,13 +384,16 @@ def test_a_release_that_copies_five_percent_of_its_training_trips_is_caught(cab_
     train, test = cab_trips
     honest = NGRAM(epsilon=1.0).fit(train).sample(test.n_traces, seed=0)
     mutant = with_copies(honest, train, 0.05, seed=1)
-    groups = ["distance_mia", "outliers"]
+    groups = ["distance_mia", "copies", "outliers"]
     fair, leak = (evaluate(train, test, s, groups=groups, options={"outlier_count": 400}) for s in (honest, mutant))
     # the membership inference: an epsilon lower bound above 0 at 95% on held-out targets for the mutant;
     # the honest release's stays within its claimed epsilon (its noise is OpenDP's, not seeded)
     honest_bound = fair.metrics["dmia_epsilon_lower_bound"]["synthetic"]
     assert honest_bound <= 1.0
     assert leak.metrics["dmia_epsilon_lower_bound"]["synthetic"] > max(honest_bound, 0.0)
+    # the copy check: the copies flag the mutant; the honest release is independent enough not to be
+    assert leak.metrics["copy_p_value"]["synthetic"] < 0.01 <= fair.metrics["copy_p_value"]["synthetic"]
+    assert leak.details["copies"]["flagged"] and not fair.details["copies"]["flagged"]
     # outlier leakage: more members' outliers reproduced than non-members', beyond chance (one-sided Fisher)
     n = leak.details["outliers"]["outliers"]
     hit_m, hit_n = leak.details["outliers"]["leaked"]
