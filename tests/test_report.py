@@ -314,3 +314,22 @@ def test_labels_of_coincident_points_are_merged_and_placed_apart():
     colours = {t.get_text(): matplotlib.colors.to_hex(t.get_color()) for t in texts}   # baselines in grey
     assert colours == {"training = none = cheat": "#666666", "uniform": "#666666", "krr": "#111111",
                        "sglt": "#111111"}
+
+
+def test_the_trip_summary_weighs_the_distance_mia_bound_against_the_claimed_epsilon():
+    """Issue 48: a positive bound is compared with the release's claimed epsilon, with its caveat and its
+    ceiling at the attack's numbers of targets; the copy check's flag is in words."""
+    from locsynth.evaluation.report.html import trip_privacy
+
+    metrics = {"dmia_advantage": {"synthetic": 0.01, "training": 0.6}, "dmia_tpr_at_fpr_0001": {"synthetic": 0.004},
+               "dmia_epsilon_lower_bound": {"synthetic": 2.0}, "copy_p_value": {"synthetic": 1e-9},
+               "copy_score": {"synthetic": 0.5}}
+    above = trip_privacy(metrics, claimed=1.0, ceiling=7.8)
+    assert "above the release's claimed epsilon of 1 per person" in above and "caveat" in above
+    assert "no bound can exceed 7.8" in above and "the copy check flags the release" in above
+    assert "not 2.00-differentially private" not in above
+    assert "within the release's claimed epsilon of 4" in trip_privacy(metrics, claimed=4.0, ceiling=7.8)
+    assert "claims no epsilon" in trip_privacy(metrics, claimed=None, ceiling=7.8)
+    quiet = trip_privacy({**metrics, "dmia_epsilon_lower_bound": {"synthetic": 0.0}, "copy_p_value": {"synthetic": 0.4}},
+                         claimed=1.0, ceiling=7.8)
+    assert "no significant evidence" in quiet and "finds no more synthetic trips near training trips" in quiet
