@@ -255,9 +255,10 @@ def test_the_copy_distance_is_the_offset_between_walks_of_one_shape():
     moved = [(x + 500, y) for x, y in walk]
     train, test = trajs(walk, [(0, 0), (500, 0)]), trajs([(0, 0), (0, 500), (500, 500)])
     cal = cp.Calibration((np.array([0, 1]),), np.array([0]))              # one part of both, the hold-out
-    d = cp.set_distances(trajs(walk, moved, [(9, 9), (10, 9)], walk), train, test, cal, far=FAR)
-    # distinct walks only (the repeat is dropped); a shape no set holds is at FAR
+    d, rows = cp.set_distances(trajs(walk, moved, [(9, 9), (10, 9)], walk), train, test, cal, far=FAR)
+    # distinct walks only (the repeat is dropped); a shape no set holds is at FAR, with no row
     np.testing.assert_allclose(d, [[0, FAR], [500, FAR], [FAR, FAR]])
+    assert rows.tolist() == [[0, -1], [0, -1], [-1, -1]]
 
 
 def test_the_copy_check_by_hand():
@@ -268,6 +269,11 @@ def test_the_copy_check_by_hand():
     z = (w[2] - w.sum() / 3) / math.sqrt((w ** 2).sum() * 2) * 3
     assert check.z == pytest.approx(z) and check.decided == 2 and check.hold_out_wins == 1
     assert check.score == pytest.approx(1 - 3 * w[2] / w.sum())
+    # two walks won by one real record (row 5) count once, with the larger w
+    d2 = np.array([[0.0, 499.0, 499.0], [100.0, 499.0, 499.0], [30.0, 50.0, 10.0]])
+    once = cp.copy_check(d2, np.array([[5, 1, 2], [5, 1, 2], [6, 7, 8]]))
+    assert once.decided == 2 and once.training_wins == 1 and once.hold_out_wins == 1
+    assert cp.copy_check(d2).decided == 3
 
 
 def test_an_honest_release_is_not_flagged_and_copies_are(walk_sets):

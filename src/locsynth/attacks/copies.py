@@ -30,13 +30,15 @@ synthetic trip whose shape is common, w near 0.
 
 Null: a release that does not depend on which real trajectories were trained on. The k + 1 sets are
 then exchangeable (the split and the parts are random draws of equal size), so given the distances
-the winner is each set with probability 1 / (k + 1), whatever w is. The statistic
+the winner is each set with probability 1 / (k + 1), whatever w is. A real trajectory that is the
+winner's nearest for several walks counts once, with its largest w (its set decides them all, so
+they are one piece of evidence; copies of different trips are several). The statistic
 
     T = sum over y of w(y) [winner(y) = H],   E T = W / (k + 1),   Var T = sum w^2 k / (k + 1)^2,
 
 with W = sum w, is below its mean when the training parts win more often than chance where it
 matters (large w). Reported: the one-sided p-value of z = (T - E T) / sd T (normal approximation;
-synthetic walks are treated as independent given the real sets), and the score 1 - (k + 1) T / W:
+the winning real trajectories are treated as independent, as a random split makes them), and the score 1 - (k + 1) T / W:
 0 when the hold-out wins its fair share, 1 when it never wins (every copy-like walk is a training
 trip's), negative when the hold-out wins more (a release built from the test set). A release is
 flagged at p < ``ALPHA``.
@@ -105,10 +107,11 @@ def calibration(n_train: int, n_test: int, seed: int) -> Calibration:
 
 
 def set_distances(synthetic: Trajectories, train: Trajectories, test: Trajectories, cal: Calibration,
-                  far: float) -> np.ndarray:
-    """(walks, k + 1): each distinct synthetic walk's copy distance (module docstring) to the
-    nearest trajectory of each training part, then of the hold-out; ``far`` (the public box's
-    diagonal) where the set holds no trajectory of the walk's shape."""
+                  far: float) -> tuple[np.ndarray, np.ndarray]:
+    """(distances, rows), both (walks, k + 1): each distinct synthetic walk's copy distance (module
+    docstring) to the nearest trajectory of each training part, then of the hold-out, and that
+    trajectory's row among the k + 1 sets one after another (-1 and ``far``, the public box's
+    diagonal, where the set holds no trajectory of the walk's shape)."""
     rows, _ = distinct(synthetic)
     walks = synthetic.subset(rows)
     real = Trajectories.concat([train.subset(p) for p in cal.parts] + [test.subset(cal.hold_out)])
@@ -156,6 +159,7 @@ def _same_shape(ax, ay, aoff, i, bx, by, boff, j):
 def _copy_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted, order, rpx, rpy, label, sets, far):
     n = woff.size - 1
     out = np.full((n, sets), far)
+    row = np.full((n, sets), -1, np.int64)
     for i in prange(n):
         lo = np.searchsorted(rh_sorted, wh[i])
         hi = np.searchsorted(rh_sorted, wh[i], side="right")
@@ -163,13 +167,16 @@ def _copy_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted, order, 
             j = order[a]
             if _same_shape(wx, wy, woff, i, rx, ry, roff, j):
                 d = np.hypot(wpx[woff[i]] - rpx[roff[j]], wpy[woff[i]] - rpy[roff[j]])
-                if d < out[i, label[j]]:
-                    out[i, label[j]] = d
-    return out
+                if d < out[i, label[j]] or (d == out[i, label[j]] and j < row[i, label[j]]):
+                    out[i, label[j]], row[i, label[j]] = d, j
+    return out, row
 
 
-def copy_check(distances: np.ndarray) -> CopyCheck:
-    """The test of the module docstring on the (walks, k + 1) distances of :func:`set_distances`."""
+def copy_check(distances: np.ndarray, rows: np.ndarray | None = None) -> CopyCheck:
+    """The test of the module docstring on the (walks, k + 1) distances of :func:`set_distances`.
+    With ``rows`` (the nearest real trajectory of each set), a real trajectory that wins for several
+    walks counts once, with its largest w: walks near one real trip are not independent evidence
+    (its set decides them all), while copies of different trips are."""
     from scipy.stats import norm
 
     n, sets = distances.shape
@@ -180,13 +187,26 @@ def copy_check(distances: np.ndarray) -> CopyCheck:
     with np.errstate(invalid="ignore"):
         w = np.log((two[:, 1] + H_M) / (two[:, 0] + H_M))
     w[~np.isfinite(w)] = 0.0                                # no nearest at all (an empty set): no evidence
-    held = (np.argmin(distances, axis=1) == k) & (w > 0)
+    winner = np.argmin(distances, axis=1)
+    if rows is not None:
+        w = _once_per_record(w, rows[np.arange(n), winner])
+    held = (winner == k) & (w > 0)
     total, observed = float(w.sum()), float(w[held].sum())
     expected, sd = total / sets, float(np.sqrt((w ** 2).sum() * k)) / sets
     z = (observed - expected) / sd if sd > 0 else 0.0
     decided = int((w > 0).sum())
     return CopyCheck(float(norm.cdf(z)) if sd > 0 else 1.0, 1.0 - sets * observed / total if total > 0 else 0.0,
                      float(z), n, decided, decided - int(held.sum()), int(held.sum()), k, 0)
+
+
+def _once_per_record(w: np.ndarray, record: np.ndarray) -> np.ndarray:
+    """w with every real record's walks but its one of largest w (the first of equals) set to 0."""
+    out = np.zeros_like(w)
+    live = np.flatnonzero((w > 0) & (record >= 0))
+    order = live[np.lexsort((live, -w[live], record[live]))]
+    first = order[np.r_[True, record[order][1:] != record[order][:-1]]] if order.size else order
+    out[first] = w[first]
+    return out
 
 
 def check_release(synthetic: Trajectories, train: Trajectories, test: Trajectories, far: float,
@@ -197,7 +217,7 @@ def check_release(synthetic: Trajectories, train: Trajectories, test: Trajectori
     from dataclasses import replace
 
     cal = calibration(len(train), len(test), seed)
-    return replace(copy_check(set_distances(synthetic, train, test, cal, far)), set_size=cal.size)
+    return replace(copy_check(*set_distances(synthetic, train, test, cal, far)), set_size=cal.size)
 
 
 # -- the metric group ---------------------------------------------------------------------------------------
