@@ -94,13 +94,15 @@ def diagonal(box) -> float:
 # -- distances ----------------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _coupled(ax, ay, bx, by, frechet):
+def _coupled(ax, ay, bx, by, frechet, bound=np.inf):
     """The discrete Frechet distance (``frechet``: the largest coupled distance) or DTW (the sum),
-    row by row over the coupling matrix."""
+    row by row over the coupling matrix; inf as soon as every cell of a row exceeds ``bound``
+    (every coupling crosses every row, and its value only grows along it, so the distance does too)."""
     n, m = ax.size, bx.size
     row = np.empty(m)
     for i in range(n):
         prev_diag = 0.0
+        low = np.inf
         for j in range(m):
             d = np.hypot(ax[i] - bx[j], ay[i] - by[j])
             if i == 0 and j == 0:
@@ -112,23 +114,29 @@ def _coupled(ax, ay, bx, by, frechet):
             else:
                 before = min(row[j], row[j - 1], prev_diag)
             prev_diag, row[j] = row[j], (max(before, d) if frechet else before + d)
+            low = min(low, row[j])
+        if low > bound:
+            return np.inf
     return row[m - 1]
 
 
 @njit(cache=True, parallel=True)
-def _pair_distances(ax, ay, aoff, bx, by, boff, left, right, kind):
+def _pair_distances(ax, ay, aoff, bx, by, boff, left, right, kind, bounds):
     out = np.empty(left.size)
     for k in prange(left.size):
         i, j = left[k], right[k]
         a0, a1, b0, b1 = aoff[i], aoff[i + 1], boff[j], boff[j + 1]
-        out[k] = _coupled(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1], kind == 0)
+        out[k] = _coupled(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1], kind == 0, bounds[k])
     return out
 
 
-def pair_distances(a: Trajectories, b: Trajectories, left, right, distance: str = "frechet") -> np.ndarray:
-    """The distance of a[left[k]] to b[right[k]] for every k."""
+def pair_distances(a: Trajectories, b: Trajectories, left, right, distance: str = "frechet",
+                   bounds: np.ndarray | None = None) -> np.ndarray:
+    """The distance of a[left[k]] to b[right[k]] for every k; inf where it exceeds ``bounds[k]``
+    (a search that needs only the pairs nearer than its best so far)."""
     left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
-    return _pair_distances(a.x, a.y, a.offsets, b.x, b.y, b.offsets, left, right, DISTANCES.index(distance))
+    bounds = np.full(left.size, np.inf) if bounds is None else np.asarray(bounds, np.float64)
+    return _pair_distances(a.x, a.y, a.offsets, b.x, b.y, b.offsets, left, right, DISTANCES.index(distance), bounds)
 
 
 def distance(a: Trajectories, i: int, b: Trajectories, j: int, distance: str = "frechet") -> float:
@@ -271,7 +279,8 @@ def _nearest(targets: Trajectories, pool: Trajectories, distance: str, k: int, e
         radius, found = radius.reshape(todo.size, kk), found.reshape(todo.size, kk)
         new = radius >= reached[todo][:, None]  # the rows not scored in an earlier round (ties rescored)
         t_new, c_new = np.broadcast_to(todo[:, None], found.shape)[new], found[new]
-        d = pair_distances(targets, pool, t_new, c_new, distance)
+        # a pair farther than the target's best so far is abandoned (inf): it cannot win or tie
+        d = pair_distances(targets, pool, t_new, c_new, distance, best[t_new])
         d[c_new == exclude[t_new]] = np.inf
         # each target's best new row (ties: the smaller row) against its best so far
         order = np.lexsort((c_new, d, t_new))
