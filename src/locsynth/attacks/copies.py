@@ -38,10 +38,10 @@ they are one piece of evidence; copies of different trips are several). The stat
 
 with W = sum w, is below its mean when the training parts win more often than chance where it
 matters (large w). Reported: the one-sided p-value of z = (T - E T) / sd T (normal approximation;
-the winning real trajectories are treated as independent, as a random split makes them), and the score 1 - (k + 1) T / W:
-0 when the hold-out wins its fair share, 1 when it never wins (every copy-like walk is a training
-trip's), negative when the hold-out wins more (a release built from the test set). A release is
-flagged at p < ``ALPHA``.
+the winning real trajectories are treated as independent, as a random split makes them), and the
+score 1 - (k + 1) T / W: 0 when the hold-out wins its fair share, 1 when it never wins (every
+copy-like walk is a training trip's), negative when the hold-out wins more (a release built from
+the test set). A release is flagged at p < ``ALPHA``.
 
 A DP release does depend on its training data, within its epsilon; the test is of the whole
 release, so a large honest release could in principle be flagged for what DP allows. The false

@@ -102,13 +102,15 @@ def choose_targets(train: Trajectories, test: Trajectories, targets: int | None,
     else:
         m = min(len(train), len(test), int(targets))
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(37, 1)))
-        member_rows, non_rows = np.sort(rng.choice(len(train), m, replace=False)), np.sort(rng.choice(len(test), m, replace=False))
+        member_rows = np.sort(rng.choice(len(train), m, replace=False))
+        non_rows = np.sort(rng.choice(len(test), m, replace=False))
     members, non_members = train.subset(member_rows), test.subset(non_rows)
     to_member, to_non = reference_distances(members, test, non_rows)
     return Targets(members, non_members, to_member, to_non)
 
 
-def reference_distances(members: Trajectories, test: Trajectories, non_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def reference_distances(members: Trajectories, test: Trajectories,
+                        non_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """d_R of the members (to the whole test set) and of the test rows ``non_rows`` (to the test set
     without themselves). Searched among the test set's distinct walks: a non-member whose walk
     occurs again in the test set is at 0 from its twin; one whose walk is its own is searched with
@@ -149,7 +151,8 @@ def _compute(ctx) -> GroupResult:
                          lambda: distance_membership(targets, real_sets(ctx)[0], seed))
     metrics = {"dmia_advantage": row(result.advantage, base.advantage, 0.0),
                "dmia_auc": row(result.auc, base.auc, 0.5),
-               **{key: row(r, b, f) for key, r, b, f in zip(TPR_KEYS, result.tpr_at_low_fpr, base.tpr_at_low_fpr, LOW_FPR)},
+               **{key: row(r, b, f)
+                  for key, r, b, f in zip(TPR_KEYS, result.tpr_at_low_fpr, base.tpr_at_low_fpr, LOW_FPR)},
                "dmia_epsilon_lower_bound": row(result.epsilon_lower_bound, base.epsilon_lower_bound, 0.0)}
     details = {"tpr": result.tpr, "fpr": result.fpr, "advantage": result.advantage, "auc": result.auc,
                "threshold_m": result.threshold, "targets": result.targets,

@@ -199,7 +199,8 @@ def render_html(report, title: str | None = None) -> str:
     return _TEMPLATE.render(
         title=title or "locsynth evaluation report", version=__version__,
         compared=_compared(meta), counts=_counts(meta),
-        summary=summary_sentences(metrics, trips, _claimed(meta), (details.get("distance_mia") or {}).get("epsilon_ceiling")),
+        summary=summary_sentences(metrics, trips, _claimed(meta),
+                                  (details.get("distance_mia") or {}).get("epsilon_ceiling")),
         trips=_trip_tables(trips, meta.get("skipped")) if trips else None, skipped=_skipped(meta.get("skipped")),
         utility=utility, privacy=privacy, others=others, privacy_notes=_privacy_notes(metrics, meta),
         figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
