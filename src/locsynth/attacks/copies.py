@@ -50,6 +50,7 @@ alarm rate on honest releases is measured in docs/attacks.md.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,8 +178,6 @@ def copy_check(distances: np.ndarray, rows: np.ndarray | None = None) -> CopyChe
     With ``rows`` (the nearest real trajectory of each set), a real trajectory that wins for several
     walks counts once, with its largest w: walks near one real trip are not independent evidence
     (its set decides them all), while copies of different trips are."""
-    from scipy.stats import norm
-
     n, sets = distances.shape
     k = sets - 1
     if n == 0 or k < 1:
@@ -195,7 +194,8 @@ def copy_check(distances: np.ndarray, rows: np.ndarray | None = None) -> CopyChe
     expected, sd = total / sets, float(np.sqrt((w ** 2).sum() * k)) / sets
     z = (observed - expected) / sd if sd > 0 else 0.0
     decided = int((w > 0).sum())
-    return CopyCheck(float(norm.cdf(z)) if sd > 0 else 1.0, 1.0 - sets * observed / total if total > 0 else 0.0,
+    # the standard normal's distribution function, without importing scipy.stats (0.6 s) for it
+    return CopyCheck(0.5 * math.erfc(-z / math.sqrt(2)) if sd > 0 else 1.0, 1.0 - sets * observed / total if total > 0 else 0.0,
                      float(z), n, decided, decided - int(held.sum()), int(held.sum()), k, 0)
 
 
