@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -269,3 +270,25 @@ def test_library_errors_name_parameters_and_the_command_line_its_flags(tmp_path)
     res = run("prepare", tmp_path, "--format", "csv", "--grid", "4", "--out", tmp_path / "x")
     assert res.exit_code == 1 and "--grid '4' is not ROWSxCOLS" in res.output and "`" not in res.output
     assert as_flags("give `dp_epsilon` with `pois`") == "give dp_epsilon with pois"      # no command running
+
+
+def test_the_attacks_sample_sizes_take_none_as_their_help_says(tmp_path):
+    """--dmia-targets, --sniff-targets and --outlier-pool: 'none' is every trajectory (issue 48: a
+    number-typed option refused it before the option's own parser saw it); a bad value is one line."""
+    from helpers import trip_set
+
+    rng = np.random.default_rng(0)
+    paths = [list(np.clip(np.cumsum(rng.choice([-1, 1], rng.integers(2, 6))) + rng.integers(0, 8), 0, 7))
+             for _ in range(40)]
+    for name, rows in (("train", paths[:28]), ("test", paths[28:])):
+        trip_set(rows, [8] * len(rows), cols=8).save(tmp_path / name)
+    args = ["evaluate", "--train", tmp_path / "train", "--test", tmp_path / "test", "--synthetic", tmp_path / "train",
+            "--attacks", "distance_mia,copies,sniffing,outliers"]
+    res = run(*args, "--out", tmp_path / "ev", "--dmia-targets", "none", "--sniff-targets", "none",
+              "--outlier-pool", "none")
+    assert res.exit_code == 0, res.output
+    metrics = json.loads((tmp_path / "ev" / "metrics.json").read_text())
+    assert {"dmia_tpr_at_fpr_0001", "copy_p_value", "sniff_advantage", "outlier_advantage"} <= set(metrics)
+    assert run(*args, "--out", tmp_path / "ev2", "--dmia-targets", "5").exit_code == 0
+    res = run(*args, "--out", tmp_path / "ev3", "--dmia-targets", "many")
+    assert res.exit_code == 2 and "dmia_targets must be a whole number >= 1, got 'many'" in res.output

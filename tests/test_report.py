@@ -253,8 +253,9 @@ def test_trip_comparison_puts_the_sets_side_by_side(trip_reports, tmp_path):
     # the uniform row holds the attacks' chance values only (no uniform set of trips is made)
     assert list(table.index) == ["dptrip", "ngram", "Training", "Uniform"]
     assert table.loc["Uniform"].dropna().index.tolist() == ["trip_start_hour_jsd", "trip_duration_jsd", "trip_speed_jsd",
-                                                             "dmia_advantage", "dmia_auc", "dmia_epsilon_lower_bound",
-                                                             "sniff_advantage", "bayes_gain", "outlier_advantage"]
+                                                             "dmia_advantage", "dmia_auc", "dmia_tpr_at_fpr_0001",
+                                                             "dmia_tpr_at_fpr_001", "dmia_epsilon_lower_bound",
+                                                             "copy_score", "sniff_advantage", "bayes_gain", "outlier_advantage"]
     assert list(files) == ["tradeoff.png", "trip_length_jsd.png", "trip_sd_emd.png", "compare.html"]
     assert all(files[f].startswith(PNG_SIGNATURE) for f in ("trip_length_jsd.png", "trip_sd_emd.png"))
     page = parse(files["compare.html"])
@@ -328,3 +329,22 @@ def test_a_metric_that_cannot_tell_real_from_random_is_named_and_left_out_of_the
     assert text[1].startswith("Uninformative here: tp_tv reads 0.951")
     metrics["tp_tv"]["uniform"] = 0.8
     assert uninformative(metrics) == []
+
+
+def test_the_trip_summary_weighs_the_distance_mia_bound_against_the_claimed_epsilon():
+    """Issue 48: a positive bound is compared with the release's claimed epsilon, with its caveat and its
+    ceiling at the attack's numbers of targets; the copy check's flag is in words."""
+    from locsynth.evaluation.report.html import trip_privacy
+
+    metrics = {"dmia_advantage": {"synthetic": 0.01, "training": 0.6}, "dmia_tpr_at_fpr_0001": {"synthetic": 0.004},
+               "dmia_epsilon_lower_bound": {"synthetic": 2.0}, "copy_p_value": {"synthetic": 1e-9},
+               "copy_score": {"synthetic": 0.5}}
+    above = trip_privacy(metrics, claimed=1.0, ceiling=7.8)
+    assert "above the release's claimed epsilon of 1 per person" in above and "caveat" in above
+    assert "no bound can exceed 7.8" in above and "the copy check flags the release" in above
+    assert "not 2.00-differentially private" not in above
+    assert "within the release's claimed epsilon of 4" in trip_privacy(metrics, claimed=4.0, ceiling=7.8)
+    assert "claims no epsilon" in trip_privacy(metrics, claimed=None, ceiling=7.8)
+    quiet = trip_privacy({**metrics, "dmia_epsilon_lower_bound": {"synthetic": 0.0}, "copy_p_value": {"synthetic": 0.4}},
+                         claimed=1.0, ceiling=7.8)
+    assert "no significant evidence" in quiet and "finds no more synthetic trips near training trips" in quiet

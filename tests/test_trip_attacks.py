@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 
 from locsynth.attacks import bayesian as by
+from locsynth.attacks import copies as cp
 from locsynth.attacks import distance_mia as dm
 from locsynth.attacks import outliers as ol
 from locsynth.attacks import sniffing as sn
-from locsynth.attacks.trip_geometry import (Trajectories, balanced, held_out_epsilon, nearest, nth_densest,
-                                            pair_distances, roc)
+from locsynth.attacks.trip_geometry import (Trajectories, balanced, epsilon_ceiling, held_out_epsilon, nearest,
+                                            nth_densest, pair_distances, roc, tpr_at_fpr)
 
 
 def trajs(*paths) -> Trajectories:
@@ -148,21 +149,163 @@ def test_balanced_samples_have_equal_sizes():
 # -- each attack on a hand-made example -------------------------------------------------------------------
 
 def test_distance_mia_calls_a_copied_member_and_not_a_far_non_member():
-    # members sit at y = 0, 10; non-members at y = 20, 30 and the reference at y = 40, 50, 60, 70
+    # members sit at y = 0, 10; non-members at y = 20, 30, 40, 50, 60, 70, each the others' reference
     line = lambda y: [(0, y), (1, y), (2, y)]                            # noqa: E731
     train, test = trajs(line(0), line(10)), trajs(line(20), line(30), line(40), line(50), line(60), line(70))
     targets = dm.choose_targets(train, test, None, seed=0)
-    assert len(targets.members) == len(targets.non_members) == 2
+    assert len(targets.members) == 2 and len(targets.non_members) == 6      # every one by default
     result = dm.distance_membership(targets, train, seed=0)            # the training set released as is
     # every member at distance 0 from the release; every non-member closer to the reference than to it
     assert result.member_scores.max() < result.non_member_scores.min()
-    assert result.auc == 1.0 and result.advantage == 1.0
+    assert result.auc == 1.0 and result.advantage == 1.0 and result.tpr_at_low_fpr == (1.0, 1.0)
     far = dm.distance_membership(targets, trajs(line(1000)), seed=0)
-    # one far parallel line: d_S = 1000 - y; d_R = the nearest reference line's |y - y_r|; h = 1 m
-    chosen = set(targets.non_members.y[::3])
-    reference = [y for y in (20, 30, 40, 50, 60, 70) if y not in chosen]
-    for scores, ys in ((far.member_scores, targets.members.y[::3]), (far.non_member_scores, targets.non_members.y[::3])):
-        np.testing.assert_allclose(scores, [(1000 - y + 1) / (min(abs(y - r) for r in reference) + 1) for y in ys])
+    # one far parallel line: d_S = 1000 - y; d_R = the nearest test line's |y - y_r|, itself left out; h = 1 m
+    tests = (20, 30, 40, 50, 60, 70)
+    for scores, ys in ((far.member_scores, (0, 10)), (far.non_member_scores, tests)):
+        np.testing.assert_allclose(scores, [(1000 - y + 1) / (min(abs(y - r) for r in tests if r != y) + 1) for y in ys])
+    sample = dm.choose_targets(train, test, 1, seed=0)
+    assert len(sample.members) == len(sample.non_members) == 1
+
+
+def test_a_non_member_with_a_twin_in_the_test_set_is_at_distance_zero_from_its_reference():
+    line = lambda y: [(0, y), (1, y), (2, y)]                            # noqa: E731
+    train, test = trajs(line(5)), trajs(line(20), line(20), line(50), line(90))
+    targets = dm.choose_targets(train, test, None, seed=0)
+    # the twins see each other; the lone walks their nearest other walk; the member all of the test set
+    np.testing.assert_allclose(targets.non_member_reference, [0, 0, 30, 40])
+    np.testing.assert_allclose(targets.member_reference, [15])
+
+
+def reference_tpr_at_fpr(members, non_members, fpr):
+    """The plain definition: over every threshold t (members called at score <= t), the largest
+    TPR among those whose FPR is at most ``fpr``."""
+    best = 0.0
+    for t in np.r_[-np.inf, np.unique(np.r_[members, non_members])]:
+        if np.mean(non_members <= t) <= fpr:
+            best = max(best, float(np.mean(members <= t)))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tpr_at_low_fpr_equals_the_plain_definition(seed):
+    rng = np.random.default_rng(seed)
+    # rounded scores: many ties, as exact copies and common trips give
+    members, non = np.round(rng.normal(-0.5, 1, 700), 1), np.round(rng.normal(0, 1, 1300), 1)
+    for fpr in (0.0, 0.001, 0.01, 0.1, 0.5):
+        assert tpr_at_fpr(members, non, fpr) == pytest.approx(reference_tpr_at_fpr(members, non, fpr))
+
+
+def test_the_bound_from_the_low_fpr_region_and_its_ceiling():
+    rng = np.random.default_rng(0)
+    # 30 of 3000 members far below everyone else: invisible to the AUC, plain at a low FPR
+    members, non = np.r_[np.full(30, -10.0), rng.normal(size=2970)], rng.normal(size=3000)
+    assert roc(members, non)["auc"] < 0.53
+    assert tpr_at_fpr(members, non, 0.001) >= 0.01
+    assert held_out_epsilon(members, non, seed=1, max_fpr=0.01) > 1.0
+    assert held_out_epsilon(rng.normal(size=3000), rng.normal(size=3000), seed=1, max_fpr=0.01) == 0.0
+    # the ceiling: every held-out member called and no held-out non-member
+    assert held_out_epsilon(np.zeros(2000), np.ones(4000), seed=1, max_fpr=0.01) == pytest.approx(
+        epsilon_ceiling(2000, 4000), rel=1e-9)
+    assert epsilon_ceiling(2000, 2000) == pytest.approx(math.log(0.025 ** (1 / 1000) / (1 - 0.025 ** (1 / 1000))))
+    # a release of the non-members (the reverse signal) gives no bound on the members' side
+    assert held_out_epsilon(np.ones(2000), np.zeros(2000), seed=1, max_fpr=0.01) == 0.0
+
+
+# -- copies, calibrated on hold-out data of equal size --------------------------------------------------------
+
+def random_walks(n: int, rng, size: int = 30, cell: float = 500.0) -> Trajectories:
+    """``n`` walks of 3 to 9 steps north, south, east or west on a ``size`` x ``size`` lattice of
+    ``cell`` metres, from uniform starts: a population whose trips are mostly unique."""
+    steps = np.array([(1, 0), (-1, 0), (0, 1), (0, -1)])
+    paths = []
+    for _ in range(n):
+        p = [rng.integers(0, size, 2)]
+        for _ in range(rng.integers(3, 10)):
+            p.append(np.clip(p[-1] + steps[rng.integers(4)], 0, size - 1))
+        paths.append(np.array(p) * cell)
+    return trajs(*paths)
+
+
+def shifted(t: Trajectories, rows, dx: float, dy: float) -> Trajectories:
+    """The trajectories ``rows`` of ``t``, every point moved by (dx, dy)."""
+    part = t.subset(rows)
+    return Trajectories(part.x + dx, part.y + dy, part.offsets)
+
+
+FAR = 29 * 500.0 * math.sqrt(2)                                          # the 30 x 30 lattice's diagonal
+
+
+@pytest.fixture(scope="module")
+def walk_sets():
+    rng = np.random.default_rng(48)
+    train, test = random_walks(4000, rng), random_walks(1000, rng)
+    honest = [random_walks(1000, rng) for _ in range(10)]
+    return train, test, honest
+
+
+def test_the_calibration_splits_the_training_set_into_parts_the_hold_outs_size():
+    cal = cp.calibration(4001, 1000, seed=0)
+    assert len(cal.parts) == 4 and {p.size for p in cal.parts} == {1000} and cal.size == 1000
+    assert np.unique(np.concatenate(cal.parts)).size == 4000 and cal.hold_out.max() < 1000
+    assert len(cp.calibration(10, 100, seed=0).parts) == 1 and cp.calibration(10, 100, seed=0).size == 10
+
+
+def test_the_copy_distance_is_the_offset_between_walks_of_one_shape():
+    walk = [(0, 0), (500, 0), (500, 500)]
+    moved = [(x + 500, y) for x, y in walk]
+    train, test = trajs(walk, [(0, 0), (500, 0)]), trajs([(0, 0), (0, 500), (500, 500)])
+    cal = cp.Calibration((np.array([0, 1]),), np.array([0]))              # one part of both, the hold-out
+    d, rows = cp.set_distances(trajs(walk, moved, [(9, 9), (10, 9)], walk), train, test, cal, far=FAR)
+    # distinct walks only (the repeat is dropped); a shape no set holds is at FAR, with no row
+    np.testing.assert_allclose(d, [[0, FAR], [500, FAR], [FAR, FAR]])
+    assert rows.tolist() == [[0, -1], [0, -1], [-1, -1]]
+
+
+def test_the_copy_check_by_hand():
+    # four walks; distances to (part 0, part 1, hold-out): a copy of part 0, a tie, a hold-out win
+    d = np.array([[0.0, 499.0, 499.0], [0.0, 0.0, 7.0], [30.0, 50.0, 10.0], [np.inf, np.inf, np.inf]])
+    check = cp.copy_check(d)
+    w = np.array([math.log(500), 0.0, math.log(31 / 11), 0.0])
+    z = (w[2] - w.sum() / 3) / math.sqrt((w ** 2).sum() * 2) * 3
+    assert check.z == pytest.approx(z) and check.decided == 2 and check.hold_out_wins == 1
+    assert check.score == pytest.approx(1 - 3 * w[2] / w.sum())
+    # two walks won by one real record (row 5) count once, with the larger w
+    d2 = np.array([[0.0, 499.0, 499.0], [100.0, 499.0, 499.0], [30.0, 50.0, 10.0]])
+    once = cp.copy_check(d2, np.array([[5, 1, 2], [5, 1, 2], [6, 7, 8]]))
+    assert once.decided == 2 and once.training_wins == 1 and once.hold_out_wins == 1
+    assert cp.copy_check(d2).decided == 3
+
+
+def test_an_honest_release_is_not_flagged_and_copies_are(walk_sets):
+    train, test, honest = walk_sets
+    p_honest = [cp.check_release(s, train, test, far=FAR, seed=0).p_value for s in honest]
+    # ten releases independent of which walks were trained on: p-values spread over (0, 1), none below 0.01
+    assert min(p_honest) >= 0.01 and 0.2 < np.mean(p_honest) < 0.8
+    rng = np.random.default_rng(1)
+    rows = rng.choice(len(train), 40, replace=False)                    # 1% of the training walks
+    keep = np.arange(len(honest[0]) - 40)
+    verbatim = Trajectories.concat([honest[0].subset(keep), train.subset(rows)])
+    moved = Trajectories.concat([honest[0].subset(keep), shifted(train, rows, 500.0, 0.0)])
+    for release in (verbatim, moved):
+        check = cp.check_release(release, train, test, far=FAR, seed=0)
+        assert check.flagged and check.score > 0.1
+    # the test walks released: the hold-out wins more than its share, a negative score, never a flag
+    reverse = cp.check_release(test, train, test, far=FAR, seed=0)
+    assert not reverse.flagged and reverse.score < 0
+
+
+def test_the_distance_mia_over_every_target_sees_one_percent_of_copies(walk_sets):
+    train, test, honest = walk_sets
+    targets = dm.choose_targets(train, test, None, seed=0)
+    fair = dm.distance_membership(targets, honest[0], seed=0)
+    rows = np.random.default_rng(2).choice(len(train), 40, replace=False)
+    keep = np.arange(len(honest[0]) - 40)
+    leak = dm.distance_membership(targets, Trajectories.concat([honest[0].subset(keep), train.subset(rows)]), seed=0)
+    # an average barely moves; the rate at 0.1% FPR does: the 40 copied members, 1% of all
+    assert abs(leak.auc - fair.auc) < 0.02
+    assert fair.tpr_at_low_fpr[0] < 0.005 <= leak.tpr_at_low_fpr[0]
+    # (500 held-out non-members cap a bound near ln(0.012 / 0.0074): the bound is tested above and on the cabs)
+    assert fair.epsilon_lower_bound == 0.0
 
 
 def test_sniffing_reconstructs_the_member_whose_copy_was_released():
@@ -247,13 +390,16 @@ def test_a_release_that_copies_five_percent_of_its_training_trips_is_caught(cab_
     train, test = cab_trips
     honest = NGRAM(epsilon=1.0).fit(train).sample(test.n_traces, seed=0)
     mutant = with_copies(honest, train, 0.05, seed=1)
-    groups = ["distance_mia", "outliers"]
+    groups = ["distance_mia", "copies", "outliers"]
     fair, leak = (evaluate(train, test, s, groups=groups, options={"outlier_count": 400}) for s in (honest, mutant))
     # the membership inference: an epsilon lower bound above 0 at 95% on held-out targets for the mutant;
     # the honest release's stays within its claimed epsilon (its noise is OpenDP's, not seeded)
     honest_bound = fair.metrics["dmia_epsilon_lower_bound"]["synthetic"]
     assert honest_bound <= 1.0
     assert leak.metrics["dmia_epsilon_lower_bound"]["synthetic"] > max(honest_bound, 0.0)
+    # the copy check: the copies flag the mutant; the honest release is independent enough not to be
+    assert leak.metrics["copy_p_value"]["synthetic"] < 0.01 <= fair.metrics["copy_p_value"]["synthetic"]
+    assert leak.details["copies"]["flagged"] and not fair.details["copies"]["flagged"]
     # outlier leakage: more members' outliers reproduced than non-members', beyond chance (one-sided Fisher)
     n = leak.details["outliers"]["outliers"]
     hit_m, hit_n = leak.details["outliers"]["leaked"]

@@ -94,13 +94,15 @@ def diagonal(box) -> float:
 # -- distances ----------------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _coupled(ax, ay, bx, by, frechet):
+def _coupled(ax, ay, bx, by, frechet, bound=np.inf):
     """The discrete Frechet distance (``frechet``: the largest coupled distance) or DTW (the sum),
-    row by row over the coupling matrix."""
+    row by row over the coupling matrix; inf as soon as every cell of a row exceeds ``bound``
+    (every coupling crosses every row, and its value only grows along it, so the distance does too)."""
     n, m = ax.size, bx.size
     row = np.empty(m)
     for i in range(n):
         prev_diag = 0.0
+        low = np.inf
         for j in range(m):
             d = np.hypot(ax[i] - bx[j], ay[i] - by[j])
             if i == 0 and j == 0:
@@ -112,23 +114,29 @@ def _coupled(ax, ay, bx, by, frechet):
             else:
                 before = min(row[j], row[j - 1], prev_diag)
             prev_diag, row[j] = row[j], (max(before, d) if frechet else before + d)
+            low = min(low, row[j])
+        if low > bound:
+            return np.inf
     return row[m - 1]
 
 
 @njit(cache=True, parallel=True)
-def _pair_distances(ax, ay, aoff, bx, by, boff, left, right, kind):
+def _pair_distances(ax, ay, aoff, bx, by, boff, left, right, kind, bounds):
     out = np.empty(left.size)
     for k in prange(left.size):
         i, j = left[k], right[k]
         a0, a1, b0, b1 = aoff[i], aoff[i + 1], boff[j], boff[j + 1]
-        out[k] = _coupled(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1], kind == 0)
+        out[k] = _coupled(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1], kind == 0, bounds[k])
     return out
 
 
-def pair_distances(a: Trajectories, b: Trajectories, left, right, distance: str = "frechet") -> np.ndarray:
-    """The distance of a[left[k]] to b[right[k]] for every k."""
+def pair_distances(a: Trajectories, b: Trajectories, left, right, distance: str = "frechet",
+                   bounds: np.ndarray | None = None) -> np.ndarray:
+    """The distance of a[left[k]] to b[right[k]] for every k; inf where it exceeds ``bounds[k]``
+    (a search that needs only the pairs nearer than its best so far)."""
     left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
-    return _pair_distances(a.x, a.y, a.offsets, b.x, b.y, b.offsets, left, right, DISTANCES.index(distance))
+    bounds = np.full(left.size, np.inf) if bounds is None else np.asarray(bounds, np.float64)
+    return _pair_distances(a.x, a.y, a.offsets, b.x, b.y, b.offsets, left, right, DISTANCES.index(distance), bounds)
 
 
 def distance(a: Trajectories, i: int, b: Trajectories, j: int, distance: str = "frechet") -> float:
@@ -206,7 +214,8 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
     more, and so on, so the work follows how far the nearest trajectory is, never all pairs. Without
     ``exclude`` the pool's repeated sequences are searched once (:func:`distinct`): a release can
     hold thousands of copies of one short walk, all at one distance, which the widening would
-    otherwise score one by one.
+    otherwise score one by one; likewise repeated targets are searched once, each copy given the
+    answer of its first.
 
     exclude : for each target a pool row it may not match (itself, when the pool holds it), or -1.
     ties : also return, per target, every pool row at that distance (a list of arrays).
@@ -214,6 +223,13 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
     Returns (distance, row) arrays (inf and -1 for an empty pool; of tied rows the smallest), and
     the ties when asked.
     """
+    if exclude is None and len(targets) > 1:
+        # repeated targets (a common trip, released or real, many times over) are searched once
+        t_rows, t_group = distinct(targets)
+        if t_rows.size < len(targets):
+            found = nearest(targets.subset(t_rows), pool, distance, k, None, ties)
+            out = (found[0][t_group], found[1][t_group])
+            return (*out, [found[2][g] for g in t_group]) if ties else out
     if exclude is None and len(pool):
         rows, group = distinct(pool)
         if rows.size < len(pool):
@@ -263,7 +279,8 @@ def _nearest(targets: Trajectories, pool: Trajectories, distance: str, k: int, e
         radius, found = radius.reshape(todo.size, kk), found.reshape(todo.size, kk)
         new = radius >= reached[todo][:, None]  # the rows not scored in an earlier round (ties rescored)
         t_new, c_new = np.broadcast_to(todo[:, None], found.shape)[new], found[new]
-        d = pair_distances(targets, pool, t_new, c_new, distance)
+        # a pair farther than the target's best so far is abandoned (inf): it cannot win or tie
+        d = pair_distances(targets, pool, t_new, c_new, distance, best[t_new])
         d[c_new == exclude[t_new]] = np.inf
         # each target's best new row (ties: the smaller row) against its best so far
         order = np.lexsort((c_new, d, t_new))
@@ -319,11 +336,18 @@ def roc(member_scores: np.ndarray, non_member_scores: np.ndarray) -> dict:
             "thresholds": thresholds, "tp": tp, "fp": fp, "positives": pos, "negatives": neg}
 
 
-def held_out_epsilon(member_scores: np.ndarray, non_member_scores: np.ndarray, seed: int) -> float:
+def held_out_epsilon(member_scores: np.ndarray, non_member_scores: np.ndarray, seed: int,
+                     max_fpr: float | None = None) -> float:
     """The empirical epsilon lower bound at 95% (privacy/empirical.py: Clopper-Pearson bounds on
     TPR / FPR, or TNR / FNR), with the threshold and the direction chosen on one half of the
     targets and the bound computed on the other half, so that the confidence holds for the number
-    reported (the largest bound over every threshold of the same targets would overstate it)."""
+    reported (the largest bound over every threshold of the same targets would overstate it).
+
+    max_fpr : choose only among thresholds whose false-positive rate on the first half is at most
+        this, in the direction members-closer (TPR / FPR): the low-FPR region where an attack on
+        the most exposed records shows (Carlini et al., S&P 2022, §IV). None: every threshold,
+        both directions. Its largest possible value is :func:`epsilon_ceiling`.
+    """
     rng = np.random.default_rng(seed)
     m_half = rng.permutation(member_scores.size) < member_scores.size // 2
     n_half = rng.permutation(non_member_scores.size) < non_member_scores.size // 2
@@ -332,12 +356,34 @@ def held_out_epsilon(member_scores: np.ndarray, non_member_scores: np.ndarray, s
         return 0.0
     bounds = _bounds(first["tp"], first["positives"] - first["tp"], first["fp"], first["negatives"] - first["fp"])
     bounds[~np.isfinite(bounds)] = -np.inf
+    if max_fpr is not None:
+        bounds[1] = -np.inf
+        bounds[0, first["fpr"] > max_fpr] = -np.inf
     direction, cut = np.unravel_index(int(np.argmax(bounds)), bounds.shape)
     threshold = first["thresholds"][cut]
     ms, ns = member_scores[~m_half], non_member_scores[~n_half]
     tp, fp = int((ms <= threshold).sum()), int((ns <= threshold).sum())
     held = _bounds(np.array([tp]), np.array([ms.size - tp]), np.array([fp]), np.array([ns.size - fp]))[direction, 0]
     return float(max(held, 0.0)) if np.isfinite(held) else 0.0
+
+
+def epsilon_ceiling(n_members: int, n_non_members: int) -> float:
+    """The largest bound :func:`held_out_epsilon` can return for these numbers of targets: every
+    held-out member called and no held-out non-member, ln(q_m / (1 - q_n)) with q = 0.025^(1 / n)
+    for the n targets of each held-out half (the Clopper-Pearson bounds at 0 and n of n). A release
+    that is not epsilon-DP for an epsilon above it cannot be shown so at these sizes."""
+    m, n = n_members - n_members // 2, n_non_members - n_non_members // 2
+    if m < 1 or n < 1:
+        return 0.0
+    return float(np.log(0.025 ** (1 / m) / (1 - 0.025 ** (1 / n))))
+
+
+def tpr_at_fpr(member_scores: np.ndarray, non_member_scores: np.ndarray, fpr: float) -> float:
+    """The largest true-positive rate among the thresholds whose false-positive rate is at most
+    ``fpr`` (members called at score <= threshold; tied scores are called together, never split):
+    Carlini et al.'s measure of an attack on the most exposed records (S&P 2022, §III-B)."""
+    r = roc(member_scores, non_member_scores)
+    return float(r["tpr"][r["fpr"] <= fpr].max())
 
 
 def _bounds(tp, fn, fp, tn) -> np.ndarray:

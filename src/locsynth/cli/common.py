@@ -280,8 +280,9 @@ def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:
 
 def typer_params(options, skip=()) -> list:
     """Click parameters, as typer makes them, for declared options (``metrics.groups.Option``):
-    a bool as ``--name/--no-name``, a number as a number, anything with a check or choices as text
-    (the declaration parses it), each with its help and default."""
+    a bool as ``--name/--no-name``, a number without a check as a number, anything with a check or
+    choices as text (the declaration parses it: a sample size takes 'none'), each with its help and
+    default."""
     import inspect
 
     params = []
@@ -294,11 +295,13 @@ def typer_params(options, skip=()) -> list:
         elif opt.choices is not None:
             info = typer.Option(str(opt.default), opt.flag, help=opt.help, metavar="|".join(map(str, opt.choices)))
             annotation = str
-        elif kind in (int, float):
+        elif kind in (int, float) and opt.check is None:
             info, annotation = typer.Option(opt.default, opt.flag, help=opt.help), kind
         else:
+            # an option with its own parser gets the text as typed: a sample size also takes 'none'
+            metavar = {int: "<int>", float: "<float>"}.get(kind, "VALUE")
             info = typer.Option(None if opt.default is None else str(opt.default), opt.flag, help=opt.help,
-                                metavar="VALUE")
+                                metavar=metavar)
             annotation = Optional[str]
         params.append(inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
 

@@ -34,6 +34,7 @@ BUILT_IN = {
     "reid": "locsynth.attacks.groups:REIDENTIFICATION",
     "mia": "locsynth.attacks.groups:MEMBERSHIP",
     "distance_mia": "locsynth.attacks.distance_mia:GROUP",
+    "copies": "locsynth.attacks.copies:GROUP",
     "sniffing": "locsynth.attacks.sniffing:GROUP",
     "bayesian": "locsynth.attacks.bayesian:GROUP",
     "outliers": "locsynth.attacks.outliers:GROUP",

@@ -199,7 +199,9 @@ def render_html(report, title: str | None = None) -> str:
     return _TEMPLATE.render(
         title=title or (f"locsynth evaluation report: {meta['method']}" if meta.get("method")
                         else "locsynth evaluation report"), version=__version__,
-        compared=_compared(meta), counts=_counts(meta), summary=summary_sentences(metrics, trips),
+        compared=_compared(meta), counts=_counts(meta),
+        summary=summary_sentences(metrics, trips, _claimed(meta),
+                                  (details.get("distance_mia") or {}).get("epsilon_ceiling")),
         trips=_trip_tables(trips, meta.get("skipped")) if trips else None, skipped=_skipped(meta.get("skipped")),
         utility=utility, privacy=privacy, others=others, privacy_notes=_privacy_notes(metrics, meta),
         figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
@@ -212,6 +214,16 @@ def _standard(meta: dict) -> dict | None:
     """The standard suite's flavour and what it is, when the report has the suite and names one."""
     flavour = (meta.get("standard") or {}).get("flavour")
     return None if flavour is None else {"name": flavour, "description": flavour_description(flavour)}
+
+
+def _claimed(meta: dict) -> float | None:
+    """The epsilon per person the set's ledger claims; None without a DP claim."""
+    from ...privacy.ledger import Ledger
+
+    if "ledger" not in meta:
+        return None
+    ledger = Ledger.from_dict(meta["ledger"])
+    return ledger.person().get("epsilon") if ledger.claims_dp else None
 
 
 def _ledger(meta: dict) -> dict | None:
@@ -331,11 +343,13 @@ def uninformative(metrics: dict) -> list[str]:
     return out
 
 
-def summary_sentences(metrics: dict, trips: dict | None = None) -> list[str]:
+def summary_sentences(metrics: dict, trips: dict | None = None, claimed: float | None = None,
+                      ceiling: float | None = None) -> list[str]:
     """The privacy-utility summary: how much of the training utility is kept, and what attacks achieve
-    (for trips, given ``meta['trips']``: :func:`trip_summary`)."""
+    (for trips, given ``meta['trips']``: :func:`trip_summary`, with the ``claimed`` epsilon and the
+    distance MIA bound's ``ceiling``)."""
     if trips:
-        return trip_summary(metrics, distance=trips.get("jsd") == "distance")
+        return trip_summary(metrics, distance=trips.get("jsd") == "distance", claimed=claimed, ceiling=ceiling)
     out = []
     shares = []
     blind = uninformative(metrics)
@@ -387,9 +401,10 @@ def summary_sentences(metrics: dict, trips: dict | None = None) -> list[str]:
     return out
 
 
-def trip_summary(metrics: dict, distance: bool = False) -> list[str]:
+def trip_summary(metrics: dict, distance: bool = False, claimed: float | None = None,
+                 ceiling: float | None = None) -> list[str]:
     """Paper 004 §8.4's three metrics in words, against the training trips released as they are
-    (``distance``: the length JSD is the JS distance)."""
+    (``distance``: the length JSD is the JS distance), then :func:`trip_privacy`."""
     def pair(key, fmt):
         m = metrics.get(key) or {}
         s, t = m.get("synthetic"), m.get("training")
@@ -410,12 +425,14 @@ def trip_summary(metrics: dict, distance: bool = False) -> list[str]:
     if top:
         parts.append(f"{top} of the real top-10 route segments are among the synthetic top 10")
     out = ["Utility: " + "; ".join(parts) + "." if parts else "Utility: no trip metric could be computed."]
-    out.append(trip_privacy(metrics))
+    out.append(trip_privacy(metrics, claimed, ceiling))
     return out
 
 
-def trip_privacy(metrics: dict) -> str:
-    """The attacks on trajectories (attacks/distance_mia.py, sniffing.py, bayesian.py, outliers.py) in words."""
+def trip_privacy(metrics: dict, claimed: float | None = None, ceiling: float | None = None) -> str:
+    """The attacks on trajectories (attacks/distance_mia.py, copies.py, sniffing.py, bayesian.py,
+    outliers.py) in words; the distance MIA's bound beside the release's ``claimed`` epsilon per
+    person (None: no claim) and the bound's ``ceiling`` at its numbers of targets."""
     def value(key, which="synthetic"):
         v = (metrics.get(key) or {}).get(which)
         return v if _finite(v) else None
@@ -426,9 +443,20 @@ def trip_privacy(metrics: dict) -> str:
         train = value("dmia_advantage", "training")
         parts.append(f"membership inference by trajectory distance reaches an advantage of {adv:.3f}"
                      + (f" ({train:.3f} on the training trips; 0 is guessing)" if train is not None else ""))
+        tpr = value("dmia_tpr_at_fpr_0001")
+        if tpr is not None:
+            parts.append(f"it calls {_pct(tpr)} of the members while calling 0.1% of the non-members (0.1% is guessing)")
         eps = value("dmia_epsilon_lower_bound")
-        if eps:
-            parts.append(f"at 95% confidence it shows the release is not {eps:.2f}-differentially private or better")
+        if eps is not None:
+            parts.append(_bound_sentence(eps, claimed, ceiling))
+    p = value("copy_p_value")
+    if p is not None:
+        score = value("copy_score")
+        parts.append(("the copy check flags the release: its synthetic trips lie nearer training trips than hold-out "
+                      "trips of equal number far more often than chance" if p < 0.01 else
+                      "the copy check finds no more synthetic trips near training trips than near hold-out trips "
+                      "of equal number than chance allows") + f" (p = {p:.2g}"
+                     + (f", score {score:+.3f}; 0 is no copying)" if score is not None else ")"))
     for key, what in (("sniff_advantage", "a sniffed part reconstructs"), ("outlier_advantage", "outlier leakage")):
         v = value(key)
         if v is not None:
@@ -439,6 +467,22 @@ def trip_privacy(metrics: dict) -> str:
     if not parts:
         return "Privacy: no attack was run on these trips; see the guarantees below."
     return "Privacy: " + "; ".join(parts) + "."
+
+
+def _bound_sentence(eps: float, claimed: float | None, ceiling: float | None) -> str:
+    """The distance MIA's epsilon lower bound against the claimed epsilon, with its caveat (the
+    targets are trials against one release, not one fit per trial) and its ceiling."""
+    most = f"; at these numbers of targets no bound can exceed {ceiling:.1f}" if ceiling else ""
+    if eps <= 0:
+        return f"it gives no significant evidence of leakage at low false-positive rates (epsilon lower bound 0{most})"
+    text = f"its empirical epsilon lower bound is {eps:.2f} at 95% confidence{most}"
+    if claimed is None:
+        return text + " (the release claims no epsilon to compare with)"
+    if eps > claimed:
+        return (text + f", above the release's claimed epsilon of {claimed:.3g} per person: evidence against the "
+                "claim, with a caveat, since the targets are trials against this one release, where the DP game "
+                "draws a new release per trial")
+    return text + f", within the release's claimed epsilon of {claimed:.3g} per person"
 
 
 def _trip_tables(trips: dict, skipped: list | None) -> dict:

@@ -30,8 +30,9 @@ from .labels import (attack_keys, flavour_description, format_metric, higher_is_
 #: the real share)
 SEED_METRICS = ("tp_tv", "vf_tv", "trip_length_jsd", "trip_sd_emd_m",
                 "trip_start_hour_jsd", "trip_duration_jsd", "trip_speed_jsd")
-#: the built-in attacks' metrics shown, the first on the frontier's x axis when present (every method has MIA)
-ATTACKS = ("mia_advantage", "reid_rate")
+#: the built-in attacks' metrics shown, the first on the frontier's x axis when present (every method has MIA);
+#: on trips, the distance MIA's TPR at 0.1% FPR besides its advantage (issue 48: the most exposed people)
+ATTACKS = ("mia_advantage", "reid_rate", "dmia_advantage", "dmia_tpr_at_fpr_0001")
 
 
 def _standard_keys() -> list[str]:

@@ -1,0 +1,252 @@
+"""Copies and near-copies of training trajectories in a release, calibrated on hold-out data of
+equal size (issue 48): the distance-to-closest-record check of synthetic-data libraries (SDMetrics'
+DCR overfitting protection, synthcity's DCR), which compares each synthetic record's nearest
+training record with its nearest hold-out record, with a p-value.
+
+The training set is split at random into k = round(n_train / n_test) parts of m = min(n_test,
+n_train // k) trajectories, and m test trajectories are drawn: k + 1 real sets of equal size, the
+hold-out H last (the 200 cabs: k = 4, m = 18,116). Every training trajectory is in one part, so a
+copied one is found whichever it is (subsampling the training set to the hold-out's size would
+lose k - 1 of k copies).
+
+The distance is the copy distance: between two trajectories of the same shape (the same number of
+points, each at the same offset from the first point, to the metre), how far apart their first
+points are; between trajectories of different shapes, infinite. A verbatim copy is at 0 from its
+original, a copy moved by one cell at one cell's width (500 m on the cabs' cells), whichever way;
+a trip jittered point by point, cut or resampled is not a copy in this sense (the distance MIA's
+Frechet distance sees those, docs/attacks.md). Exact on shapes (hashed, then compared point by
+point), so it costs one pass over the sets, not a nearest-neighbour search.
+
+For each distinct synthetic walk y (a walk released many times counts once), with d_j(y) its copy
+distance to the nearest trajectory of set j (the public box's diagonal D where set j holds no
+trajectory of its shape):
+
+    d_(1) <= d_(2): the two smallest of d_0 .. d_k,   w(y) = ln((d_(2) + h) / (d_(1) + h)),  h = 1 m,
+
+and the winner, the set at d_(1) when it is alone there (w > 0; a tie gives w = 0, no evidence:
+a common shape is in every set, nearby). An exact copy of a trip whose shape no other set holds
+has w = ln(D + 1), about 10 on the cabs; moved one cell, ln((D + 1) / 501); a realistic
+synthetic trip whose shape is common, w near 0.
+
+Null: a release that does not depend on which real trajectories were trained on. The k + 1 sets are
+then exchangeable (the split and the parts are random draws of equal size), so given the distances
+the winner is each set with probability 1 / (k + 1), whatever w is. A real trajectory that is the
+winner's nearest for several walks counts once, with its largest w (its set decides them all, so
+they are one piece of evidence; copies of different trips are several). The statistic
+
+    T = sum over y of w(y) [winner(y) = H],   E T = W / (k + 1),   Var T = sum w^2 k / (k + 1)^2,
+
+with W = sum w, is below its mean when the training parts win more often than chance where it
+matters (large w). Reported: the one-sided p-value of z = (T - E T) / sd T (normal approximation;
+the winning real trajectories are treated as independent, as a random split makes them), and the
+score 1 - (k + 1) T / W: 0 when the hold-out wins its fair share, 1 when it never wins (every
+copy-like walk is a training trip's), negative when the hold-out wins more (a release built from
+the test set). A release is flagged at p < ``ALPHA``.
+
+A DP release does depend on its training data, within its epsilon; the test is of the whole
+release, so a large honest release could in principle be flagged for what DP allows. The false
+alarm rate on honest releases is measured in docs/attacks.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from ..metrics.groups import GroupResult, Metric, MetricGroup, row
+from .trip_geometry import Trajectories, applies, diagonal, distinct, public_box, real_sets, released
+
+#: metres added to both distances of w, so that two exact copies read as a tie (w = 0)
+H_M = 1.0
+#: the p-value below which a release is flagged as holding copies
+ALPHA = 0.01
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The k training parts and the hold-out, as row numbers of the training and test sets."""
+
+    parts: tuple[np.ndarray, ...]
+    hold_out: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.hold_out.size)
+
+
+@dataclass(frozen=True)
+class CopyCheck:
+    """The check of one release (module docstring)."""
+
+    p_value: float
+    score: float
+    z: float
+    walks: int                   # distinct synthetic walks
+    decided: int                 # of them with a set alone at the smallest distance (w > 0)
+    training_wins: int
+    hold_out_wins: int
+    parts: int                   # k
+    set_size: int                # m
+
+    @property
+    def flagged(self) -> bool:
+        return self.p_value < ALPHA
+
+
+def calibration(n_train: int, n_test: int, seed: int) -> Calibration:
+    """k = round(n_train / n_test) parts of the training rows and a hold-out of the test rows, all of
+    m = min(n_test, n_train // k) rows, seeded (module docstring)."""
+    k = max(1, int(round(n_train / n_test)))
+    m = min(n_test, n_train // k)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(48, 1)))
+    order = rng.permutation(n_train)
+    parts = tuple(np.sort(order[i * m:(i + 1) * m]) for i in range(k))
+    return Calibration(parts, np.sort(rng.choice(n_test, m, replace=False)))
+
+
+def set_distances(synthetic: Trajectories, train: Trajectories, test: Trajectories, cal: Calibration,
+                  far: float) -> tuple[np.ndarray, np.ndarray]:
+    """(distances, rows), both (walks, k + 1): each distinct synthetic walk's copy distance (module
+    docstring) to the nearest trajectory of each training part, then of the hold-out, and that
+    trajectory's row among the k + 1 sets one after another (-1 and ``far``, the public box's
+    diagonal, where the set holds no trajectory of the walk's shape)."""
+    rows, _ = distinct(synthetic)
+    walks = synthetic.subset(rows)
+    real = Trajectories.concat([train.subset(p) for p in cal.parts] + [test.subset(cal.hold_out)])
+    label = np.repeat(np.arange(len(cal.parts) + 1), cal.size)
+    wx, wy = _offsets(walks)
+    rx, ry = _offsets(real)
+    wh, rh = _shape_hashes(wx, wy, walks.offsets), _shape_hashes(rx, ry, real.offsets)
+    order = np.argsort(rh, kind="stable")
+    return _copy_distances(wx, wy, walks.offsets, wh, walks.x, walks.y, rx, ry, real.offsets, rh[order], order,
+                           real.x, real.y, label, len(cal.parts) + 1, float(far))
+
+
+def _offsets(t: Trajectories) -> tuple[np.ndarray, np.ndarray]:
+    """Every point's offset from its trajectory's first point, in whole metres (the shape)."""
+    first = np.repeat(t.offsets[:-1], t.lengths)
+    return np.round(t.x - t.x[first]).astype(np.int64), np.round(t.y - t.y[first]).astype(np.int64)
+
+
+@njit(cache=True)
+def _shape_hashes(dx, dy, offsets):
+    """FNV-1a over each trajectory's offsets and its length."""
+    n = offsets.size - 1
+    out = np.empty(n, np.uint64)
+    prime = np.uint64(1099511628211)
+    for i in range(n):
+        h = np.uint64(14695981039346656037) ^ np.uint64(offsets[i + 1] - offsets[i])
+        for k in range(offsets[i], offsets[i + 1]):
+            h = (h ^ np.uint64(dx[k] & 0xFFFFFFFF)) * prime
+            h = (h ^ np.uint64(dy[k] & 0xFFFFFFFF)) * prime
+        out[i] = h
+    return out
+
+
+@njit(cache=True)
+def _same_shape(ax, ay, aoff, i, bx, by, boff, j):
+    if aoff[i + 1] - aoff[i] != boff[j + 1] - boff[j]:
+        return False
+    for k in range(aoff[i + 1] - aoff[i]):
+        if ax[aoff[i] + k] != bx[boff[j] + k] or ay[aoff[i] + k] != by[boff[j] + k]:
+            return False
+    return True
+
+
+@njit(cache=True, parallel=True)
+def _copy_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted, order, rpx, rpy, label, sets, far):
+    n = woff.size - 1
+    out = np.full((n, sets), far)
+    row = np.full((n, sets), -1, np.int64)
+    for i in prange(n):
+        lo = np.searchsorted(rh_sorted, wh[i])
+        hi = np.searchsorted(rh_sorted, wh[i], side="right")
+        for a in range(lo, hi):
+            j = order[a]
+            if _same_shape(wx, wy, woff, i, rx, ry, roff, j):
+                d = np.hypot(wpx[woff[i]] - rpx[roff[j]], wpy[woff[i]] - rpy[roff[j]])
+                if d < out[i, label[j]] or (d == out[i, label[j]] and j < row[i, label[j]]):
+                    out[i, label[j]], row[i, label[j]] = d, j
+    return out, row
+
+
+def copy_check(distances: np.ndarray, rows: np.ndarray | None = None) -> CopyCheck:
+    """The test of the module docstring on the (walks, k + 1) distances of :func:`set_distances`.
+    With ``rows`` (the nearest real trajectory of each set), a real trajectory that wins for several
+    walks counts once, with its largest w: walks near one real trip are not independent evidence
+    (its set decides them all), while copies of different trips are."""
+    n, sets = distances.shape
+    k = sets - 1
+    if n == 0 or k < 1:
+        return CopyCheck(1.0, 0.0, 0.0, n, 0, 0, 0, k, 0)
+    two = np.sort(distances, axis=1)[:, :2]
+    with np.errstate(invalid="ignore"):
+        w = np.log((two[:, 1] + H_M) / (two[:, 0] + H_M))
+    w[~np.isfinite(w)] = 0.0                                # no nearest at all (an empty set): no evidence
+    winner = np.argmin(distances, axis=1)
+    if rows is not None:
+        w = _once_per_record(w, rows[np.arange(n), winner])
+    held = (winner == k) & (w > 0)
+    total, observed = float(w.sum()), float(w[held].sum())
+    expected, sd = total / sets, float(np.sqrt((w ** 2).sum() * k)) / sets
+    z = (observed - expected) / sd if sd > 0 else 0.0
+    decided = int((w > 0).sum())
+    # the standard normal's distribution function, without importing scipy.stats (0.6 s) for it
+    return CopyCheck(0.5 * math.erfc(-z / math.sqrt(2)) if sd > 0 else 1.0, 1.0 - sets * observed / total if total > 0 else 0.0,
+                     float(z), n, decided, decided - int(held.sum()), int(held.sum()), k, 0)
+
+
+def _once_per_record(w: np.ndarray, record: np.ndarray) -> np.ndarray:
+    """w with every real record's walks but its one of largest w (the first of equals) set to 0."""
+    out = np.zeros_like(w)
+    live = np.flatnonzero((w > 0) & (record >= 0))
+    order = live[np.lexsort((live, -w[live], record[live]))]
+    first = order[np.r_[True, record[order][1:] != record[order][:-1]]] if order.size else order
+    out[first] = w[first]
+    return out
+
+
+def check_release(synthetic: Trajectories, train: Trajectories, test: Trajectories, far: float,
+                  seed: int = 0) -> CopyCheck:
+    """:func:`copy_check` of ``synthetic`` against the seeded :func:`calibration` of the real sets;
+    ``far``: the copy distance where a set holds no trajectory of a walk's shape (the public box's
+    diagonal)."""
+    from dataclasses import replace
+
+    cal = calibration(len(train), len(test), seed)
+    return replace(copy_check(*set_distances(synthetic, train, test, cal, far)), set_size=cal.size)
+
+
+# -- the metric group ---------------------------------------------------------------------------------------
+
+def _compute(ctx) -> GroupResult:
+    seed = ctx.option("seed", 0)
+    train, test = real_sets(ctx)
+    far = diagonal(public_box(ctx.train.space))
+    result = check_release(released(ctx), train, test, far, seed)
+    base = ctx.reference(("copies", seed), lambda: check_release(train, train, test, far, seed))
+    metrics = {"copy_score": row(result.score, base.score, 0.0),
+               "copy_p_value": row(result.p_value, base.p_value, None)}
+    details = {"p_value": result.p_value, "score": result.score, "z": result.z, "flagged": result.flagged,
+               "alpha": ALPHA, "walks": result.walks, "decided": result.decided,
+               "training_wins": result.training_wins, "hold_out_wins": result.hold_out_wins,
+               "parts": result.parts, "set_size": result.set_size}
+    return GroupResult(metrics, {"copies": details},
+                       {"attack_samples": {"copies": {"walks": result.walks, "parts": result.parts,
+                                                      "set_size": result.set_size}}})
+
+
+GROUP = MetricGroup(
+    "copies",
+    (Metric("copy_score", "Copy check score", "copies of training trajectories, verbatim or moved: how much less "
+            "often than chance a hold-out trajectory is the nearest real one of a synthetic walk's shape, weighted by "
+            "how much nearer than the other sets (k training parts and a hold-out of equal size): 0 for a release "
+            "independent of its training trips, 1 when every copy-like walk is a training trip's, negative when the "
+            "release holds test trips", range=(None, 1.0), short="copies"),
+     Metric("copy_p_value", "Copy check p-value", "one-sided p-value of the same check (flagged below 0.01): how "
+            "likely a release independent of which trips were trained on scores as high or higher", range=(0.0, 1.0),
+            goal="higher", short="copies p")),
+    _compute, applies("copies"), step="copies of training trajectories", kind="attack")
