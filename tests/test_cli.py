@@ -291,4 +291,4 @@ def test_the_attacks_sample_sizes_take_none_as_their_help_says(tmp_path):
     assert {"dmia_tpr_at_fpr_0001", "copy_p_value", "sniff_advantage", "outlier_advantage"} <= set(metrics)
     assert run(*args, "--out", tmp_path / "ev2", "--dmia-targets", "5").exit_code == 0
     res = run(*args, "--out", tmp_path / "ev3", "--dmia-targets", "many")
-    assert res.exit_code == 2 and "dmia_targets must be a whole number >= 1, got 'many'" in res.output
+    assert res.exit_code == 1 and "dmia_targets must be a whole number >= 1, got 'many'" in res.output

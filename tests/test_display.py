@@ -1,4 +1,4 @@
-"""What a notebook shows (locsynth/display.py): short reprs instead of dataclass dumps, HTML tables
+"""What a notebook shows (locsynth/core/display.py): short reprs instead of dataclass dumps, HTML tables
 that state the sizes, space, time axis and ledger, and a report as a DataFrame."""
 
 import numpy as np

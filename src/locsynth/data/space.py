@@ -77,12 +77,12 @@ class Space:
         return {"kind": self.kind}
 
     def __repr__(self) -> str:
-        from ..display import space_rows
+        from ..core.display import space_rows
 
         return f"{type(self).__name__}({'; '.join(str(v) for _, v in space_rows(self))})"
 
     def _repr_html_(self) -> str:
-        from ..display import space_rows, table
+        from ..core.display import space_rows, table
 
         return table(type(self).__name__, space_rows(self))
 

@@ -267,19 +267,19 @@ class TraceSet:
         return self.user[i].astype(np.int64), self.loc[i].astype(np.int64), self.loc[i + 1].astype(np.int64)
 
     def __repr__(self) -> str:
-        from ..display import traceset_repr
+        from ..core.display import traceset_repr
 
         return traceset_repr(self)
 
     def _repr_html_(self) -> str:
-        from ..display import table, traceset_rows
+        from ..core.display import table, traceset_rows
 
         return table("TraceSet", traceset_rows(self))
 
     def plot(self, n: int = 100, ax=None, seed: int = 0, density: bool = True):
         """A map of the set on matplotlib: visits per location faintly, ``n`` random traces as lines
-        (locsynth/display.py); returns the Axes. ``to_geodataframe().explore()`` gives a web map."""
-        from ..display import plot_traces
+        (locsynth/core/display.py); returns the Axes. ``to_geodataframe().explore()`` gives a web map."""
+        from ..core.display import plot_traces
 
         return plot_traces(self, n, ax, seed, density)
 

@@ -56,7 +56,7 @@ class Report:
     def to_frame(self):
         """The metrics as a pandas DataFrame: a row per metric, a column per compared set
         (``synthetic``, ``training``, ``uniform`` where they apply)."""
-        from ..display import report_frame
+        from ..core.display import report_frame
 
         return report_frame(self)
 
@@ -65,7 +65,7 @@ class Report:
         return f"Report({len(self.metrics)} metrics{f' of {method}' if method else ''}; .to_frame() shows them)"
 
     def _repr_html_(self) -> str:
-        from ..display import report_html
+        from ..core.display import report_html
 
         return report_html(self)
 

@@ -171,7 +171,7 @@ class _Params:
         return f"{type(self).__name__}({args})"
 
     def _repr_html_(self) -> str:
-        from ..display import model_rows, table
+        from ..core.display import model_rows, table
 
         return table(f"{type(self).__name__} ({getattr(self, 'name', '')})", model_rows(self))
 
