@@ -103,3 +103,24 @@ def test_no_raw_sphinx_role_on_the_site_and_every_method_says_what_it_is(site):
         if not registry.method(name).missing():
             first = (inspect.getdoc(registry.get(name)) or "").splitlines()[0]
             assert not re.fullmatch(r"\w+ \(module docstring\)\.", first), name
+
+
+def test_every_public_name_the_guide_and_the_notebook_use_is_in_the_api_reference(site):
+    """locsynth.NAME (a class or function) and every TraceSet method the API guide or the notebook
+    calls has its entry on the API reference page."""
+    import inspect
+
+    import locsynth
+    from locsynth import TraceSet
+
+    ids = set(re.findall(r'id="(locsynth[\w.]*)"', (site / "api_reference.html").read_text()))
+    text = (ROOT / "docs" / "api.md").read_text() + (ROOT / "examples" / "dataframes.ipynb").read_text()
+    wanted = set()
+    for name in set(re.findall(r"locsynth\.([A-Za-z_]\w*)\b", text)):
+        obj = getattr(locsynth, name, None)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            wanted.add(f"{obj.__module__}.{obj.__qualname__}")
+    for name in set(re.findall(r"\.([a-z_]\w*)\(", text)):
+        if not name.startswith("_") and callable(getattr(TraceSet, name, None)):
+            wanted.add(f"locsynth.data.traces.TraceSet.{name}")
+    assert len(wanted) >= 8 and wanted - ids == set()
