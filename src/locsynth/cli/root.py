@@ -14,6 +14,26 @@ import sys
 import typer
 from typer.core import TyperGroup
 
+def _click_habits() -> None:
+    """typer 0.29 writes a flag's type as ``<bool>`` and a required argument as ``{name}`` in the usage
+    line; click's tools, and this command's docs, write no type for a flag and NAME for an argument.
+    A typer without these hooks is left as it is."""
+    from typer import core
+
+    option, argument = getattr(core, "TyperOption", None), getattr(core, "TyperArgument", None)
+    if option is not None and hasattr(option, "display_type_rich"):
+        shown = option.display_type_rich
+        option.display_type_rich = lambda self, ctx: None if getattr(self, "is_flag", False) else shown(self, ctx)
+    if argument is not None and hasattr(argument, "_usage_display_name"):
+        def usage(self) -> str:
+            name = self.display_name_raw.upper() if self.metavar is None else self.display_name_raw
+            name = name if self.required else f"[{name}]"
+            return name + ("..." if self.nargs != 1 else "")
+        argument._usage_display_name = usage
+
+
+_click_habits()
+
 #: the commands as ``locsynth --help`` lists them, in the order of the data path
 COMMANDS = ("prepare", "info", "export", "simulate", "methods", "fit", "sample", "pdtest", "anonymize", "evaluate",
             "release", "compare", "lbs", "benchmark", "demo", "contest")
