@@ -57,7 +57,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, row
-from .trip_geometry import Trajectories, applies, diagonal, distinct, public_box, real_sets, released
+from .trip_geometry import Trajectories, _hashes, applies, diagonal, distinct, public_box, real_sets, released
 
 #: metres added to both distances of w, so that two exact copies read as a tie (w = 0)
 H_M = 1.0
@@ -119,7 +119,9 @@ def set_distances(synthetic: Trajectories, train: Trajectories, test: Trajectori
     label = np.repeat(np.arange(len(cal.parts) + 1), cal.size)
     wx, wy = _offsets(walks)
     rx, ry = _offsets(real)
-    wh, rh = _shape_hashes(wx, wy, walks.offsets), _shape_hashes(rx, ry, real.offsets)
+    # a shape's hash: trip_geometry's FNV-1a over the offsets' bits
+    wh = _hashes(wx.view(np.uint64), wy.view(np.uint64), walks.offsets)
+    rh = _hashes(rx.view(np.uint64), ry.view(np.uint64), real.offsets)
     order = np.argsort(rh, kind="stable")
     return _copy_distances(wx, wy, walks.offsets, wh, walks.x, walks.y, rx, ry, real.offsets, rh[order], order,
                            real.x, real.y, label, len(cal.parts) + 1, float(far))
@@ -129,21 +131,6 @@ def _offsets(t: Trajectories) -> tuple[np.ndarray, np.ndarray]:
     """Every point's offset from its trajectory's first point, in whole metres (the shape)."""
     first = np.repeat(t.offsets[:-1], t.lengths)
     return np.round(t.x - t.x[first]).astype(np.int64), np.round(t.y - t.y[first]).astype(np.int64)
-
-
-@njit(cache=True)
-def _shape_hashes(dx, dy, offsets):
-    """FNV-1a over each trajectory's offsets and its length."""
-    n = offsets.size - 1
-    out = np.empty(n, np.uint64)
-    prime = np.uint64(1099511628211)
-    for i in range(n):
-        h = np.uint64(14695981039346656037) ^ np.uint64(offsets[i + 1] - offsets[i])
-        for k in range(offsets[i], offsets[i + 1]):
-            h = (h ^ np.uint64(dx[k] & 0xFFFFFFFF)) * prime
-            h = (h ^ np.uint64(dy[k] & 0xFFFFFFFF)) * prime
-        out[i] = h
-    return out
 
 
 @njit(cache=True)

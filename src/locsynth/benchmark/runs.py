@@ -37,6 +37,7 @@ not seeded.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -295,45 +296,37 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
                             keep_references)
 
 
+@contextlib.contextmanager
 def folder_lock(out: Path):
     """Hold ``out/.lock`` (this process's id) while a benchmark writes to ``out``: a second
     benchmark on the same folder is refused in one error instead of running every job again; a
     lock left by a process that no longer runs is taken over."""
-    import contextlib
-    import os
-
-    @contextlib.contextmanager
-    def held():
-        out.mkdir(parents=True, exist_ok=True)
-        lock = out / ".lock"
-        for _ in range(2):
-            try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-                break
-            except FileExistsError:
-                try:
-                    pid = int(lock.read_text().strip() or 0)
-                except (OSError, ValueError):
-                    pid = 0
-                if pid and pid != os.getpid() and _alive(pid):
-                    raise InputError(f"another locsynth benchmark (process {pid}) is writing to {out}: wait for it "
-                                     f"to finish (rerunning the same line then resumes) or use another folder") from None
-                lock.unlink(missing_ok=True)
-        else:
-            raise InputError(f"cannot take the lock {lock}")
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
+    out.mkdir(parents=True, exist_ok=True)
+    lock = out / ".lock"
+    for _ in range(2):
         try:
-            yield
-        finally:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            try:
+                pid = int(lock.read_text().strip() or 0)
+            except (OSError, ValueError):
+                pid = 0
+            if pid and pid != os.getpid() and _alive(pid):
+                raise InputError(f"another locsynth benchmark (process {pid}) is writing to {out}: wait for it "
+                                 f"to finish (rerunning the same line then resumes) or use another folder") from None
             lock.unlink(missing_ok=True)
-
-    return held()
+    else:
+        raise InputError(f"cannot take the lock {lock}")
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
-    import os
-
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -178,14 +178,15 @@ def counts(train: TraceSet) -> tuple[np.ndarray, np.ndarray, int, int]:
     """The exact histograms (starts, speeds by path length), the day kinds and the period of ``train``: what the
     noise is added to. Each trace adds 1 to ``starts`` and, when it goes somewhere, 1 to ``speeds``."""
     kinds, period = day_kinds(train)
-    starts = held(start_bins(train, kinds, period), kinds * HOURS)
-    speeds = held(speed_cells(train), (LENGTH_EDGES.size - 1) * (SPEED_EDGES.size - 1))
+    starts = held(start_bins(train, kinds, period), kinds * HOURS).astype(np.float64)
+    speeds = held(speed_cells(train), (LENGTH_EDGES.size - 1) * (SPEED_EDGES.size - 1)).astype(np.float64)
     return starts, speeds.reshape(LENGTH_EDGES.size - 1, SPEED_EDGES.size - 1), kinds, period
 
 
 def held(values: np.ndarray, d: int) -> np.ndarray:
-    """How many traces hold each value 0 .. d - 1 (-1 counts nowhere), as floats."""
-    return np.bincount(values[values >= 0], minlength=d).astype(np.float64)
+    """How many traces (or reports) hold each value 0 .. d - 1 (-1, no value, counts nowhere)."""
+    v = np.asarray(values, np.int64).ravel()
+    return np.bincount(v[v >= 0], minlength=int(d))
 
 
 def length_row(metres: np.ndarray) -> np.ndarray:

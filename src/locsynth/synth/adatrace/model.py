@@ -181,7 +181,6 @@ class AdaTrace(Synthesizer):
         sizes = synopsis.level2_sizes(dens, size, eps, "adaptive" if paper else "authors")
         # the states: the level-2 cells (the paper's synopsis) or the level-1 cells (the authors' code)
         self.grid_ = TwoLevelGrid(box, k, sizes if paper else np.ones_like(sizes))
-        self.level2_ = sizes
         # step 4: states; step 5: the Markov model
         seq, seq_offsets = markov.states(self.grid_, x, y, offsets)
         self.indptr_, self.indices_ = self.grid_.neighbours()

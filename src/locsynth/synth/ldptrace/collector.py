@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
+from ...privacy import oue
+from ..trip_times import held
 from .user import DIRECTIONS, valid_moves
 
 #: the authors' smoothing of a row's sum when normalizing (main.py, generate_markov_matrix)
@@ -154,3 +156,11 @@ def matrix(start: np.ndarray, rows: np.ndarray, grid_size: int) -> np.ndarray:
     out[:n2, n2] = rows[:, 8]
     out[n2, :n2] = start
     return out
+
+
+def estimated(values: np.ndarray, d: int, epsilon: float) -> np.ndarray:
+    """OUE's estimates of how many of the reports (one per entry of ``values``, -1 no value) hold
+    each value 0 .. d - 1, from the tally drawn in law (privacy/oue.tally); zeros without reports."""
+    if np.asarray(values).size == 0:
+        return np.zeros(int(d))
+    return oue.estimate(oue.tally(held(values, d), values.size, epsilon), values.size, epsilon)

@@ -82,7 +82,7 @@ from ..privtrace import markov
 from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
 from .. import trip_times
 from . import collector, times, user
-from ..min_cells import complete
+from ..min_cells import complete, location_of
 
 #: the authors' end damping: the end's weight times min(1, END_BASE + END_STEP (k - 1)) for a walk of k cells
 END_BASE, END_STEP = 0.3, 0.2
@@ -151,7 +151,7 @@ class LDPTrace(Synthesizer):
         users, d_len = offsets.size - 1, user.length_domain(n)
         eps_length, _ = user.budgets(eps, self.length_share)
         length = user.values(cells, offsets, n, 1).length
-        ones = oue.tally(held(length, d_len), users, eps_length)
+        ones = oue.tally(collector.held(length, d_len), users, eps_length)
         oue.record(self.ledger_, eps_length, domain=f"the lengths 1 .. {d_len}",
                    saw=f"each trajectory's length in cells of the {n} x {n} grid, clipped at {d_len}: one report")
         estimate = oue.estimate(ones, users, eps_length)
@@ -182,7 +182,7 @@ class LDPTrace(Synthesizer):
         v = user.values(cells, offsets, n, L)
         slot = user.slots(users, L, np.random.default_rng(np.random.SeedSequence(int(self.seed), spawn_key=(SLOTS,))))
         values, domain, share = user.chosen(v, slot, n), user.domains(n), user.kinds(L)
-        est = {kind: collector.scaled(estimated(values[kind], domain[kind], each), share[kind],
+        est = {kind: collector.scaled(collector.estimated(values[kind], domain[kind], each), share[kind],
                                       values[kind].size, users) for kind in values}
         valid = user.valid_moves(n)
         oue.record(self.ledger_, each, domain=f"the {n * n} cells of the {n} x {n} grid and its "
@@ -247,20 +247,6 @@ class LDPTrace(Synthesizer):
         if self.rows_.shape != (n * n, 9) or self.start_.size != n * n or \
                 self.loc_indices_.max(initial=0) >= self.space_.n_locations:
             raise InputError("the saved LDPTrace arrays do not match its grid or space")
-
-
-def estimated(values: np.ndarray, d: int, epsilon: float) -> np.ndarray:
-    """OUE's estimates of how many of the reports (one per entry of ``values``, -1 no value) hold
-    each value 0 .. d - 1, from the tally drawn in law (privacy/oue.tally); zeros without reports."""
-    if np.asarray(values).size == 0:
-        return np.zeros(int(d))
-    return oue.estimate(oue.tally(held(values, d), values.size, epsilon), values.size, epsilon)
-
-
-def held(values: np.ndarray, d: int) -> np.ndarray:
-    """How many reports hold each value 0 .. d - 1 (-1, no value, counts nowhere)."""
-    v = np.asarray(values, np.int64).ravel()
-    return np.bincount(v[v >= 0], minlength=int(d))
 
 
 def second_locations(loc_indptr: np.ndarray, loc_indices: np.ndarray, xy) -> np.ndarray:
@@ -336,11 +322,8 @@ def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, second, m
     used = 0
     for q in range(m):
         k = _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, cells)
-        s = -1
         for i in range(k):
-            s = cells[i]
-            lo, hi = loc_indptr[s], loc_indptr[s + 1]
-            loc = loc_indices[lo + min(int(np.random.random() * (hi - lo)), hi - lo - 1)]
+            loc = location_of(loc_indptr, loc_indices, cells[i])
             if length[q] == 0 or out[used - 1] != loc:
                 out[used] = loc
                 used += 1

@@ -39,7 +39,7 @@ import numpy as np
 from ...data.traces import TraceSet
 from ...privacy import oue
 from .. import trip_times as tt
-from .collector import norm_sub
+from .collector import estimated, norm_sub
 
 #: harmonics of the day kept when smoothing the estimated hours of starts (periods 24, 12, 8 hours)
 HARMONICS = 3
@@ -89,22 +89,15 @@ def noise_sd(reports: int, epsilon: float) -> float:
     return float(np.sqrt(reports * q * (1 - q)) / (oue.P - q))
 
 
-def _estimated(values: np.ndarray, d: int, epsilon: float) -> np.ndarray:
-    """OUE's estimates of how many of the reports hold each of d values (every report is one of
-    ``values``; -1 reports no value, as a trip of one point reports no speed)."""
-    reports = int(values.size)
-    return oue.estimate(oue.tally(tt.held(values, d).astype(np.int64), reports, epsilon), reports, epsilon)
-
-
 def fit_local_times(train: TraceSet, starting: np.ndarray, speeding: np.ndarray, epsilon: float) -> tt.TripTimes:
     """The time model from the start reports of the trajectories ``starting`` and the speed reports
     of ``speeding`` (indices into ``train``), each one OUE report at ``epsilon`` (module docstring).
     The ledger entry is the caller's: these reports are one branch of LDPTrace's round 2."""
     _, period = tt.day_kinds(train)
     starts = tt.start_bins(train, KINDS, period)[starting]
-    est = _estimated(starts, KINDS * tt.HOURS, epsilon).reshape(KINDS, tt.HOURS)
+    est = estimated(starts, KINDS * tt.HOURS, epsilon).reshape(KINDS, tt.HOURS)
     floor = tt.KEEP_ABOVE * noise_sd(starts.size, epsilon) * np.sqrt(tt.HOURS)
     hours = np.vstack([smooth_hours(day) if day.sum() > floor else np.zeros(tt.HOURS) for day in est])
     speeds = coarse_speed_cells(tt.speed_cells(train)[speeding])
-    coarse = norm_sub(_estimated(speeds, (ROW_GROUPS.max() + 1) * ((tt.SPEED_EDGES.size - 1) // SPEED_PAIR), epsilon))
+    coarse = norm_sub(estimated(speeds, (ROW_GROUPS.max() + 1) * ((tt.SPEED_EDGES.size - 1) // SPEED_PAIR), epsilon))
     return tt.TripTimes(hours.ravel(), expand_speeds(coarse), KINDS, period)

@@ -51,7 +51,7 @@ from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from . import markov
-from ..min_cells import complete
+from ..min_cells import complete, location_of
 from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, public_box
 from ...core.validation import check_seed, check_share
 
@@ -292,9 +292,7 @@ def _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, 
     for k in range(n):
         m = _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level1, cap, buf, weights)
         for i in range(m):
-            s = buf[i]
-            lo, hi = loc_indptr[s], loc_indptr[s + 1]
-            loc = loc_indices[lo + min(int(np.random.random() * (hi - lo)), hi - lo - 1)]
+            loc = location_of(loc_indptr, loc_indices, buf[i])
             if length[k] == 0 or states[used - 1] != loc:   # two cells can share a nearest location
                 states[used] = loc
                 used += 1
