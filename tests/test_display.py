@@ -23,6 +23,18 @@ def test_a_traceset_a_space_and_a_model_show_what_they_are_not_their_arrays():
     assert repr(syn).endswith("made by tpm)") and "made by" in syn._repr_html_()
 
 
+def test_a_traceset_shows_a_small_map_of_its_visits():
+    import re
+
+    ts = check_data()
+    svg = ts._repr_html_().split("<svg", 1)[1]
+    visits = np.bincount(ts.loc[ts.loc >= 0], minlength=ts.space.n_locations)
+    opacity = [float(v) for v in re.findall(r"fill-opacity='([0-9.]+)'", svg)]
+    assert len(opacity) == np.count_nonzero(visits)
+    assert opacity[0] == 1.0 and min(opacity) >= 0.15  # the busiest location first, at full shade
+    assert opacity == sorted(opacity, reverse=True)
+
+
 def test_a_report_is_a_frame_of_its_metrics():
     ts = check_data()
     syn = locsynth.TPM(epsilon=1.0).fit(ts).sample(seed=1)

@@ -45,6 +45,35 @@ def traceset_rows(ts) -> list[tuple[str, object]]:
     return rows
 
 
+def mini_map(ts, size: int = 180, most: int = 3000) -> str:
+    """A small inline SVG map of ``ts``: a dot per visited location (its ``most`` busiest), darker
+    where visits are many (log scale), in longitude and latitude with the aspect of the place.
+    Plain SVG, so a notebook shows it with nothing fetched and no plotting library imported."""
+    if not ts.n_events or not ts.space.n_locations:
+        return ""
+    lat, lon = np.asarray(ts.space.lat, float), np.asarray(ts.space.lon, float)
+    visits = np.bincount(ts.loc[ts.loc >= 0], minlength=ts.space.n_locations)
+    seen = np.flatnonzero(visits)
+    seen = seen[np.argsort(-visits[seen], kind="stable")[:most]]
+    x_scale = np.cos(np.radians(np.median(lat[seen])))
+    x, y = lon[seen] * x_scale, lat[seen]
+    span = max(np.ptp(x), np.ptp(y), 1e-9)
+    px = 6 + (x - x.min() + (span - np.ptp(x)) / 2) / span * (size - 12)
+    py = size - 6 - (y - y.min() + (span - np.ptp(y)) / 2) / span * (size - 12)
+    shade = np.log1p(visits[seen]) / np.log1p(visits[seen].max())
+    dots = "".join(f"<circle cx='{a:.1f}' cy='{b:.1f}' r='1.6' fill-opacity='{0.15 + 0.85 * c:.2f}'/>"
+                   for a, b, c in zip(px, py, shade))
+    return (f"<svg width='{size}' height='{size}' viewBox='0 0 {size} {size}' role='img' "
+            f"aria-label='visits per location' style='border:1px solid #ccc'>"
+            f"<g fill='#1f77b4'>{dots}</g></svg>")
+
+
+def traceset_html(ts) -> str:
+    """The TraceSet's table beside its small map."""
+    return (f"<div style='display:flex;gap:1.5em;align-items:flex-start'>{table('TraceSet', traceset_rows(ts))}"
+            f"<div>{mini_map(ts)}<div style='font-size:smaller'>visits per location</div></div></div>")
+
+
 def traceset_repr(ts) -> str:
     made = f", made by {ts.info.get('synthesizer') or ts.info.get('source')}" if ts.synthetic else ""
     space = (f"grid {ts.space.rows}x{ts.space.cols}" if ts.space.kind == "grid"

@@ -272,9 +272,9 @@ class TraceSet:
         return traceset_repr(self)
 
     def _repr_html_(self) -> str:
-        from ..core.display import table, traceset_rows
+        from ..core.display import traceset_html
 
-        return table("TraceSet", traceset_rows(self))
+        return traceset_html(self)
 
     def plot(self, n: int = 100, ax=None, seed: int = 0, density: bool = True):
         """A map of the set on matplotlib: visits per location faintly, ``n`` random traces as lines
