@@ -58,6 +58,21 @@ def test_the_usual_habits_version_short_help_exit_codes_and_did_you_mean():
     bad = runner.invoke(app, ["fit", "privtrce", "nowhere", "-o", "out"], env=ENV)
     assert bad.exit_code == 1 and "did you mean 'privtrace'?" in bad.output and "Traceback" not in bad.output
     assert runner.invoke(app, ["fit"], env=ENV).exit_code == 2                    # click's usage error
+    fmt = runner.invoke(app, ["prepare", "nowhere", "-o", "out", "--format", "cab-trip"], env=ENV)
+    assert fmt.exit_code == 1 and "did you mean 'cab-trips'?" in fmt.output
+
+
+def test_a_misspelled_flavour_or_choice_names_the_closest_valid_one():
+    import pytest
+
+    from locsynth.core.errors import InputError
+    from locsynth.core.validation import one_of
+    from locsynth.metrics.standard import check_flavour
+
+    with pytest.raises(InputError, match=r"got 'ldptrac' \(did you mean 'ldptrace'\?\)"):
+        check_flavour("ldptrac")
+    with pytest.raises(InputError, match=r"got 'zzz'$"):
+        one_of("paper", "code")("zzz", "variant")
 
 if __name__ == "__main__":
     SNAPSHOT.parent.mkdir(exist_ok=True)

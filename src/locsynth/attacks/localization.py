@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..metrics.transitions import LOG_ZERO
 
 #: what the adversary knows: the aggregate model (§VII-B) or also the user's own chain
@@ -223,4 +223,4 @@ def _viterbi_rows(sent, query, log_p, log_pi, period, P, pi, own, groups, profil
 
 def check_adversary(adversary: str) -> None:
     if adversary not in ADVERSARIES:
-        raise InputError(f"unknown adversary {adversary!r}; expected one of {', '.join(ADVERSARIES)}")
+        raise unknown("adversary", adversary, ADVERSARIES)

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..core import parallel
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..privacy.empirical import epsilon_lower_bound
 from ..data.traces import TraceSet
 from ..metrics.transitions import PairIndex, trace_transition_counts, trace_transition_probabilities
@@ -66,7 +66,7 @@ def membership_inference(members: TraceSet, non_members: TraceSet, synthetic: Tr
     cluster; a candidate's score depends on its own column of the ratios only, so the result is
     the serial one."""
     if method not in METHODS:
-        raise InputError(f"unknown membership-inference method {method!r}; expected one of {', '.join(METHODS)}")
+        raise unknown("membership-inference method", method, METHODS)
     if members.n_traces + non_members.n_traces < 2:
         raise InputError("membership inference needs at least two candidate users")
     n_mem = members.n_traces

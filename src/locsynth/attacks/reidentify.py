@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core import parallel
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..privacy.empirical import clopper_pearson
 from ..data.traces import TraceSet
 from ..metrics.transitions import PairIndex, trace_transition_counts, trace_transition_probabilities
@@ -54,7 +54,7 @@ def reidentify(knowledge: TraceSet, synthetic: TraceSet, method: str = "bayes",
     are scored in chunks on the cluster; each trace's score is its own, so the result is the same.
     """
     if method not in METHODS:
-        raise InputError(f"unknown re-identification method {method!r}; expected one of {', '.join(METHODS)}")
+        raise unknown("re-identification method", method, METHODS)
     if not synthetic.synthetic:
         raise InputError("re-identification needs a synthetic TraceSet (with source and trace_no)")
     source = synthetic.users["source"].to_numpy()

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..data.space import Grid
 from ..data.traces import DELETED, TraceSet, ranges, generalized_code
 from ..metrics.visits import trace_visit_counts
@@ -59,7 +59,7 @@ class Inference:
 def attack(name: str, reference: TraceSet, anonymized: TraceSet, *, seed: int = 0, **options) -> Inference:
     """Run the attack ``name`` (one of ATTACKS) on pseudonymized ``anonymized`` traces."""
     if name not in ATTACKS:
-        raise InputError(f"unknown attack {name!r}; expected one of {', '.join(ATTACKS)}")
+        raise unknown("attack", name, ATTACKS)
     reference.require_exact("the attacks' reference traces")
     if reference.space.n_locations != anonymized.space.n_locations:
         raise InputError("the reference and anonymized traces are on different spaces")

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, did_you_mean
 
 
 def check_count(value, name: str = "count") -> int:
@@ -120,7 +120,7 @@ def one_of(*choices):
     """A check that the value is one of ``choices`` (an InputError names them)."""
     def check(value, name: str = "value"):
         if value not in choices:
-            raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+            raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}{did_you_mean(value, choices)}")
         return value
     check.choices = choices
     return check

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from .space import Grid, POISpace, Space
 from .timeaxis import TimeAxis
 from .traces import TraceSet
@@ -71,7 +71,7 @@ def discretize(points: pd.DataFrame, space: Space, time: TimeAxis, duplicates: s
     authors' code reads only the hour and minute).
     """
     if duplicates not in DUPLICATE_POLICIES:
-        raise InputError(f"unknown duplicate policy {duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}")
+        raise unknown("duplicate policy", duplicates, DUPLICATE_POLICIES)
     if len(points) == 0:
         raise InputError("no points to discretize")
     venue = points["venue"].to_numpy() if "venue" in points else None

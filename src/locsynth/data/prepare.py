@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import io
 from .discretize import discretize, make_space, make_time_axis, read_pf_synthetic
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..privacy.ledger import Ledger
 from .points import shift_times
 from .space import Grid, POISpace
@@ -118,7 +118,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     if out.exists() and not overwrite:
         raise InputError(f"{out} exists; pass `overwrite` to replace it")
     if format not in formats():
-        raise InputError(f"unknown format {format!r}; expected one of {', '.join(formats())}")
+        raise unknown("format", format, formats())
     if format in TRACE_FORMATS and time_shift is not None:
         raise InputError(f"`time_shift` does not apply to `format` {format}: its traces take the time axis of `like`")
     shift = io.time_shift(format, time_shift)
@@ -174,7 +174,7 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     Returns ``{"": trips}`` or ``{"train": ..., "test": ...}`` (not yet saved).
     """
     if format not in TRIP_FORMATS:
-        raise InputError(f"unknown trip format {format!r}; expected one of {', '.join(TRIP_FORMATS)}")
+        raise unknown("trip format", format, TRIP_FORMATS)
     path = Path(input)
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")

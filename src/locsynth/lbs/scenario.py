@@ -68,7 +68,7 @@ import pandas as pd
 from numba import njit, prange
 
 from ..attacks.localization import attack_errors, check_adversary, own_chain
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..synth.sglt.mobility import day_traces, fill_missing, period_of
 from ..data.traces import TraceSet, check_same_frame, is_trip_set
 from ..core.validation import check_count
@@ -304,7 +304,7 @@ def _check_methods(methods) -> list[str]:
         raise InputError(f"no fake-trace method given; expected some of {', '.join(METHODS)}")
     for name in chosen:
         if name not in METHODS:
-            raise InputError(f"unknown fake-trace method {name!r}; expected one of {', '.join(METHODS)}")
+            raise unknown("fake-trace method", name, METHODS)
     return [name for name in METHODS if name in chosen]
 
 

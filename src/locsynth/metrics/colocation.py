@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..data.traces import TraceSet, check_same_frame
 from .population import normalise_rows
 from .transitions import rank_in_trace, trimmed_transition_counts
@@ -207,7 +207,7 @@ def colocation_counts(traces: TraceSet, trim: int | None = None, pairs: str = "f
     events. ``pairs="all"`` treats every two users as friends (data without a friend graph, such
     as Foursquare NYC); the count of a cell is then half its users, rounded down."""
     if pairs not in PAIRS:
-        raise InputError(f"unknown pairs {pairs!r}; expected one of {', '.join(PAIRS)}")
+        raise unknown("pairs", pairs, PAIRS)
     L, ipd = traces.space.n_locations, traces.time.instants_per_day
     mask = trimmed(traces, trim)
     Q = np.zeros(ipd * L, np.int64)

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..core.errors import InputError
+from ..core.errors import InputError, did_you_mean
 from ..data.traces import is_trip_set
 from ..core.validation import check_flag, check_whole, in_range
 
@@ -100,7 +100,8 @@ class Option:
         """The value checked (text read as the default's type, validation.parse_value); an
         InputError names the option."""
         if self.choices is not None and value not in self.choices:
-            raise InputError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
+            raise InputError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}"
+                             f"{did_you_mean(value, self.choices)}")
         if self.check is not None:
             return self.check(value)
         if isinstance(self.default, bool):

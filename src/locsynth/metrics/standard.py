@@ -64,7 +64,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..core.errors import InputError
+from ..core.errors import InputError, did_you_mean
 from ..data.traces import TraceSet
 from . import grid_paths as gp
 from .grid_paths import Paths
@@ -83,7 +83,7 @@ LDPTRACE_SMOOTHING = 1e-8
 def check_flavour(name) -> str:
     """``name`` if it is a flavour, else one clear InputError naming the valid ones."""
     if name not in FLAVOURS:
-        raise InputError(f"standard_flavour must be one of {', '.join(FLAVOURS)}, got {name!r}")
+        raise InputError(f"standard_flavour must be one of {', '.join(FLAVOURS)}, got {name!r}{did_you_mean(name, FLAVOURS)}")
     return name
 
 

@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..core.validation import check_delta, check_epsilon, check_sensitivity
 
 #: the neighbour relations a spend can be stated for (module docstring)
@@ -127,7 +127,7 @@ class Spend:
         if not self.unit:
             raise InputError("a privacy spend needs its unit (what neighbouring inputs differ in)")
         if self.relation not in RELATIONS:
-            raise InputError(f"unknown neighbour relation {self.relation!r}; expected one of {', '.join(RELATIONS)}")
+            raise unknown("neighbour relation", self.relation, RELATIONS)
         if not isinstance(self.local, bool):
             raise InputError(f"a privacy spend's 'local' must be true or false, got {self.local!r}")
         if self.local and self.relation != "replace":

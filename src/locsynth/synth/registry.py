@@ -22,7 +22,7 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
-from ..core.errors import InputError
+from ..core.errors import InputError, unknown
 from ..core.plugins import load_plugins
 
 KINDS = ("synthesizer", "anonymizer")
@@ -103,7 +103,7 @@ def register(name: str, module: str, cls: str, kind: str, summary: str, requires
              extra: str | None = None) -> Method:
     """Add (or replace) a method; ``module:cls`` is imported only when the method is used."""
     if kind not in KINDS:
-        raise InputError(f"unknown method kind {kind!r}; expected one of {', '.join(KINDS)}")
+        raise unknown("method kind", kind, KINDS)
     method = Method(name, module, cls, kind, summary, tuple(requires), extra)
     _METHODS[name] = method
     return method
@@ -113,11 +113,7 @@ def method(name: str) -> Method:
     """The registered method ``name``, or an InputError naming the valid ones."""
     load_plugins()
     if name not in _METHODS:
-        import difflib
-
-        close = difflib.get_close_matches(str(name).lower(), names(), n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise InputError(f"unknown method {name!r}; {hint}expected one of {', '.join(names())}")
+        raise unknown("method", name, names())
     return _METHODS[name]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...core.errors import InputError
+from ...core.errors import InputError, unknown
 from ...core.validation import check_time_shift
 from .cabs import read_cabs
 from .foursquare import read_foursquare, read_foursquare_global, read_foursquare_mat
@@ -129,7 +129,7 @@ def read_candidates(path: str | Path) -> pd.DataFrame:
 def read_points(format: str, path: str | Path, **options) -> pd.DataFrame:
     """Read ``path`` in ``format``; ``options`` are the reader's keyword arguments."""
     if format not in READERS:
-        raise InputError(f"unknown format {format!r}; expected one of {', '.join(sorted(READERS))}")
+        raise unknown("format", format, sorted(READERS))
     accepted = inspect.signature(READERS[format]).parameters
     extra = sorted(set(options) - set(accepted))
     if extra:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.errors import InputError
+from ...core.errors import InputError, unknown
 from ...metrics.population import normalise_rows
 from ...privacy.laplace import laplace
 from ...privacy.ledger import Ledger
@@ -40,7 +40,7 @@ def noisy_counts(counts: np.ndarray, epsilon: float, trim: int, mechanism: str, 
     """Q' = Q + noise of L1 sensitivity ``trim`` (module docstring): ``mechanism`` 'laplace'
     (Lap(c / epsilon) per cell) or 'privelet' (over ``hierarchy``)."""
     if mechanism not in MECHANISMS:
-        raise InputError(f"unknown mechanism {mechanism!r}; expected one of {', '.join(MECHANISMS)}")
+        raise unknown("mechanism", mechanism, MECHANISMS)
     assumptions = "each user's first c events read, co-locations counted as maximum matchings per cell"
     if mechanism == "laplace":
         return laplace(counts, epsilon, trim, ledger=ledger, saw=saw, assumptions=assumptions)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.errors import InputError
+from ...core.errors import InputError, unknown
 from ...core.graphs import erdos_renyi
 from ...privacy.laplace import laplace
 from ...privacy.ledger import Ledger
@@ -66,5 +66,5 @@ def barabasi_albert(n: int, p: float, rng: np.random.Generator) -> np.ndarray:
 def friend_graph(n: int, p: float, model: str, rng: np.random.Generator) -> np.ndarray:
     """A synthetic friend graph on n users by ``model`` (one of GRAPHS)."""
     if model not in GRAPHS:
-        raise InputError(f"unknown graph model {model!r}; expected one of {', '.join(GRAPHS)}")
+        raise unknown("graph model", model, GRAPHS)
     return (erdos_renyi if model == "erdos-renyi" else barabasi_albert)(n, p, rng)
