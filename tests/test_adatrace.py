@@ -264,3 +264,42 @@ def test_the_code_variant_has_the_authors_level1_states():
     assert code.sample(50, seed=1).n_traces == 50
     with pytest.raises(InputError, match="variant must be one of 'paper', 'code'"):
         AdaTrace(variant="java").fit(data)
+
+
+def test_subcells_are_drawn_in_proportion_to_their_weights():
+    """synopsis.subcells: level-1 state 0 owns cells 0..3 (weights 1, 0, 3, 0), state 1 owns cell 4,
+    state 2 owns cells 5..6 with weights all 0 (uniform)."""
+    first = np.array([0, 4, 5, 7])
+    weights = np.array([1.0, 0.0, 3.0, 0.0, 2.0, 0.0, 0.0])
+    states = np.repeat([0, 1, 2], 20000)
+    got = synopsis.subcells(states, first, weights, np.random.default_rng(0))
+    share = np.bincount(got[:20000], minlength=4) / 20000
+    assert share[1] == share[3] == 0 and share[0] == pytest.approx(0.25, abs=0.01)
+    assert (got[20000:40000] == 4).all()
+    assert np.bincount(got[40000:] - 5, minlength=2) / 20000 == pytest.approx([0.5, 0.5], abs=0.015)
+
+
+def test_the_code_variant_places_points_by_its_noisy_level2_densities(tmp_path):
+    """As the authors' Cell.sampleRandomPoint: a state's point falls in one of its level-2 cells
+    drawn by density (here the noisy densities of interpolated level-2 sequences, half the grid
+    budget), then on a location inside it; saved and loaded, it places them the same way."""
+    from locsynth.metrics.standard import planar
+
+    data = check_data()
+    code = AdaTrace(epsilon=1.0, level1=3, variant="code", time_share=0).fit(data)
+    grid_spends = [s for s in code.ledger_.spends if "densities" in s.saw]
+    assert [s.epsilon for s in grid_spends] == pytest.approx([0.05 * 0.95 / 2] * 2)
+    split = np.flatnonzero(code.sub_m_ > 1)
+    assert split.size and code.summary()["split_cells"] == split.size
+    fine = TwoLevelGrid(code.grid_.box, 3, code.sub_m_)
+    s = int(split[0])
+    states, offsets = np.full(30000, s), np.arange(30001)
+    loc, _ = code.place(states, offsets, np.random.default_rng(2))
+    where = fine.state(*planar(data.space))[loc] - fine.offsets[s]
+    w = code.sub_weights_[fine.offsets[s]:fine.offsets[s + 1]]
+    assert np.bincount(where, minlength=w.size) / loc.size == pytest.approx(w / w.sum(), abs=0.015)
+    code.save(tmp_path / "m")
+    again = AdaTrace.load(tmp_path / "m")
+    assert np.array_equal(again.sample(60, seed=4).loc, code.sample(60, seed=4).loc)
+    check_dp_sensitivity(AdaTrace, data, {"level1": 3, "variant": "code"})
+

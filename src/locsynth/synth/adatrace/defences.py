@@ -102,8 +102,7 @@ def _rows(values, offsets, keep):
 def draw(model, count: int, rng: np.random.Generator, cap: int) -> Trips:
     """``count`` fresh trips of the model (states and locations)."""
     states, soff = model.routes(count, rng, cap)
-    locs, lengths = synopsis.to_locations(states, soff, model.loc_indptr_, model.loc_indices_,
-                                          int(rng.integers(2 ** 32)), model.min_cells_, model.indptr_, model.indices_)
+    locs, lengths = model.place(states, soff, rng)
     return Trips(states, soff, locs, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
 
 

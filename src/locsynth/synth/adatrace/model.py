@@ -27,10 +27,12 @@ the order the data flows:
    the DP count of step 1 (or, with size_share = 0, the sum of the noisy densities, to which each
    trajectory adds 1: post-processing). Where the paper and the code part: the code builds its
    Markov model, trips and lengths on the 6 x 6 cells only and uses the level-2 cells (with exact,
-   un-noised subcell counts) only to place points; the paper's synopsis is on the cells of the
-   density-aware grid, which is the default here: the states are the level-2 cells.
-   ``variant="code"`` takes the authors' level-1 states (and their split line, which then sizes
-   nothing: a state's points are drawn among its cell's locations).
+   un-noised counts of the trajectories that visit each) only to place points; the paper's
+   synopsis is on the cells of the density-aware grid, which is the default here: the states are
+   the level-2 cells. ``variant="code"`` takes the authors' level-1 states, their live split line,
+   and their placement by level-2 density (step 8), with the level-2 densities noised: the grid's
+   budget is halved between level 1 and level 2 (each trajectory adds 1 / l to each of its l
+   interpolated level-2 cells, sensitivity 1; a choice, where their code reads exact counts).
 4. States (privtrace.markov.states): each trajectory's locations, interpolated so that every move
    goes to a touching cell (the paper's and code's interpolation; Grid.giveInterpolatedRoute),
    consecutive repeats merged.
@@ -58,7 +60,10 @@ the order the data flows:
    touching states b of state i - 1 in proportion to P[a, b] P^(L-1-i)[b, end] (the code
    precomputes P^1 .. P^100; here the columns P^k[:, end] are computed per end state from the
    sparse P, the same numbers). Each state becomes a location of the space inside its cell, drawn
-   uniformly (the nearest when none lies inside), as PrivTrace does.
+   uniformly (the nearest when none lies inside), as PrivTrace does. In ``variant="code"`` a
+   level-1 state first draws one of its level-2 cells by noisy density (Cell.sampleRandomPoint;
+   their line 84-85 adds a share of the whole level-1 cell's width to the level-2 cell's corner,
+   so that 6.8 % of their points on the cabs leave the box: not copied), then a location in it.
 9. Attack resilience (§5.2, defences.py), off by default as in the authors' ``main``: with
    ``defences=True`` the model keeps what the three defences read of the real trajectories, and
    its ledger says that epsilon no longer covers the output.
@@ -130,8 +135,8 @@ class AdaTrace(Synthesizer):
         ``"paper"``: the paper's synopsis on the density-aware grid's level-2 cells, split by the
         adaptive grid's rule, finer as epsilon grows (module docstring, step 3). ``"code"``: the
         authors' code, whose Markov model, trips and lengths are on the 6 x 6 level-1 cells, split
-        by their live line (which there only places points; here a state's points are drawn
-        uniformly among its cell's locations, where their code reads exact subcell counts).
+        by their live line into level-2 cells that only place points, by density (noised here, half
+        the grid's budget; their code reads exact counts).
     """
 
     name = "adatrace"
@@ -172,15 +177,24 @@ class AdaTrace(Synthesizer):
         x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
         box = public_box(*xy)
         # step 3: level-1 densities of the interpolated cell sequences, then the split
+        paper = one_of(*VARIANTS)(self.variant, "variant") == "paper"
+        grid_eps = split[0] * eps if paper else split[0] * eps / 2    # the code variant: half for level 2
         coarse = TwoLevelGrid(box, k, np.ones(k * k, np.int64))
         seq1, off1 = markov.states(coarse, x, y, offsets)
-        dens = self._noise(synopsis.density(seq1, off1, k * k), split[0] * eps,
+        dens = self._noise(synopsis.density(seq1, off1, k * k), grid_eps,
                            "level-1 densities of the interpolated cell sequences, 1 / l per visit")
         size = float(n_hat) if n_hat is not None else max(float(dens.sum()), 1.0)
-        paper = one_of(*VARIANTS)(self.variant, "variant") == "paper"
         sizes = synopsis.level2_sizes(dens, size, eps, "adaptive" if paper else "authors")
         # the states: the level-2 cells (the paper's synopsis) or the level-1 cells (the authors' code)
         self.grid_ = TwoLevelGrid(box, k, sizes if paper else np.ones_like(sizes))
+        self.sub_m_, self.sub_weights_, self.fine_ = np.ones(0, np.int64), np.zeros(0), None
+        if not paper:   # the authors' level-2 cells place a state's points (step 8)
+            self.sub_m_ = sizes
+            fine = TwoLevelGrid(box, k, sizes)
+            seq2, off2 = markov.states(fine, x, y, offsets)
+            self.sub_weights_ = np.maximum(self._noise(
+                synopsis.density(seq2, off2, fine.n_states), split[0] * eps / 2,
+                "level-2 densities of the interpolated cell sequences, 1 / l per visit (where points go)"), 0.0)
         # step 4: states; step 5: the Markov model
         seq, seq_offsets = markov.states(self.grid_, x, y, offsets)
         self.indptr_, self.indices_ = self.grid_.neighbours()
@@ -225,11 +239,24 @@ class AdaTrace(Synthesizer):
         if self.real_:
             loc, length, self.defence_report_ = defence.resilient(self, m, rng, cap)
         else:
-            states, offsets = self.routes(m, rng, cap)
-            loc, length = synopsis.to_locations(states, offsets, self.loc_indptr_, self.loc_indices_,
-                                                int(rng.integers(2 ** 32)), self.min_cells_, self.indptr_,
-                                                self.indices_)
+            loc, length = self.place(*self.routes(m, rng, cap), rng)
         return self._untimed(loc, length, seed)
+
+    def place(self, states: np.ndarray, offsets: np.ndarray, rng: np.random.Generator
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Routes of states as locations of the space (step 8): (locations, lengths). The code
+        variant first draws each state's level-2 cell by its noisy density, as the authors'
+        Cell.sampleRandomPoint does, then a location inside that cell."""
+        seed = int(rng.integers(2 ** 32))
+        if not self.sub_weights_.size:
+            return synopsis.to_locations(states, offsets, self.loc_indptr_, self.loc_indices_, seed,
+                                         self.min_cells_, self.indptr_, self.indices_)
+        if self.fine_ is None:
+            fine = TwoLevelGrid(self.grid_.box, self.grid_.k, self.sub_m_)
+            self.fine_ = (fine.offsets, *locations_of_states(fine, planar(self.space_)), *fine.neighbours())
+        first, loc_indptr, loc_indices, indptr, indices = self.fine_
+        cells = synopsis.subcells(states, first, self.sub_weights_, rng)
+        return synopsis.to_locations(cells, offsets, loc_indptr, loc_indices, seed, self.min_cells_, indptr, indices)
 
     def routes(self, m: int, rng: np.random.Generator, cap: int) -> tuple[np.ndarray, np.ndarray]:
         """``m`` routes of states (concatenated, offsets): (start, end) from the trip distribution,
@@ -252,7 +279,7 @@ class AdaTrace(Synthesizer):
     def summary(self) -> dict:
         g = self.grid_
         return {"epsilon": float(self.epsilon), "split": list(check_split(self.split, "split", 4)),
-                "level1": int(g.k), "states": int(g.n_states), "split_cells": int((g.m > 1).sum()),
+                "level1": int(g.k), "states": int(g.n_states), "split_cells": int((g.m > 1).sum() + (self.sub_m_ > 1).sum()),
                 "length_family": synopsis.FAMILIES[self.family_], "defences": bool(self.real_)}
 
     # -- persistence -------------------------------------------------------------------------------
@@ -263,7 +290,7 @@ class AdaTrace(Synthesizer):
         out = {"box": np.asarray(g.box), "k": np.array([g.k]), "family": np.array([self.family_]),
                "m": g.m, "indptr": self.indptr_, "indices": self.indices_, "prob": self.prob_, "trips": self.trips_,
                "hops": self.hops_, "means": self.means_, "loc_indptr": self.loc_indptr_,
-               "loc_indices": self.loc_indices_}
+               "loc_indices": self.loc_indices_, "sub_m": self.sub_m_, "sub_weights": self.sub_weights_}
         out.update({f"real_{key}": value for key, value in self.real_.items()})
         return out
 
@@ -276,6 +303,10 @@ class AdaTrace(Synthesizer):
         for key in self._SAVED[1:]:
             setattr(self, key + "_", arrays[key])
         self.real_ = {key[5:]: value for key, value in arrays.items() if key.startswith("real_")}
+        # models saved before the code variant placed points by level 2 have none: uniform placement
+        self.sub_m_ = arrays.get("sub_m", np.ones(0, np.int64))
+        self.sub_weights_ = arrays.get("sub_weights", np.zeros(0))
+        self.fine_ = None
         n = self.grid_.n_states
         if (self.trips_.size != n * n or self.hops_.shape != (n, n)
                 or self.loc_indices_.max(initial=0) >= self.space_.n_locations):

@@ -298,6 +298,20 @@ def _to_locations(states, offsets, loc_indptr, loc_indices, seed, min_cells, ind
     return out[:used], length
 
 
+def subcells(states: np.ndarray, first: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each level-1 state, one of its level-2 cells (``first[s]`` .. ``first[s + 1]`` - 1), drawn in
+    proportion to ``weights`` (uniformly where a cell's weights are all 0): the authors'
+    Cell.sampleRandomPoint, which picks a level-2 cell by density before a point inside it."""
+    states = np.asarray(states, np.int64)
+    lo, hi = first[states], first[states + 1]
+    cum = np.concatenate([[0.0], np.cumsum(np.maximum(weights, 0.0))])
+    total = cum[hi] - cum[lo]
+    u = rng.random(states.size)
+    drawn = np.searchsorted(cum, cum[lo] + u * total, side="right") - 1
+    uniform = lo + (u * (hi - lo)).astype(np.int64)
+    return np.clip(np.where(total > 0, drawn, uniform), lo, hi - 1)
+
+
 def to_locations(states, offsets, loc_indptr, loc_indices, seed: int, min_cells: int = 1, indptr=None,
                  indices=None) -> tuple[np.ndarray, np.ndarray]:
     """Each state as a location of the space inside its cell, drawn uniformly (the nearest one
