@@ -282,7 +282,7 @@ def test_every_synthetic_trip_has_two_distinct_points():
     """Issue 48: a one-cell walk became a one-event trip (16-35 % of the trips on the cabs). Trips
     of one cell (the path [4] of grid_trips, a quarter of them) and a 1 x 1 grid, where every walk
     is one cell: every sampled trip has at least two different locations, those of a one-cell walk
-    in its cell (the authors' trajectory_grid2points), the nearest other when the cell has one."""
+    in its cell (the authors' trajectory_grid2points), one of a touching cell when the cell has one."""
     model = LDPTrace(epsilon=4.0, grid_size=3, time_share=0).fit(grid_trips(400))
     out = model.sample(1000, seed=3)
     per_trip = np.split(out.loc, out.offsets[1:-1])

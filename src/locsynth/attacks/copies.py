@@ -57,7 +57,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..metrics.groups import GroupResult, Metric, MetricGroup, row
-from .trip_geometry import Trajectories, _hashes, applies, diagonal, distinct, public_box, real_sets, released
+from .trip_geometry import (Trajectories, _hashes, applies, diagonal, distinct, public_box, real_sets, released,
+                            same_points)
 
 #: metres added to both distances of w, so that two exact copies read as a tie (w = 0)
 H_M = 1.0
@@ -133,16 +134,6 @@ def _offsets(t: Trajectories) -> tuple[np.ndarray, np.ndarray]:
     return np.round(t.x - t.x[first]).astype(np.int64), np.round(t.y - t.y[first]).astype(np.int64)
 
 
-@njit(cache=True)
-def _same_shape(ax, ay, aoff, i, bx, by, boff, j):
-    if aoff[i + 1] - aoff[i] != boff[j + 1] - boff[j]:
-        return False
-    for k in range(aoff[i + 1] - aoff[i]):
-        if ax[aoff[i] + k] != bx[boff[j] + k] or ay[aoff[i] + k] != by[boff[j] + k]:
-            return False
-    return True
-
-
 @njit(cache=True, parallel=True)
 def _copy_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted, order, rpx, rpy, label, sets, far):
     n = woff.size - 1
@@ -153,7 +144,7 @@ def _copy_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted, order, 
         hi = np.searchsorted(rh_sorted, wh[i], side="right")
         for a in range(lo, hi):
             j = order[a]
-            if _same_shape(wx, wy, woff, i, rx, ry, roff, j):
+            if same_points(wx, wy, woff, i, rx, ry, roff, j):
                 d = np.hypot(wpx[woff[i]] - rpx[roff[j]], wpy[woff[i]] - rpy[roff[j]])
                 if d < out[i, label[j]] or (d == out[i, label[j]] and j < row[i, label[j]]):
                     out[i, label[j]], row[i, label[j]] = d, j

@@ -146,12 +146,13 @@ def distance(a: Trajectories, i: int, b: Trajectories, j: int, distance: str = "
 # -- the nearest trajectory through an index -------------------------------------------------------------
 
 @njit(cache=True)
-def _same(xb, yb, offsets, r, s):
-    """Whether trajectories r and s hold the same points (bit for bit)."""
-    if offsets[r + 1] - offsets[r] != offsets[s + 1] - offsets[s]:
+def same_points(ax, ay, aoff, i, bx, by, boff, j):
+    """Whether trajectory i of (ax, ay, aoff) and trajectory j of (bx, by, boff) hold the same points,
+    value for value (the same set may be passed twice)."""
+    if aoff[i + 1] - aoff[i] != boff[j + 1] - boff[j]:
         return False
-    for k in range(offsets[r + 1] - offsets[r]):
-        if xb[offsets[r] + k] != xb[offsets[s] + k] or yb[offsets[r] + k] != yb[offsets[s] + k]:
+    for k in range(aoff[i + 1] - aoff[i]):
+        if ax[aoff[i] + k] != bx[boff[j] + k] or ay[aoff[i] + k] != by[boff[j] + k]:
             return False
     return True
 
@@ -188,7 +189,7 @@ def _representatives(xb, yb, offsets, order, h):
             rep[r] = r
             for b in range(a + 1, j):
                 q = order[b]
-                if rep[q] < 0 and _same(xb, yb, offsets, r, q):
+                if rep[q] < 0 and same_points(xb, yb, offsets, r, xb, yb, offsets, q):
                     rep[q] = r
         i = j
     return rep

@@ -29,6 +29,24 @@ def location_of(loc_indptr, loc_indices, state):
 
 
 @njit(cache=True)
+def walk_locations(out, used, cells, loc_indptr, loc_indices, min_cells, indptr, indices):
+    """Append the walk over ``cells`` to ``out`` from ``used``: each cell a location drawn uniformly
+    inside it, consecutive repeats merged (two cells can share a nearest location), then completed
+    to ``min_cells`` locations (:func:`complete`). Returns (used, the walk's number of locations)."""
+    count = 0
+    for i in range(cells.size):
+        loc = location_of(loc_indptr, loc_indices, cells[i])
+        if count == 0 or out[used - 1] != loc:
+            out[used] = loc
+            used += 1
+            count += 1
+    if cells.size:
+        used, count = complete(out, used, count, cells[cells.size - 1], min_cells, loc_indptr, loc_indices,
+                               indptr, indices)
+    return used, count
+
+
+@njit(cache=True)
 def complete(out, used, count, state, min_cells, loc_indptr, loc_indices, indptr, indices):
     """Append locations to the walk that ends at ``out[used - 1]`` (``count`` locations so far, its
     last state ``state``) until it holds ``min_cells`` (module docstring); ``indptr``, ``indices``:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..min_cells import complete, location_of
+from ..min_cells import walk_locations
 
 from ..privtrace.markov import edge_counts, per_trace
 
@@ -284,17 +284,8 @@ def _to_locations(states, offsets, loc_indptr, loc_indices, seed, min_cells, ind
     length = np.zeros(m, np.int64)
     used = 0
     for q in range(m):
-        s = -1
-        for i in range(offsets[q], offsets[q + 1]):
-            s = states[i]
-            loc = location_of(loc_indptr, loc_indices, s)
-            if length[q] == 0 or out[used - 1] != loc:      # consecutive repeats merge
-                out[used] = loc
-                used += 1
-                length[q] += 1
-        if s >= 0:
-            used, length[q] = complete(out, used, length[q], s, min_cells, loc_indptr, loc_indices, indptr,
-                                       indices)
+        used, length[q] = walk_locations(out, used, states[offsets[q]:offsets[q + 1]], loc_indptr, loc_indices,
+                                         min_cells, indptr, indices)
     return out[:used], length
 
 

@@ -47,7 +47,7 @@ the collector as well (privacy/ledger.py, ``local``). The steps, in the order th
    where its row has no weight. Each cell becomes a location of the space inside it, drawn
    uniformly (the nearest location when none lies inside), as PrivTrace's do. A walk of one cell
    (or of cells that share their nearest location) gets a second, different location of its cell
-   (the nearest other location of the space when the cell has only one): the authors'
+   (a location of a cell it touches when the cell has only one; synth/min_cells.py): the authors'
    trajectory_grid2points gives a one-cell trajectory two random points of its cell, and a trip of
    one point has no length, no diameter and no speed (16-35 % of the trips before, issue 48).
 
@@ -82,7 +82,7 @@ from ..privtrace import markov
 from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
 from .. import trip_times
 from . import collector, times, user
-from ..min_cells import complete, location_of
+from ..min_cells import walk_locations
 
 #: the authors' end damping: the end's weight times min(1, END_BASE + END_STEP (k - 1)) for a walk of k cells
 END_BASE, END_STEP = 0.3, 0.2
@@ -218,7 +218,6 @@ class LDPTrace(Synthesizer):
         cap = days * self.time_.instants_per_day
         loc, length = _walks(self.start_, self.rows_, np.cumsum(self.lengths_), np.array(user.DIRECTIONS, np.int64),
                              int(self.grid_size), self.loc_indptr_, self.loc_indices_,
-                             second_locations(self.loc_indptr_, self.loc_indices_, planar(self.space_)),
                              int(m), int(cap), END_BASE, END_STEP, int(seed) % (2 ** 32), int(self.min_cells_),
                              *self.grid_.neighbours())
         return self._untimed(loc, length, seed)
@@ -247,20 +246,6 @@ class LDPTrace(Synthesizer):
         if self.rows_.shape != (n * n, 9) or self.start_.size != n * n or \
                 self.loc_indices_.max(initial=0) >= self.space_.n_locations:
             raise InputError("the saved LDPTrace arrays do not match its grid or space")
-
-
-def second_locations(loc_indptr: np.ndarray, loc_indices: np.ndarray, xy) -> np.ndarray:
-    """For each cell with a single location, the nearest other location of the space (by its planar
-    metres ``xy``); -1 where the cell has two or more, or the space has one: where a one-location
-    walk takes its second point (step 5 of the module docstring)."""
-    x, y = (np.asarray(a, np.float64) for a in xy)
-    out = np.full(loc_indptr.size - 1, -1, np.int64)
-    for s in np.flatnonzero(np.diff(loc_indptr) == 1):
-        here = int(loc_indices[loc_indptr[s]])
-        d = np.hypot(x - x[here], y - y[here])
-        d[here] = np.inf
-        out[s] = int(np.argmin(d)) if np.isfinite(d).any() else -1
-    return out
 
 
 @njit(cache=True)
@@ -307,48 +292,21 @@ def _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, out):
 
 
 @njit(cache=True)
-def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, second, m, cap, end_base, end_step, seed,
+def _walks(start, rows, length_cdf, steps, n, loc_indptr, loc_indices, m, cap, end_base, end_step, seed,
            min_cells, indptr, indices):
     """``m`` walks as locations (concatenated) and their lengths; consecutive repeats of a location
-    (two cells whose nearest location is the same) merged; a walk left with one location gets a
-    second one (:func:`_second`) when ``cap`` allows two events; one still short of ``min_cells``
-    locations (the training set's public minimum) is completed as synth/min_cells.py says
-    (``indptr``, ``indices``: the cells each touches)."""
+    (two cells whose nearest location is the same) merged; a walk short of two locations (when
+    ``cap`` allows two events: the authors' trajectory_grid2points) or of ``min_cells`` (the
+    training set's public minimum) is completed as synth/min_cells.py says (``indptr``,
+    ``indices``: the cells each touches)."""
     np.random.seed(seed)
+    least = max(min_cells, 2 if cap >= 2 else 1)
     start_cdf = np.cumsum(start)
     cells = np.empty(max(cap, 1), np.int64)
-    out = np.empty(m * max(cap, min_cells, 1), np.int64)
+    out = np.empty(m * max(cap, least), np.int64)
     length = np.zeros(m, np.int64)
     used = 0
     for q in range(m):
         k = _walk(start_cdf, rows, length_cdf, steps, n, cap, end_base, end_step, cells)
-        for i in range(k):
-            loc = location_of(loc_indptr, loc_indices, cells[i])
-            if length[q] == 0 or out[used - 1] != loc:
-                out[used] = loc
-                used += 1
-                length[q] += 1
-        if length[q] == 1 and cap >= 2:
-            other = _second(cells[k - 1], out[used - 1], loc_indptr, loc_indices, second)
-            if other >= 0:
-                out[used] = other
-                used += 1
-                length[q] += 1
-        if k:
-            used, length[q] = complete(out, used, length[q], cells[k - 1], min_cells, loc_indptr, loc_indices,
-                                       indptr, indices)
+        used, length[q] = walk_locations(out, used, cells[:k], loc_indptr, loc_indices, least, indptr, indices)
     return out[:used], length
-
-
-@njit(cache=True)
-def _second(cell, first, loc_indptr, loc_indices, second):
-    """A location of ``cell`` other than ``first``, uniformly among its others (the authors'
-    trajectory.py: a one-cell trajectory gets two random points of its cell); the cell's ``second``
-    (the nearest other location) when it holds one location only; -1 when there is none."""
-    lo, hi = loc_indptr[cell], loc_indptr[cell + 1]
-    if hi - lo < 2:
-        return second[cell]
-    j = lo + min(int(np.random.random() * (hi - lo - 1)), hi - lo - 2)
-    if loc_indices[j] == first:          # skip the first: draw among the others
-        j = hi - 1
-    return loc_indices[j]

@@ -51,7 +51,7 @@ from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from . import markov
-from ..min_cells import complete, location_of
+from ..min_cells import walk_locations
 from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, public_box
 from ...core.validation import check_seed, check_share
 
@@ -291,15 +291,8 @@ def _walks(indptr, indices, moves, start, end, post_id, tables, second, level1, 
     start_cdf = np.cumsum(start)
     for k in range(n):
         m = _walk(indptr, indices, moves, start_cdf, end, post_id, tables, second, level1, cap, buf, weights)
-        for i in range(m):
-            loc = location_of(loc_indptr, loc_indices, buf[i])
-            if length[k] == 0 or states[used - 1] != loc:   # two cells can share a nearest location
-                states[used] = loc
-                used += 1
-                length[k] += 1
-        if m:
-            used, length[k] = complete(states, used, length[k], buf[m - 1], min_cells, loc_indptr, loc_indices,
-                                       indptr, indices)
+        used, length[k] = walk_locations(states, used, buf[:m], loc_indptr, loc_indices, min_cells, indptr,
+                                         indices)
     return states[:used], length
 
 
