@@ -205,14 +205,17 @@ def test_max_length_and_the_mobility_model_by_hand():
     moves[8 * 8 + 0] = 2.0                         # corner 8 -> north-west
     end = np.zeros(n * n)
     end[4], end[5] = 10.0, 4.0
+    moves[8 * 1 + 4], end[1] = 3.0, -5.0           # cell 1: east 3, end -5 set to 0
     start, rows = collector.mobility(np.array([2.0, -1, 0, 0, 6, 0, 0, 0, 0]), moves, end, n)
     assert start.tolist() == pytest.approx([0.25, 0, 0, 0, 0.75, 0, 0, 0, 0])
-    # Norm-Sub keeps the moves' total 30 - 7 + 2 = 25: delta 5, east 25, the rest 0; the ends' 14: delta 0
-    assert rows[4].tolist() == pytest.approx([0, 0, 0, 0, 5 / 7, 0, 0, 0, 2 / 7])
+    # the centre: east 30, south -7 set to 0, end 10
+    assert rows[4].tolist() == pytest.approx([0, 0, 0, 0, 0.75, 0, 0, 0, 0.25])
     assert rows[0].sum() == 0 and rows[5, 8] == pytest.approx(1.0)
-    assert rows[8].tolist() == pytest.approx([1, 0, 0, 0, 0, 0, 0, 0, 0])     # all under delta: clipped
+    assert rows[1].tolist() == pytest.approx([0, 0, 0, 0, 1, 0, 0, 0, 0])
+    assert rows[8].tolist() == pytest.approx([1, 0, 0, 0, 0, 0, 0, 0, 0])
     matrix = collector.matrix(start, rows, n)
-    assert matrix.shape == (10, 10) and matrix[4, 5] == pytest.approx(5 / 7) and matrix[4, 9] == pytest.approx(2 / 7)
+    assert matrix.shape == (10, 10) and matrix[4, 5] == pytest.approx(0.75) and \
+        matrix[4, 9] == pytest.approx(0.25)
     assert matrix[9, :9].tolist() == pytest.approx(start.tolist()) and matrix[:, -1][:9].tolist() == \
         pytest.approx(rows[:, 8].tolist())
     used = matrix.sum(axis=1) > 0
@@ -253,12 +256,13 @@ def grid_trips(count: int):
 
 def test_fit_estimates_the_moves_and_the_rows_sum_to_one():
     """At epsilon 40 (L = 4: 7.2 per mobility report, q = 7e-4) the estimates are about twice
-    Binomial(c, 1/2): the model's rows are close to the exact first-order model of the 4,000 trips'
-    cells, and every row of its matrix with any weight sums to one."""
+    Binomial(c, 1/2): the model's rows are close to the exact first-order model of the 16,000 trips'
+    cells, and every row of its matrix with any weight sums to one. (OpenDP's noise cannot be
+    seeded: at 4,000 trips the bounds below failed about one run in 20.)"""
     from locsynth.metrics.standard import planar
     from locsynth.synth.privtrace import markov
 
-    train = grid_trips(4000)
+    train = grid_trips(16000)
     model = LDPTrace(epsilon=40.0, grid_size=3, time_share=0).fit(train)       # every trip reports its mobility
     xy = planar(train.space)
     cells, offsets = markov.states(model.grid_, xy[0][train.loc], xy[1][train.loc], train.offsets)
@@ -270,7 +274,7 @@ def test_fit_estimates_the_moves_and_the_rows_sum_to_one():
     exact[seen] /= exact[seen].sum(axis=1, keepdims=True)
     assert np.abs(model.rows_[seen] - exact[seen]).max() < 0.08
     assert np.allclose(model.rows_.sum(axis=1)[model.rows_.sum(axis=1) > 0], 1.0)
-    assert np.abs(model.start_ - np.bincount(v.start, minlength=9) / 4000).max() < 0.05
+    assert np.abs(model.start_ - np.bincount(v.start, minlength=9) / 16000).max() < 0.05
     matrix = model.matrix()
     weighted = matrix.sum(axis=1) > 0
     assert np.allclose(matrix.sum(axis=1)[weighted], 1.0) and weighted[-1]

@@ -36,10 +36,10 @@ the collector as well (privacy/ledger.py, ``local``). The steps, in the order th
 4. Model (collector.py): OUE's unbiased estimates of the start, move and end counts, each kind
    scaled by its slots over its reports, make the first-order Markov matrix with a virtual start
    row and end column, each cell's row normalized over its 8 moves and its end (the authors'
-   generate_markov_matrix). Choice (issue 48): the moves and the ends go through Norm-Sub, which
-   keeps their totals, where the authors set negatives to 0, which turns the noise of every value
-   into mass (collector.mobility); the length distribution is the estimates' unimodal fit
-   (collector.unimodal), not the clipped estimates, whose noisy tail drew long walks.
+   generate_markov_matrix), negative estimates set to 0 as theirs (collector.mobility says why
+   Norm-Sub, tried, is not used there). Choice (issue 48): the length distribution is the
+   estimates' unimodal fit (collector.unimodal), not the clipped estimates, whose noisy tail drew
+   long walks.
 5. Synthesis (the authors' generate_synthetic_database): a start cell from the start row, a length
    l from the estimated length distribution, then up to l - 1 moves, each to a neighbour or to the
    end, the end's probability multiplied by min(1, 0.3 + 0.2 (k - 1)) for a walk of k cells so far
