@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from .common import console, declared_command, progress_bar, reports_errors, say, spinner
+from .common import _claim, console, declared_command, progress_bar, reports_errors, say, spinner
 from .root import app
 
 
@@ -72,6 +72,7 @@ def prepare(
     reader_options = {k: v for k, v in {
         "pois_file": pois_file, "user_col": user_col, "time_col": time_col, "lat_col": lat_col,
         "lon_col": lon_col, "venue_col": venue_col, "time_unit": time_unit}.items() if v is not None}
+    _claim(out, overwrite=overwrite, inputs=[input, like, friends, pois_file])
     with spinner(f"preparing {input} ({format})"):
         sets = prep.prepare(
             input, format, out, grid=prep.parse_grid(grid) if grid else None,
@@ -145,6 +146,7 @@ def export(
     """Write a TraceSet as CSV: user_id,datetime,lat,lon,location_id (internal: see release)."""
     from ..data.traces import TraceSet
 
+    _claim(out, overwrite=overwrite, inputs=[directory], directory=False)
     ts = TraceSet.load(directory)
     ts.to_csv(out, overwrite=overwrite, internal=True)
     say(f"wrote {out}: {ts.n_events} events")
@@ -171,6 +173,7 @@ def simulate(
     from ..data import simulate as sim
     from ..data.prepare import parse_grid
 
+    _claim(out, overwrite=overwrite)
     space = sim.make_space(grid=parse_grid(grid) if grid else None, pois=pois, seed=seed)
     with progress_bar() as bar:
         task = bar.add_task("simulating", total=users)

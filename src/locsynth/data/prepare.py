@@ -15,7 +15,7 @@ from ..privacy.ledger import Ledger
 from .points import shift_times
 from .space import Grid, POISpace
 from .timeaxis import AUTO, local_clock
-from ..core.files import atomic_output
+from ..core.files import atomic_output, check_output
 from .traces import TraceSet
 from .trips import read_geolife_trips, read_trips
 
@@ -115,8 +115,8 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     ``info['time_shift']``.
     """
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise InputError(f"{out} exists; pass `overwrite` to replace it")
+    inputs = [input, like, friends, candidates, (reader_options or {}).get("pois_file")]
+    check_output(out, overwrite=overwrite, directory=True, inputs=inputs)
     if format not in formats():
         raise unknown("format", format, formats())
     if format in TRACE_FORMATS and time_shift is not None:
@@ -152,7 +152,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     if friends is not None:
         edges = io.read_friends(friends)
         sets = {name: attach_friends(ts, edges) for name, ts in sets.items()}
-    with atomic_output(out, overwrite, directory=True) as tmp:
+    with atomic_output(out, overwrite, directory=True, inputs=inputs) as tmp:
         if list(sets) == [""]:
             sets[""].save(tmp, overwrite=True)
         else:
