@@ -207,3 +207,37 @@ def test_library_outputs_follow_the_same_rules(tmp_path, city):
     ts.save(city, overwrite=True)
     with pytest.raises(InputError, match="is an input"):
         check_output(city, overwrite=True, directory=True, inputs=[city])
+
+
+def test_a_disk_error_anywhere_in_a_command_is_one_line(tmp_path, monkeypatch):
+    """A read-only or full disk met outside an output's own writer (a benchmark's folder, a cache)
+    is one line naming the file, exit 1; any other OSError is not hidden."""
+    import locsynth.benchmark.runs as runs
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(tmp_path / "b"))
+
+    monkeypatch.setattr(runs, "run_benchmark", read_only)
+    res = run("benchmark", "--data", tmp_path, "--out", tmp_path / "b")
+    assert res.exit_code == 1 and res.output.strip() == f"error: cannot write {tmp_path / 'b'}: Read-only file system"
+
+    def other(*args, **kwargs):
+        raise OSError(errno.EBADF, "bad file descriptor")
+
+    monkeypatch.setattr(runs, "run_benchmark", other)
+    res = run("benchmark", "--data", tmp_path, "--out", tmp_path / "b")
+    assert res.exit_code == 1 and isinstance(res.exception, OSError)
+
+
+def test_a_benchmark_on_a_read_only_folder_is_one_line(tmp_path, monkeypatch):
+    from locsynth.benchmark.runs import _check_settings
+
+    real_mkdir = type(tmp_path).mkdir
+
+    def read_only(self, *args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
+
+    monkeypatch.setattr(type(tmp_path), "mkdir", read_only)
+    with pytest.raises(InputError, match="cannot write to .*b: Read-only file system"):
+        _check_settings(tmp_path / "b", {})
+    monkeypatch.setattr(type(tmp_path), "mkdir", real_mkdir)

@@ -217,11 +217,13 @@ def references(where: Path, train: TraceSet, test: TraceSet) -> tuple[dict, int,
 def _save_references(where: Path, digest: str, store: dict) -> None:
     """Write the store beside the dataset's runs, whole or not at all (another worker may write the
     same file at the same time: the last complete one stays)."""
-    where.mkdir(parents=True, exist_ok=True)
     tmp = where / f".{REFERENCES_FILE}.{os.getpid()}.tmp"
-    tmp.write_bytes(pickle.dumps({"digest": digest, "store": store},
-                                 protocol=pickle.HIGHEST_PROTOCOL))
-    os.replace(tmp, where / REFERENCES_FILE)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(pickle.dumps({"digest": digest, "store": store}, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, where / REFERENCES_FILE)
+    except OSError:                 # a cache: without it the next run computes the references again
+        tmp.unlink(missing_ok=True)
 
 
 def _sample(model, n: int, train: TraceSet, seed: int) -> TraceSet:
@@ -260,8 +262,11 @@ def _check_settings(out: Path, settings: dict) -> None:
         if differ:
             raise InputError(f"{out} holds a benchmark with other settings ({', '.join(f'{k}: {old.get(k, _UNRECORDED)!r}' for k in differ)}); "
                              f"use another `out` or the same settings to resume it")
-    out.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps(settings, indent=2))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(settings, indent=2))
+    except OSError as exc:
+        raise InputError(f"cannot write to {out}: {exc.strerror}") from None
 
 
 def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | None = None,

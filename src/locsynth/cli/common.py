@@ -42,6 +42,16 @@ def reports_errors(fn):
 
             _console(True).print(f"[red]error:[/red] {escape(as_flags(str(exc)))}", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
+        except OSError as exc:
+            from ..core.files import WRITE_ERRORS
+
+            if exc.errno not in WRITE_ERRORS:
+                raise
+            # a full or read-only disk met outside an output's own writer (a benchmark's run, a lock)
+            where = f" {exc.filename}" if exc.filename else ""
+            _console(True).print(f"[red]error:[/red] cannot write{where}: {exc.strerror}", highlight=False,
+                                 soft_wrap=True)
+            raise typer.Exit(1) from None
 
     return wrapper
 

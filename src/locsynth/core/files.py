@@ -245,8 +245,12 @@ def lock_file(lock: Path, what: str):
             raise InputError(f"cannot write to {lock.parent}: {exc.strerror}") from None
     else:
         raise InputError(f"cannot take the lock {lock}; if no locsynth is running, remove it")
-    with os.fdopen(fd, "w") as f:
-        f.write(record)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(record)
+    except OSError as exc:
+        lock.unlink(missing_ok=True)
+        raise InputError(f"cannot write to {lock.parent}: {exc.strerror}") from None
     _HELD[key] = 1
     try:
         yield
