@@ -159,6 +159,71 @@ def map_chunks(client, fn: Callable, chunks: Sequence, *shared, progress: Callab
         raise
 
 
+def add(a, b):
+    """The sum of two results of one counting step: arrays (the smaller padded with zeros at the
+    end of each axis, so that a histogram of days may be as long as its chunk's last day), tuples,
+    lists and dicts of them, numbers, and anything else that has ``+``."""
+    import numpy as np
+
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape))
+            a, b = (np.pad(v, [(0, s - n) for s, n in zip(shape, v.shape)]) for v in (a, b))
+        return a + b
+    if isinstance(a, (tuple, list)):
+        return type(a)(add(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return {key: add(a[key], b[key]) for key in a}
+    return a + b
+
+
+def tree_sum(client, fn: Callable, chunks: Sequence, *shared,
+             progress: Callable[[int, int], None] | None = None):
+    """``fn(chunk, *shared)`` summed (:func:`add`) over ``chunks``: serially (``client`` None), or on
+    the cluster, where two results are added on a worker as soon as both are there (a tree whose
+    shape follows the order tasks finish: the sum is the same up to the order of float additions),
+    and only the total comes back. ``progress(done, total)`` counts the chunks counted."""
+    chunks = list(chunks)
+    if not chunks:
+        raise ValueError("tree_sum needs at least one chunk")
+    if client is None:
+        total = None
+        for done, chunk in enumerate(chunks, 1):
+            result = fn(chunk, *shared)
+            total = result if total is None else add(total, result)
+            if progress is not None:
+                progress(done, len(chunks))
+        return total
+    from distributed import as_completed
+
+    shared_f = [client.scatter([value], broadcast=True, hash=False)[0] for value in shared]
+    chunk_f = client.scatter(chunks, hash=False)
+    # no list of the futures is kept: a result is released as soon as it is added into another
+    tasks = [client.submit(_limited, fn, c, *shared_f, pure=False) for c in chunk_f]
+    counted = {task.key for task in tasks}
+    queue = as_completed(tasks)
+    del tasks, chunk_f
+    try:
+        done, pending = 0, None
+        for future in queue:
+            if future.status == "error":
+                future.result()                     # raises the task's exception here
+            if future.key in counted:
+                done += 1
+                if progress is not None:
+                    progress(done, len(chunks))
+            if pending is None:
+                pending = future
+                continue
+            queue.add(client.submit(add, pending, future, pure=False))
+            pending = None
+        return pending.result()
+    except BaseException:
+        queue.clear()                               # the futures dropped: the scheduler forgets their tasks
+        raise
+
+
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """BLAS at one thread inside, for numba-parallel kernels whose threads call ``np.dot``.

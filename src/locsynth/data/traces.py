@@ -433,13 +433,15 @@ class TraceSet:
 
     @classmethod
     def load(cls, path: str | Path) -> "TraceSet":
-        """Load a directory written by :meth:`save`; a damaged or unknown one is an InputError."""
+        """Load a directory written by :meth:`save`, or a partitioned set whole (data/partitioned.py); a
+        damaged or unknown one is an InputError."""
         path = Path(path)
         meta = read_json_meta(path, "meta.json", FORMAT_NAME, FORMAT_VERSION, "TraceSet")
         tables = {}
         for name in ("events", "users", "locations"):
             try:
-                tables[name] = pq.read_table(path / f"{name}.parquet")
+                tables[name] = pq.read_table(path / f"{name}.parquet") if name == "locations" or \
+                    "partitions" not in meta else _partitions_table(path, meta["partitions"], name)
             except (OSError, pa.ArrowException) as exc:
                 raise InputError(f"{path / (name + '.parquet')} is missing or damaged: {exc}") from None
         ev = tables["events"]
@@ -471,6 +473,20 @@ class TraceSet:
             raise InputError(f"{path} is damaged: meta.json counts {counts} do not match the Parquet files")
         ts.check()
         return ts
+
+
+def _partitions_table(path: Path, partitions: list, name: str) -> pa.Table:
+    """``name``.parquet of every partition of a partitioned set (data/partitioned.py), one after the
+    other: a partition numbers its traces from 0, so its events' ``user`` moves by the traces before."""
+    tables, before = [], 0
+    for part in partitions:
+        table = pq.read_table(path / part["name"] / f"{name}.parquet")
+        if name == "events":
+            at = table.schema.get_field_index("user")
+            table = table.set_column(at, "user", pa.array(table["user"].to_numpy() + np.int32(before), pa.int32()))
+        tables.append(table)
+        before += int(part["traces"])
+    return pa.concat_tables(tables, promote_options="default")
 
 
 class TraceSetWriter:
