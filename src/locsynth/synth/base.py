@@ -32,6 +32,8 @@ from ..data.space import Space
 from ..data.timeaxis import TimeAxis
 from ..core.files import atomic_output
 from ..data.traces import TraceSet, is_trip_set, read_json_meta
+from ..data.chunks import Partitions, bounded
+from ..data.partitioned import PartitionedTraceSet
 
 #: share of epsilon a DP synthesizer spends by default on counting its training units, the default
 #: size of its synthetic set (privacy/count.py): at epsilon 1 a count of scale 20, about 3 % off
@@ -193,6 +195,8 @@ class Synthesizer(_Params):
     several_traces: ClassVar[bool] = True
     #: the steps ("fit", "sample") that spread their work over a Dask client (core/parallel.py)
     distributed: ClassVar[tuple[str, ...]] = ()
+    #: whether ``fit`` counts a partitioned set partition by partition (data/chunks.py), never whole
+    partitions: ClassVar[bool] = False
 
     def fit(self, train: TraceSet, *, progress=None, client=None, **options) -> "Synthesizer":
         """Learn from the training TraceSet ``train``; returns ``self``. ``progress(done, total,
@@ -204,6 +208,12 @@ class Synthesizer(_Params):
         self._validate_params()
         self._check_options(options, self.fit_options, "fit")
         progress = resolve(progress, f"fit {self.name}")
+        if isinstance(train, PartitionedTraceSet):
+            if not self.partitions:
+                raise InputError(f"{self.name} fits a TraceSet in memory, and {train.path} is partitioned "
+                                 f"({train.n_partitions} partitions): load it whole (TraceSet.load) or fit a method "
+                                 f"that counts by partitions")
+            train = Partitions(train, client, progress=progress)
         if isinstance(progress, Bar):
             progress(0, None, "fitting")
         try:
@@ -269,7 +279,7 @@ class Synthesizer(_Params):
 
     # -- the training set's frame --------------------------------------------------------------
     def _remember_frame(self, train: TraceSet) -> None:
-        if not isinstance(train, TraceSet):
+        if not isinstance(train, (TraceSet, Partitions)):
             raise InputError(f"fit needs a TraceSet, got {type(train).__name__}{_how_to_make(train)}")
         if train.n_traces == 0 or train.n_events == 0:
             raise InputError("the training set is empty")
@@ -302,10 +312,8 @@ class Synthesizer(_Params):
         k = check_count(k, "max_traces_per_user")
         if self.ledger_.traces_per_user is not None:
             k = min(k, self.ledger_.traces_per_user)
-        codes = pd.factorize(train.users["user_id"].to_numpy())[0]
-        rank = pd.Series(codes).groupby(codes).cumcount().to_numpy()
         self.ledger_.bound_traces(k, drops=True)
-        return train if (rank < k).all() else train.select_users(np.flatnonzero(rank < k))
+        return bounded(train, k)
 
     def _count_units(self, count: int, epsilon: float, share: float, unit: str) -> float:
         """Spend ``share`` of ``epsilon`` on a DP count of the ``count`` training ``unit``s (one

@@ -82,10 +82,12 @@ from ..core.errors import InputError
 from ..privacy.ledger import Ledger
 from ..metrics.standard import planar
 from ..privacy.laplace import laplace
+from ..data.chunks import Whole, chunks
 from ..data.traces import TraceSet
 from ..core.validation import check_count, check_epsilon, check_seed, check_share, in_range
 from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from .ngram import GramIndex
+from .privtrace import markov
 from .privtrace.markov import per_trace
 from .privtrace.model import _draw
 
@@ -244,6 +246,49 @@ def choose_levels(rs: ReferenceSystems, x: np.ndarray, y: np.ndarray, offsets: n
     return chosen
 
 
+def with_levels(points: tuple, rs: ReferenceSystems) -> tuple:
+    """(x, y, offsets) of trajectories with each one's level (:func:`choose_levels`)."""
+    return (*points, choose_levels(rs, *points))
+
+
+def level_counts(points: tuple, levels: int) -> np.ndarray:
+    """Trajectories per level (of (x, y, offsets, level)): the counting step of the selection."""
+    return np.bincount(points[3], minlength=levels)
+
+
+def hour_counts(traces: TraceSet) -> np.ndarray:
+    """Trips per hour (-1, 0 .. 23) of the user table's ``hour``: the counting step of step 7's histogram."""
+    return np.bincount(np.clip(traces.users["hour"].to_numpy().astype(np.int64), -1, 23) + 1, minlength=HOURS)
+
+
+def sequences(points: tuple, rs: ReferenceSystems, target: np.ndarray, l_max: int) -> GramIndex:
+    """Every trajectory of (x, y, offsets, level) discretised at the kept level its level goes to
+    (``target``; global cells, in trajectory order), truncated to ``l_max``."""
+    x, y, offsets, level = points
+    level = target[level]
+    trace = per_trace(offsets)
+    lengths = np.zeros(offsets.size - 1, np.int64)
+    parts = []
+    for lv in np.unique(level):
+        rows = np.flatnonzero(level == lv)
+        events = level[trace] == lv
+        c, o = discretise(rs, int(lv), x[events], y[events], np.concatenate([[0], np.cumsum(np.diff(offsets)[rows])]))
+        lengths[rows] = np.diff(o)
+        parts.append((rows, c, o))
+    start = np.cumsum(lengths) - lengths
+    cells = np.zeros(int(lengths.sum()), np.int64)
+    for rows, c, o in parts:
+        cells[np.repeat(start[rows], np.diff(o)) + np.arange(c.size) - np.repeat(o[:-1], np.diff(o))] = c
+    return GramIndex.from_flat(cells, lengths, int(rs.offsets[-1]), l_max)
+
+
+def prefix_counts(points, rs: ReferenceSystems, target: np.ndarray, l_max: int) -> "PrefixWalk | ChunkWalk":
+    """The prefix trees' counting steps on the chunks ``points`` of (x, y, offsets, level): in memory
+    for one chunk (a TraceSet), by chunks for a partitioned set (data/chunks.py)."""
+    seqs = points.map(sequences, rs, target, l_max)
+    return PrefixWalk(seqs.value, rs) if isinstance(seqs, Whole) else ChunkWalk(seqs, rs, l_max)
+
+
 def kept_levels(noisy: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """(kept, target): the levels whose noisy count reaches ``threshold`` (at least the largest),
     and for every level the kept one its trajectories go to: the nearest, the finer on a tie."""
@@ -324,19 +369,18 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
     """The noisy, pruned prefix trees of the sequences in ``index`` (global cells, truncated to
     ``l_max``), over the cells ``kept_cells`` (bool per global cell), grams of up to ``order``
     cells with histograms: order + 1 depths of epsilon / (order + 1) each (steps 5-6)."""
-    if index.l_max is None or index.l_max > l_max:
+    walk = index if isinstance(index, (PrefixWalk, ChunkWalk)) else PrefixWalk(index, rs)
+    if walk.l_max is None or walk.l_max > l_max:
         raise InputError(f"the sequences must be truncated to l_max = {l_max} cells before the noise is "
-                         f"calibrated to it (they were truncated to {index.l_max})")
+                         f"calibrated to it (they were truncated to {walk.l_max})")
     eps_d = check_epsilon(epsilon) / (order + 1)
     scale = l_max / eps_d
-    n_cells, end_symbol = int(rs.offsets[-1]), index.n_symbols
+    n_cells = int(rs.offsets[-1])
     cols, valid = rs.cell_cols(), rs.valid_moves()
     level_cells = np.diff(rs.offsets)[rs.cell_level()]
-    sym = index.symbols
-    seq, pos = np.nonzero(np.arange(sym.shape[1])[None, :] < index.lengths[:, None])
     # depth 0: the root's histogram of cells (the kept levels' cells only: which are kept is DP)
     ids = np.flatnonzero(kept_cells)
-    true = np.bincount(sym[seq, pos], minlength=n_cells).astype(np.float64)[ids]
+    true = walk.root(n_cells).astype(np.float64)[ids]
     noisy0, spent = _noised(true, eps_d, l_max)
     root = np.zeros(n_cells)
     noisy_root = np.zeros(n_cells)
@@ -346,20 +390,13 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
     first = np.full(n_cells, -1, np.int64)
     cells = ids[released] if order >= 1 else np.zeros(0, np.int64)
     first[cells] = np.arange(cells.size)
-    node = first[sym[seq, pos]]
-    at = node >= 0
-    seq, pos, node = seq[at], pos[at], node[at]
+    walk.start(first)
     hists, noisy_all, childs, cell_all, depth_all = [], [], [], [cells], [np.ones(cells.size, np.int64)]
     count = root[cells]                          # each node's released count in its parent's histogram
     lo, hi, depth = 0, cells.size, 1
     theta = float(threshold(scale, np.array([BINS]))[0])
     while hi > lo:
-        follow = sym[seq, pos + depth].astype(np.int64)
-        prev = sym[seq, pos + depth - 1].astype(np.int64)
-        end = follow >= end_symbol
-        move = np.where(end, END, move_of(rs, prev, np.where(end, prev, follow)))
-        true = np.bincount((node - lo) * BINS + move, minlength=(hi - lo) * BINS).astype(np.float64)
-        noisy, e = _noised(true, eps_d, l_max)
+        noisy, e = _noised(walk.moves(lo, hi).astype(np.float64), eps_d, l_max)
         spent += e
         noisy = noisy.reshape(hi - lo, BINS)
         here = np.concatenate(cell_all)[lo:hi]
@@ -375,9 +412,7 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
             cell_all.append(here[v] + DR[b] * cols[here[v]] + DC[b])
             depth_all.append(np.full(v.size, depth + 1, np.int64))
             count = noisy[v, b]
-            nxt = np.where(end, -1, child[node - lo, move])
-            at = nxt >= 0
-            seq, pos, node = seq[at], pos[at], nxt[at]
+            walk.advance(child, lo)
             lo, hi = hi, hi + v.size
         else:
             lo = hi
@@ -388,6 +423,84 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
                        np.concatenate(childs) if childs else empty.astype(np.int64),
                        np.concatenate(cell_all), np.concatenate(depth_all), noisy_root,
                        np.concatenate(noisy_all) if noisy_all else empty, spent)
+
+
+class PrefixWalk:
+    """The prefix trees' counting steps on sequences in memory (a GramIndex of global cells): the
+    root's cells (:meth:`root`), then, from the one-cell nodes ``first`` on (:meth:`start`), the
+    moves after each depth's nodes (:meth:`moves`), every start position walked one depth further
+    down the released children (:meth:`advance`) once."""
+
+    def __init__(self, index: GramIndex, rs: ReferenceSystems):
+        self.index, self.rs, self.l_max, self.depth = index, rs, index.l_max, 1
+        sym = index.symbols
+        self.seq, self.pos = np.nonzero(np.arange(sym.shape[1])[None, :] < index.lengths[:, None])
+
+    def root(self, n_cells: int) -> np.ndarray:
+        return np.bincount(self.index.symbols[self.seq, self.pos], minlength=n_cells)
+
+    def start(self, first: np.ndarray) -> None:
+        node = first[self.index.symbols[self.seq, self.pos]]
+        at = node >= 0
+        self.seq, self.pos, self.node = self.seq[at], self.pos[at], node[at]
+
+    def locate(self) -> None:
+        """Each position's move after its node's gram (END where the sequence ends)."""
+        sym = self.index.symbols
+        follow = sym[self.seq, self.pos + self.depth].astype(np.int64)
+        prev = sym[self.seq, self.pos + self.depth - 1].astype(np.int64)
+        self.end = follow >= self.index.n_symbols
+        self.move = np.where(self.end, END, move_of(self.rs, prev, np.where(self.end, prev, follow)))
+
+    def moves(self, lo: int, hi: int) -> np.ndarray:
+        """The moves after the nodes ``lo`` .. ``hi`` - 1 of this depth, (hi - lo) x 9 flattened."""
+        self.locate()
+        return np.bincount((self.node - lo) * BINS + self.move, minlength=(hi - lo) * BINS)
+
+    def advance(self, child: np.ndarray, lo: int) -> None:
+        """Every position one depth further, to its node's released child (``child`` of the nodes
+        from ``lo``), the others dropped."""
+        nxt = np.where(self.end, -1, child[self.node - lo, self.move])
+        at = nxt >= 0
+        self.seq, self.pos, self.node = self.seq[at], self.pos[at], nxt[at]
+        self.depth += 1
+
+
+class ChunkWalk:
+    """The same counting steps on chunks of sequences (data/chunks.py: a partitioned set's), one
+    pass a depth: every chunk walks its positions down the depths so far (:func:`chunk_moves`)."""
+
+    def __init__(self, sequences, rs: ReferenceSystems, l_max: int):
+        self.sequences, self.rs, self.l_max, self.steps = sequences, rs, l_max, []
+
+    def root(self, n_cells: int) -> np.ndarray:
+        return self.sequences.total(chunk_root, n_cells)
+
+    def start(self, first: np.ndarray) -> None:
+        self.first = first
+
+    def moves(self, lo: int, hi: int) -> np.ndarray:
+        return self.sequences.total(chunk_moves, self.rs, self.first, tuple(self.steps), lo, hi)
+
+    def advance(self, child: np.ndarray, lo: int) -> None:
+        self.steps.append((child, lo))
+
+
+def chunk_root(index: GramIndex, n_cells: int) -> np.ndarray:
+    """One chunk's cells (:meth:`PrefixWalk.root`)."""
+    return PrefixWalk(index, None).root(n_cells)
+
+
+def chunk_moves(index: GramIndex, rs: ReferenceSystems, first: np.ndarray, steps: tuple, lo: int, hi: int
+                ) -> np.ndarray:
+    """One chunk's moves after the nodes ``lo`` .. ``hi`` - 1, its positions walked from ``first``
+    down the depths ``steps`` ((child, lo) of each, :class:`ChunkWalk`)."""
+    walk = PrefixWalk(index, rs)
+    walk.start(first)
+    for child, at in steps:
+        walk.locate()
+        walk.advance(child, at)
+    return walk.moves(lo, hi)
 
 
 def consistent(noisy: np.ndarray, released: np.ndarray, valid: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -577,6 +690,7 @@ class DPT(Synthesizer):
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
+    partitions = True
 
     def __init__(self, epsilon: float = 1.0, levels: int = 4, branching: int = 2, finest: float = 0.0,
                  order: int = 2, l_max: int = 20, select_share: float = 0.1, hour_share: float = 0.05,
@@ -601,8 +715,6 @@ class DPT(Synthesizer):
         if self.select_share + (self.hour_share if "hour" in train.users and not self.time_share else 0.0) >= 1:
             raise InputError(f"select_share + hour_share must leave a budget for the trees, got "
                              f"{self.select_share} + {self.hour_share}")
-        if not (train.loc >= 0).all():
-            raise InputError("dpt needs located events; the training set has generalized ones")
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
@@ -611,10 +723,9 @@ class DPT(Synthesizer):
         eps_tree = eps - eps_sel - eps_hour
         self.rs_ = ReferenceSystems.over(self.space_, float(self.finest), check_count(self.levels, "levels"),
                                          check_count(self.branching, "branching"))
-        xy = planar(self.space_)
-        x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
-        level = choose_levels(self.rs_, x, y, offsets)
-        noisy = laplace(np.bincount(level, minlength=self.rs_.levels).astype(np.float64), eps_sel, 1.0,
+        # (x, y, offsets, each trajectory's level) of every chunk (data/chunks.py)
+        points = chunks(train).map(markov.points, planar(self.space_)).map(with_levels, self.rs_)
+        noisy = laplace(points.total(level_counts, self.rs_.levels).astype(np.float64), eps_sel, 1.0,
                         ledger=self.ledger_, unit="trace",
                         saw="trajectories per reference system (each in the one its model selection picks)",
                         assumptions="a trajectory is in one reference system")
@@ -622,9 +733,8 @@ class DPT(Synthesizer):
         self.level_weights_ = np.bincount(target, weights=np.maximum(noisy, 0.0), minlength=self.rs_.levels)
         if self.level_weights_.sum() <= 0:
             self.level_weights_ = kept.astype(np.float64)
-        index = self._sequences(x, y, offsets, target[level], l_max)
         kept_cells = kept[self.rs_.cell_level()]
-        trees = grow(index, self.rs_, kept_cells, order, eps_tree, l_max)
+        trees = grow(prefix_counts(points, self.rs_, target, l_max), self.rs_, kept_cells, order, eps_tree, l_max)
         self.ledger_.record(
             "laplace", max(eps_tree, trees.opendp_epsilon), 0.0, float(l_max), "trace",
             saw=f"prefix-tree counts (grams of up to {order} cells and the move after) of the trajectories on "
@@ -634,26 +744,8 @@ class DPT(Synthesizer):
                         "sampling are post-processing")
         self._keep(trees, kept_cells)
         self.hours_ = self._hours(train, eps_hour) if hours else np.zeros(0)
-        self.loc_indptr_, self.loc_indices_ = cell_locations(self.rs_, xy)
+        self.loc_indptr_, self.loc_indices_ = cell_locations(self.rs_, planar(self.space_))
         return self
-
-    def _sequences(self, x, y, offsets, level: np.ndarray, l_max: int) -> GramIndex:
-        """Every trajectory discretised at its level (global cells, in trajectory order), truncated."""
-        trace = per_trace(offsets)
-        lengths = np.zeros(offsets.size - 1, np.int64)
-        parts = []
-        for lv in np.unique(level):
-            rows = np.flatnonzero(level == lv)
-            events = level[trace] == lv
-            c, o = discretise(self.rs_, int(lv), x[events], y[events],
-                              np.concatenate([[0], np.cumsum(np.diff(offsets)[rows])]))
-            lengths[rows] = np.diff(o)
-            parts.append((rows, c, o))
-        start = np.cumsum(lengths) - lengths
-        cells = np.zeros(int(lengths.sum()), np.int64)
-        for rows, c, o in parts:
-            cells[np.repeat(start[rows], np.diff(o)) + np.arange(c.size) - np.repeat(o[:-1], np.diff(o))] = c
-        return GramIndex.from_flat(cells, lengths, int(self.rs_.offsets[-1]), l_max)
 
     def _keep(self, trees: PrefixTrees, kept_cells: np.ndarray) -> None:
         self.root_, self.first_, self.hist_, self.child_ = trees.root, trees.first, trees.hist, trees.child
@@ -670,8 +762,7 @@ class DPT(Synthesizer):
 
     def _hours(self, train: TraceSet, epsilon: float) -> np.ndarray:
         """The noisy histogram of the trips' hours (-1, 0 .. 23), negatives 0 (step 7)."""
-        hour = np.clip(train.users["hour"].to_numpy().astype(np.int64), -1, 23) + 1
-        noisy = laplace(np.bincount(hour, minlength=HOURS).astype(np.float64), epsilon, 1.0, ledger=self.ledger_,
+        noisy = laplace(chunks(train).total(hour_counts).astype(np.float64), epsilon, 1.0, ledger=self.ledger_,
                         unit="trace", saw="the histogram of the trips' hours", assumptions="a trip has one hour")
         return np.maximum(noisy, 0.0)
 

@@ -82,6 +82,7 @@ from ..core.errors import InputError
 from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger
 from ..core.validation import check_epsilon
+from ..data.chunks import SparseCounts, Whole, chunks
 from ..data.traces import TraceSet
 from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ..core.validation import check_count
@@ -302,14 +303,12 @@ def explore(index: GramIndex, epsilon: float, n_max: int = 5, l_max: int = 20, *
     """
     eps = check_epsilon(epsilon)
     n_max, l_max, replicas = check_count(n_max, "n_max"), check_count(l_max, "l_max"), check_count(replicas, "replicas")
-    if index.l_max is None or index.l_max > l_max:
+    grams = index if isinstance(index, (Grams, ChunkGrams)) else Grams(index)
+    if grams.l_max is None or grams.l_max > l_max:
         raise InputError(f"the sequences must be truncated to l_max = {l_max} symbols before the noise is "
-                         f"calibrated to it (they were truncated to {index.l_max})")
-    W = index.n_symbols + 1
-    # every start position of a symbol (not &) lies in the root's gram, the empty one
-    seq, pos = np.nonzero(np.arange(index.symbols.shape[1])[None, :] < index.lengths[:, None])
-    at = _Positions(seq, pos, np.zeros(seq.size, np.int64))
-    table = _histograms(index, at, 0, 1)
+                         f"calibrated to it (they were truncated to {grams.l_max})")
+    W = grams.n_symbols + 1
+    table = grams.first()
     level = _Level(0, np.zeros(replicas, np.int64), np.full(replicas, -1), np.full(replicas, -1),
                    np.arange(replicas), np.full(replicas, eps / n_max), np.zeros(replicas),
                    np.full(replicas, n_max), np.full(replicas, np.nan), np.full(replicas, -1))
@@ -320,7 +319,7 @@ def explore(index: GramIndex, epsilon: float, n_max: int = 5, l_max: int = 20, *
         n = level.gram.size
         noisy, spent = _noisy_histograms(table[level.gram], level.epsilon, l_max)
         opendp = max(opendp, float((level.spent + spent).max()))
-        theta = threshold(level.epsilon, l_max, index.n_symbols)
+        theta = threshold(level.epsilon, l_max, grams.n_symbols)
         released = noisy > theta[:, None]
         if not threshold_leaves:
             released |= level.left[:, None] <= 1
@@ -344,14 +343,88 @@ def explore(index: GramIndex, epsilon: float, n_max: int = 5, l_max: int = 20, *
             break
         level = _children(level, v, x, noisy, theta, counts, counts_all, next_all, eps, n_max, depth, W,
                           first_child)
-        at, rows, n_grams = _advance(index, at, level.gram, table.shape[0], depth)
+        rows, table = grams.next(level.gram)
         level = replace(level, gram=rows)
-        table = _histograms(index, at, depth + 1, n_grams)
         depth += 1
     cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return ExplorationTree(cat["parent"], cat["symbol"], cat["level"], cat["replica"], cat["epsilon"], cat["spent"],
                            cat["left"], cat["noisy"], cat["released"], counts_all, cat["child"], cat["markov"],
                            next_all, replicas, opendp)
+
+
+class Grams:
+    """The tree's counting steps on sequences in memory (a :class:`GramIndex`): :meth:`first` the
+    root's histogram, :meth:`next` the next level's for the grams ``keys`` (gram row x (L + 1) +
+    symbol) of the nodes expanded, every start position walked down the levels once."""
+
+    def __init__(self, index: GramIndex):
+        self.index, self.l_max, self.n_symbols = index, index.l_max, index.n_symbols
+
+    def first(self) -> np.ndarray:
+        # every start position of a symbol (not &) lies in the root's gram, the empty one
+        self.at, self.depth, self.n_grams = _starts(self.index), 0, 1
+        return _histograms(self.index, self.at, 0, 1)
+
+    def next(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(each new node's gram row, the new level's table)."""
+        self.at, rows, self.n_grams = _advance(self.index, self.at, keys, self.n_grams, self.depth)
+        self.depth += 1
+        return rows, _histograms(self.index, self.at, self.depth, self.n_grams)
+
+
+class ChunkGrams:
+    """The same counting steps on chunks of sequences (data/chunks.py: a partitioned set's), one
+    pass a level: every chunk walks its start positions down the levels expanded so far
+    (:func:`level_counts`), and the levels' tables are summed."""
+
+    def __init__(self, sequences, l_max: int, n_symbols: int):
+        self.sequences, self.l_max, self.n_symbols = sequences, l_max, int(n_symbols)
+        self.levels: list[np.ndarray] = []
+        self.n_grams = 1
+
+    def first(self) -> np.ndarray:
+        return self._table()
+
+    def next(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        grams, rows = np.unique(keys, return_inverse=True)
+        self.levels.append(np.asarray(keys, np.int64))
+        self.n_grams = int(grams.size)
+        return rows.astype(np.int64), self._table()
+
+    def _table(self) -> np.ndarray:
+        counts = self.sequences.total(level_counts, tuple(self.levels))
+        return counts.dense().reshape(self.n_grams, self.n_symbols + 1).astype(np.float64)
+
+
+def level_counts(index: GramIndex, levels: tuple) -> SparseCounts:
+    """One chunk's counts of the level after ``levels`` (each the keys of a level's expanded
+    nodes, :class:`ChunkGrams`): the symbols after each gram's occurrences, keyed gram row x (L +
+    1) + symbol."""
+    at, n_grams = _starts(index), 1
+    for depth, keys in enumerate(levels):
+        at, _, n_grams = _advance(index, at, keys, n_grams, depth)
+    follow = index.symbols[at.seq, at.pos + len(levels)].astype(np.int64)
+    return SparseCounts.of(at.gram * (index.n_symbols + 1) + follow, n_grams * (index.n_symbols + 1))
+
+
+def truncated(traces: TraceSet, l_max: int) -> GramIndex:
+    """The traces' locations as sequences truncated to ``l_max`` (CCS 2012 §4; step 1)."""
+    return GramIndex.from_traces(traces, l_max)
+
+
+def tree_counts(train, l_max: int) -> Grams | ChunkGrams:
+    """The tree's counting steps on the training traces truncated to ``l_max``: in memory for a
+    TraceSet, by chunks for a partitioned set (data/chunks.py)."""
+    data = chunks(train)
+    if isinstance(data, Whole):
+        return Grams(truncated(data.value, l_max))
+    return ChunkGrams(data.map(truncated, l_max), l_max, train.space.n_locations)
+
+
+def _starts(index: GramIndex) -> "_Positions":
+    """Every start position of a symbol (not &), in the root's gram (the empty one)."""
+    seq, pos = np.nonzero(np.arange(index.symbols.shape[1])[None, :] < index.lengths[:, None])
+    return _Positions(seq, pos, np.zeros(seq.size, np.int64))
 
 
 @dataclass(frozen=True)
@@ -542,6 +615,7 @@ class NGRAM(Synthesizer):
               "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
+    partitions = True
 
     def __init__(self, epsilon: float = 1.0, n_max: int = 5, l_max: int = 20, threshold_leaves: bool = True,
                  size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
@@ -561,8 +635,7 @@ class NGRAM(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
-        tree = explore(GramIndex.from_traces(train, l_max), eps, n_max, l_max,
-                       threshold_leaves=bool(self.threshold_leaves))
+        tree = explore(tree_counts(train, l_max), eps, n_max, l_max, threshold_leaves=bool(self.threshold_leaves))
         # the guarantee is the budget every path may spend, not the most one realised path spent: a
         # path stops where released counts say so, and the outputs that let it go on are possible
         self.ledger_.record(

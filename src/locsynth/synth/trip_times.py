@@ -51,6 +51,7 @@ import pandas as pd
 
 from ..core.errors import InputError
 from ..core.validation import check_epsilon
+from ..data.chunks import chunks
 from ..data.traces import TraceSet
 from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger
@@ -174,13 +175,37 @@ def speed_cells(train: TraceSet) -> np.ndarray:
     return out
 
 
-def counts(train: TraceSet) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """The exact histograms (starts, speeds by path length), the day kinds and the period of ``train``: what the
-    noise is added to. Each trace adds 1 to ``starts`` and, when it goes somewhere, 1 to ``speeds``."""
-    kinds, period = day_kinds(train)
-    starts = held(start_bins(train, kinds, period), kinds * HOURS).astype(np.float64)
-    speeds = held(speed_cells(train), (LENGTH_EDGES.size - 1) * (SPEED_EDGES.size - 1)).astype(np.float64)
-    return starts, speeds.reshape(LENGTH_EDGES.size - 1, SPEED_EDGES.size - 1), kinds, period
+def counts(train) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """The exact histograms (starts, speeds by path length), the day kinds and the period of ``train``
+    (a TraceSet, or chunks of one: data/chunks.py): what the noise is added to. Each trace adds 1 to
+    ``starts`` and, when it goes somewhere, 1 to ``speeds``."""
+    by_day, speeds = chunks(train).total(chunk_counts)
+    kinds, period = kinds_of(by_day)
+    starts = np.zeros((kinds, HOURS))
+    np.add.at(starts, day_kind(_weekdays(train.time, period), kinds), by_day[:period])
+    return starts.ravel(), speeds.astype(np.float64).reshape(LENGTH_EDGES.size - 1, SPEED_EDGES.size - 1), kinds, period
+
+
+def chunk_counts(train: TraceSet) -> tuple[np.ndarray, np.ndarray]:
+    """The counting step of :func:`counts` on one chunk of traces (sums over chunks add up): the
+    starts by day (:func:`start_days`) and the speeds' cells (:func:`speed_cells`), flattened."""
+    return start_days(train), held(speed_cells(train), (LENGTH_EDGES.size - 1) * (SPEED_EDGES.size - 1))
+
+
+def start_days(train: TraceSet) -> np.ndarray:
+    """Traces by the day (from the time axis's first) and the hour of their first point, (days, 24)."""
+    axis, offsets = train.time, train.offsets
+    first = train.t[offsets[:-1][np.diff(offsets) > 0]]
+    day, k = np.divmod(first, axis.instants_per_day)
+    days = int(day.max()) + 1 if day.size else 0
+    return np.bincount(day * HOURS + _hour_of_instant(axis)[k], minlength=days * HOURS).reshape(days, HOURS)
+
+
+def kinds_of(by_day: np.ndarray) -> tuple[int, int]:
+    """:func:`day_kinds` from the starts by day (:func:`start_days`)."""
+    days = np.flatnonzero(np.asarray(by_day).sum(axis=1))
+    period = int(days[-1]) + 1 if days.size else 1
+    return (7 if period >= 14 else 2), period
 
 
 def held(values: np.ndarray, d: int) -> np.ndarray:

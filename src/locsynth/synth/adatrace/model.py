@@ -80,6 +80,7 @@ import numpy as np
 from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
+from ...data.chunks import Partitions, chunks
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon, check_flag, check_seed, check_share, one_of
 from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
@@ -146,6 +147,7 @@ class AdaTrace(Synthesizer):
               "variant": one_of(*VARIANTS), "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
+    partitions = True
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, level1: int = synopsis.LEVEL1,
                  max_length: int = 100, max_extra: int = 10, defences: bool = False, size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
@@ -167,21 +169,21 @@ class AdaTrace(Synthesizer):
         eps, split = check_epsilon(self.epsilon), check_split(self.split, "split", 4)
         k, cap = check_count(self.level1, "level1"), check_count(self.max_extra, "max_extra")
         self._remember_frame(train)
-        if not (train.loc >= 0).all():
-            raise InputError("adatrace needs located events; the training set has generalized ones")
+        if check_flag(self.defences, "defences") and isinstance(chunks(train), Partitions):
+            raise InputError("adatrace's defences read the real trajectories when sampling: fit it on a TraceSet "
+                             "in memory, not a partitioned one, or without them")
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
         n_hat = self.training_.get("dp_count")
         xy = planar(self.space_)
-        x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
+        points = chunks(train).map(markov.points, xy)          # (x, y, offsets): data/chunks.py
         box = public_box(*xy)
         # step 3: level-1 densities of the interpolated cell sequences, then the split
         paper = one_of(*VARIANTS)(self.variant, "variant") == "paper"
         grid_eps = split[0] * eps if paper else split[0] * eps / 2    # the code variant: half for level 2
         coarse = TwoLevelGrid(box, k, np.ones(k * k, np.int64))
-        seq1, off1 = markov.states(coarse, x, y, offsets)
-        dens = self._noise(synopsis.density(seq1, off1, k * k), grid_eps,
+        dens = self._noise(points.total(synopsis.cell_density, coarse), grid_eps,
                            "level-1 densities of the interpolated cell sequences, 1 / l per visit")
         size = float(n_hat) if n_hat is not None else max(float(dens.sum()), 1.0)
         sizes = synopsis.level2_sizes(dens, size, eps, "adaptive" if paper else "authors")
@@ -191,28 +193,28 @@ class AdaTrace(Synthesizer):
         if not paper:   # the authors' level-2 cells place a state's points (step 8)
             self.sub_m_ = sizes
             fine = TwoLevelGrid(box, k, sizes)
-            seq2, off2 = markov.states(fine, x, y, offsets)
             self.sub_weights_ = np.maximum(self._noise(
-                synopsis.density(seq2, off2, fine.n_states), split[0] * eps / 2,
+                points.total(synopsis.cell_density, fine), split[0] * eps / 2,
                 "level-2 densities of the interpolated cell sequences, 1 / l per visit (where points go)"), 0.0)
-        # step 4: states; step 5: the Markov model
-        seq, seq_offsets = markov.states(self.grid_, x, y, offsets)
+        # step 4: states; step 5: the Markov model (its counts, the trips' and the lengths' in one pass)
+        seq = points.map(markov.states_of, self.grid_)         # (states, offsets)
         self.indptr_, self.indices_ = self.grid_.neighbours()
         n = self.grid_.n_states
-        noisy = self._noise(synopsis.moves(seq, seq_offsets, self.indptr_, self.indices_), split[1] * eps,
+        self.hops_ = synopsis.hops(self.indptr_, self.indices_)
+        moves, trip_counts, extra_counts, extra_sums = seq.total(synopsis.synopsis_counts, self.indptr_,
+                                                                 self.indices_, self.hops_, cap)
+        noisy = self._noise(moves, split[1] * eps,
                             "moves between touching states, 1 / (l - 1) per move of a trajectory of l states")
         self.prob_ = synopsis.row_normalized(np.maximum(noisy, 0.0), self.indptr_)
         # step 6: the trip distribution
-        trips = self._noise(synopsis.trips(seq, seq_offsets, n), split[2] * eps,
+        trips = self._noise(trip_counts, split[2] * eps,
                             "(start state, end state) of every trajectory, 1 per trajectory")
         self.trips_ = np.round(np.maximum(trips, 0.0))
         # step 7: the route lengths
-        self.hops_ = synopsis.hops(self.indptr_, self.indices_)
-        pair, extra = synopsis.extras(seq, seq_offsets, self.hops_, cap)
         half = split[3] * eps / 2
-        hist = self._noise(np.bincount(extra, minlength=cap + 1).astype(np.float64), half,
+        hist = self._noise(extra_counts.astype(np.float64), half,
                            f"extra lengths (states beyond the shortest route, clipped at {cap}), 1 per trajectory")
-        sums = laplace(np.bincount(pair, weights=extra, minlength=n * n), half, float(cap), ledger=self.ledger_,
+        sums = laplace(extra_sums, half, float(cap), ledger=self.ledger_,
                        unit="trace", saw=f"per (start, end) pair the sum of its trajectories' extra lengths, "
                                          f"each clipped at {cap}")
         self.family_, pooled = synopsis.choose_family(hist)
@@ -222,7 +224,7 @@ class AdaTrace(Synthesizer):
         self.real_ = {}
         if check_flag(self.defences, "defences"):
             self.ledger_.note_uncovered(DEFENCES_UNCOVERED)
-            self.real_ = defence.real_view(seq, seq_offsets, train.loc, offsets, self.indptr_, self.indices_)
+            self.real_ = defence.real_view(*seq.value, train.loc, train.offsets, self.indptr_, self.indices_)
         return self
 
     def _noise(self, values: np.ndarray, epsilon: float, saw: str) -> np.ndarray:

@@ -23,7 +23,7 @@ from numba import njit
 
 from ..min_cells import walk_locations
 
-from ..privtrace.markov import edge_counts, per_trace
+from ..privtrace.markov import edge_counts, per_trace, states as interpolated
 
 #: AdaTrace's first level: 6 x 6 cells (Main.Synthesize_Trajectories' ``cellCount``)
 LEVEL1 = 6
@@ -63,6 +63,23 @@ def level2_sizes(noisy_density: np.ndarray, trajectories: float, epsilon: float,
     else:
         m = np.ceil(SPLIT_CONSTANT * d / (max(float(trajectories), 1.0) * float(epsilon)))
     return np.clip(m, 1, MAX_SPLIT).astype(np.int64)
+
+
+def cell_density(points: tuple, grid) -> np.ndarray:
+    """:func:`density` of the trajectories (x, y, offsets) interpolated on ``grid``'s cells
+    (privtrace/markov.states): the counting step of the grid's split."""
+    return density(*interpolated(grid, *points), grid.n_states)
+
+
+def synopsis_counts(states: tuple, indptr: np.ndarray, indices: np.ndarray, hop: np.ndarray, cap: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The counting step of the synopsis on the trajectories' (states, offsets): the moves
+    (:func:`moves`), the trip pairs (:func:`trips`), the histogram of extra lengths and, per pair,
+    their sum (:func:`extras`, clipped at ``cap``)."""
+    seq, offsets = states
+    pair, extra = extras(seq, offsets, hop, cap)
+    return (moves(seq, offsets, indptr, indices), trips(seq, offsets, hop.shape[0]),
+            np.bincount(extra, minlength=cap + 1), np.bincount(pair, weights=extra, minlength=hop.shape[0] ** 2))
 
 
 def density(seq: np.ndarray, offsets: np.ndarray, n_cells: int) -> np.ndarray:

@@ -13,8 +13,9 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from ...privacy import oue
+from ..privtrace.markov import select
 from ..trip_times import held
-from .user import DIRECTIONS, valid_moves
+from .user import DIRECTIONS, chosen, domains, length_domain, valid_moves, values
 
 #: the authors' smoothing of a row's sum when normalizing (main.py, generate_markov_matrix)
 ROW_SMOOTHING = 1e-8
@@ -157,6 +158,29 @@ def matrix(start: np.ndarray, rows: np.ndarray, grid_size: int) -> np.ndarray:
 def estimated(values: np.ndarray, d: int, epsilon: float) -> np.ndarray:
     """OUE's estimates of how many of the reports (one per entry of ``values``, -1 no value) hold
     each value 0 .. d - 1, from the tally drawn in law (privacy/oue.tally); zeros without reports."""
-    if np.asarray(values).size == 0:
-        return np.zeros(int(d))
-    return oue.estimate(oue.tally(held(values, d), values.size, epsilon), values.size, epsilon)
+    return estimates(held(values, d), np.asarray(values).size, epsilon)
+
+
+def estimates(counts: np.ndarray, reports: int, epsilon: float) -> np.ndarray:
+    """OUE's estimates from how many of the ``reports`` reports hold each value (``counts``, of the
+    reports' domain), through the tally drawn in law (privacy/oue.tally); zeros without reports."""
+    if reports == 0:
+        return np.zeros(np.asarray(counts).size)
+    return oue.estimate(oue.tally(counts, reports, epsilon), reports, epsilon)
+
+
+def length_counts(cells: np.ndarray, offsets: np.ndarray, grid_size: int) -> np.ndarray:
+    """How many trajectories (cell sequences) hold each length value: what round 1's reports are
+    drawn from (privacy/oue.tally; the users' values, user.values, counted: nothing here is noised)."""
+    return held(values(cells, offsets, grid_size, 1).length, length_domain(grid_size))
+
+
+def report_counts(states: tuple, own: tuple, grid_size: int, max_len: int) -> tuple[dict, dict]:
+    """How many of the trajectories ``own[0]`` (rows of the (cells, offsets) ``states``) report each
+    value of each kind in round 2, given their slots ``own[1]`` (:func:`chosen`), and how many
+    reports each kind has: the counts the collector's tally is drawn from (privacy/oue.tally)."""
+    rows, slot = own
+    v = values(*select(*states, rows), grid_size, max_len)
+    chosen_values, domain = chosen(v, slot, grid_size), domains(grid_size)
+    return ({kind: held(value, domain[kind]) for kind, value in chosen_values.items()},
+            {kind: int(value.size) for kind, value in chosen_values.items()})

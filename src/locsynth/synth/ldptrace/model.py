@@ -75,6 +75,7 @@ from numba import njit
 from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy import oue
+from ...data.chunks import chunks, spread
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon, check_seed, check_share, in_range, whole
 from ..base import Synthesizer, Tags
@@ -124,6 +125,7 @@ class LDPTrace(Synthesizer):
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
+    partitions = True
 
     def __init__(self, epsilon: float = 1.0, grid_size: int = 6, length_share: float = 0.1,
                  length_quantile: float = 0.9, time_share: float = TIME_SHARE, max_traces_per_user: int = 1,
@@ -140,18 +142,16 @@ class LDPTrace(Synthesizer):
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "LDPTrace":
         eps, n = check_epsilon(self.epsilon), int(self.grid_size)
         self._remember_frame(train)
-        if not (train.loc >= 0).all():
-            raise InputError("ldptrace needs located events; the training set has generalized ones")
         train = self._bounded_traces(train, self.max_traces_per_user)
         xy = planar(self.space_)
         self.grid_ = TwoLevelGrid(public_box(*xy), n, np.ones(n * n, np.int64))
-        cells, offsets = markov.states(self.grid_, xy[0][train.loc], xy[1][train.loc], train.offsets)
+        # (cells, offsets) of every chunk (data/chunks.py)
+        cells = chunks(train).map(markov.points, xy).map(markov.states_of, self.grid_)
         # the number of reports is public to the collector (module docstring, "Size")
         self.training_ = {"users": int(train.n_traces)}
-        users, d_len = offsets.size - 1, user.length_domain(n)
+        users, d_len = int(train.n_traces), user.length_domain(n)
         eps_length, _ = user.budgets(eps, self.length_share)
-        length = user.values(cells, offsets, n, 1).length
-        ones = oue.tally(collector.held(length, d_len), users, eps_length)
+        ones = oue.tally(cells.total(spread(collector.length_counts), n), users, eps_length)
         oue.record(self.ledger_, eps_length, domain=f"the lengths 1 .. {d_len}",
                    saw=f"each trajectory's length in cells of the {n} x {n} grid, clipped at {d_len}: one report")
         estimate = oue.estimate(ones, users, eps_length)
@@ -159,6 +159,7 @@ class LDPTrace(Synthesizer):
         self.lengths_ = collector.distribution(collector.unimodal(estimate, self.max_len_))
         share = check_share(self.time_share, "time_share")
         self.trip_times_ = None
+        moving = np.arange(users)
         if share > 0 and train.has_times and train.n_events:
             starting, speeding, moving = times.assign(users, share, int(self.seed))
             if moving.size == 0 or speeding.size == 0:
@@ -166,24 +167,24 @@ class LDPTrace(Synthesizer):
                                  f"{'their mobility' if moving.size == 0 else 'their times'}")
             self.trip_times_ = times.fit_local_times(train, starting, speeding, (1 - self.length_share) * eps)
             self.ledger_.note_uncovered(trip_times.PERIOD_FROM_DATA)
-            cells, offsets = markov.select(cells, offsets, moving)
-        self._mobility(cells, offsets, eps, users)
+        self._mobility(cells, moving, eps, users)
         self._locations(xy)
         return self
 
-    def _mobility(self, cells: np.ndarray, offsets: np.ndarray, eps: float, everyone: int) -> None:
-        """Round 2: every user who reports their mobility draws one of its L + 1 slots (start, L - 1
+    def _mobility(self, cells, moving: np.ndarray, eps: float, everyone: int) -> None:
+        """Round 2: every user who reports their mobility (the trajectories ``moving`` of the chunks
+        ``cells`` of (cells, offsets)) draws one of its L + 1 slots (start, L - 1
         moves, end: user.slots, from the seed's stream; the slot depends on no data) and sends that
         slot's value in one OUE report at the whole mobility budget; the tallies per kind
         (privacy/oue.tally), their estimates scaled to all users (collector.scaled), the model.
         The ledger entry covers the other branch too: ``everyone`` less these users report their times."""
-        n, L, users = int(self.grid_size), self.max_len_, offsets.size - 1
+        n, L, users = int(self.grid_size), self.max_len_, moving.size
         _, each = user.budgets(eps, self.length_share)
-        v = user.values(cells, offsets, n, L)
         slot = user.slots(users, L, np.random.default_rng(np.random.SeedSequence(int(self.seed), spawn_key=(SLOTS,))))
-        values, domain, share = user.chosen(v, slot, n), user.domains(n), user.kinds(L)
-        est = {kind: collector.scaled(collector.estimated(values[kind], domain[kind], each), share[kind],
-                                      values[kind].size, users) for kind in values}
+        held, reports = cells.total(collector.report_counts, n, L, own=cells.own_rows(moving, slot))
+        domain, share = user.domains(n), user.kinds(L)
+        est = {kind: collector.scaled(collector.estimates(held[kind], reports[kind], each), share[kind],
+                                      reports[kind], users) for kind in held}
         valid = user.valid_moves(n)
         oue.record(self.ledger_, each, domain=f"the {n * n} cells of the {n} x {n} grid and its "
                                               f"{valid.size} moves between touching cells",

@@ -39,7 +39,8 @@ import numpy as np
 from ...data.traces import TraceSet
 from ...privacy import oue
 from .. import trip_times as tt
-from .collector import estimated, norm_sub
+from ...data.chunks import chunks
+from .collector import estimates, norm_sub
 
 #: harmonics of the day kept when smoothing the estimated hours of starts (periods 24, 12, 8 hours)
 HARMONICS = 3
@@ -89,15 +90,28 @@ def noise_sd(reports: int, epsilon: float) -> float:
     return float(np.sqrt(reports * q * (1 - q)) / (oue.P - q))
 
 
-def fit_local_times(train: TraceSet, starting: np.ndarray, speeding: np.ndarray, epsilon: float) -> tt.TripTimes:
+def fit_local_times(train, starting: np.ndarray, speeding: np.ndarray, epsilon: float) -> tt.TripTimes:
     """The time model from the start reports of the trajectories ``starting`` and the speed reports
-    of ``speeding`` (indices into ``train``), each one OUE report at ``epsilon`` (module docstring).
+    of ``speeding`` (sorted indices into ``train``, a TraceSet or chunks of one: data/chunks.py), each
+    one OUE report at ``epsilon`` (module docstring).
     The ledger entry is the caller's: these reports are one branch of LDPTrace's round 2."""
-    _, period = tt.day_kinds(train)
-    starts = tt.start_bins(train, KINDS, period)[starting]
-    est = estimated(starts, KINDS * tt.HOURS, epsilon).reshape(KINDS, tt.HOURS)
-    floor = tt.KEEP_ABOVE * noise_sd(starts.size, epsilon) * np.sqrt(tt.HOURS)
+    data = chunks(train)
+    _, period = tt.kinds_of(data.total(tt.start_days))
+    own = list(zip(data.own_rows(starting), data.own_rows(speeding)))
+    starts, speeds = data.total(report_counts, period, own=own)
+    est = estimates(starts, starting.size, epsilon).reshape(KINDS, tt.HOURS)
+    floor = tt.KEEP_ABOVE * noise_sd(starting.size, epsilon) * np.sqrt(tt.HOURS)
     hours = np.vstack([smooth_hours(day) if day.sum() > floor else np.zeros(tt.HOURS) for day in est])
-    speeds = coarse_speed_cells(tt.speed_cells(train)[speeding])
-    coarse = norm_sub(estimated(speeds, (ROW_GROUPS.max() + 1) * ((tt.SPEED_EDGES.size - 1) // SPEED_PAIR), epsilon))
+    coarse = norm_sub(estimates(speeds, speeding.size, epsilon))
     return tt.TripTimes(hours.ravel(), expand_speeds(coarse), KINDS, period)
+
+
+def report_counts(train: TraceSet, own: tuple, period: int) -> tuple[np.ndarray, np.ndarray]:
+    """The counting step of the time reports on one chunk: how many of its trajectories ``own[0]``
+    (rows) report each start bin, and of ``own[1]`` each coarse speed cell (the reports' values:
+    :func:`fit_local_times`)."""
+    (starting,), (speeding,) = own
+    starts = tt.start_bins(train, KINDS, period)[starting]
+    speeds = coarse_speed_cells(tt.speed_cells(train)[speeding])
+    return (tt.held(starts, KINDS * tt.HOURS),
+            tt.held(speeds, (ROW_GROUPS.max() + 1) * ((tt.SPEED_EDGES.size - 1) // SPEED_PAIR)))

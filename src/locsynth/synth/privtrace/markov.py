@@ -32,6 +32,26 @@ def select(seq: np.ndarray, offsets: np.ndarray, which: np.ndarray) -> tuple[np.
     return seq[np.repeat(offsets[:-1][which] - out_offsets[:-1], length) + np.arange(out_offsets[-1])], out_offsets
 
 
+def points(traces, xy) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, y, offsets): every event's planar coordinates (``xy``, per location) and the traces' offsets."""
+    return xy[0][traces.loc], xy[1][traces.loc], traces.offsets
+
+
+def clipped_points(points: tuple, cap: int) -> int:
+    """The number of points of the trajectories (x, y, offsets), each one's clipped at ``cap``."""
+    return int(np.minimum(np.diff(points[2]), cap).sum())
+
+
+def density_of(points: tuple, grid: TwoLevelGrid) -> np.ndarray:
+    """:func:`density` of the trajectories (x, y, offsets)."""
+    return density(grid, *points)
+
+
+def states_of(points: tuple, grid: TwoLevelGrid) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`states` of the trajectories (x, y, offsets)."""
+    return states(grid, *points)
+
+
 def density(grid: TwoLevelGrid, x: np.ndarray, y: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Level-1 densities: per cell, the sum over trajectories of the share of their points in it
     (an empty trajectory has no point and adds nothing)."""

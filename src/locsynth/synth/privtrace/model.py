@@ -47,6 +47,7 @@ from numba import njit
 from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
+from ...data.chunks import chunks, spread
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
@@ -105,6 +106,7 @@ class PrivTrace(Synthesizer):
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True)
     several_traces = False
+    partitions = True
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, max_length: int = 100,
                  size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
@@ -119,19 +121,16 @@ class PrivTrace(Synthesizer):
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "PrivTrace":
         eps, split, cap = check_epsilon(self.epsilon), self._split(), check_count(self.max_length, "max_length")
         self._remember_frame(train)
-        located = train.loc >= 0
-        if not located.all():
-            raise InputError("privtrace needs located events; the training set has generalized ones")
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
         n_hat = self.training_.get("dp_count")
         xy = planar(self.space_)
-        x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
-        self.grid_ = self._grid(x, y, offsets, n_hat, split[0] * eps, cap)
-        seq, seq_offsets = markov.states(self.grid_, x, y, offsets)
+        points = chunks(train).map(markov.points, xy)          # (x, y, offsets): data/chunks.py
+        self.grid_ = self._grid(points, n_hat, split[0] * eps, cap)
+        seq = points.map(markov.states_of, self.grid_)         # (states, offsets)
         self.indptr_, self.indices_ = self.grid_.neighbours()
-        moves, start, end = markov.first_order(seq, seq_offsets, self.indptr_, self.indices_)
+        moves, start, end = seq.total(spread(markov.first_order), self.indptr_, self.indices_)
         noisy = np.maximum(self._noise(np.concatenate([moves, start, end]), split[1] * eps,
                                        "first-order moves with start and end, 1 / (l + 1) per state of a trajectory"), 0)
         s = self.grid_.n_states
@@ -142,7 +141,7 @@ class PrivTrace(Synthesizer):
         self.post_id_ = np.full(s, -1, np.int64)
         self.post_id_[posts] = np.arange(posts.size)
         self.tables_ = markov.table_offsets(self.indptr_, posts)
-        counts = markov.second_order(seq, seq_offsets, self.indptr_, self.indices_, self.post_id_, self.tables_)
+        counts = seq.total(spread(markov.second_order), self.indptr_, self.indices_, self.post_id_, self.tables_)
         self.second_ = np.maximum(self._noise(counts, split[2] * eps, "second-order moves through the guideposts, "
                                               "1 / l per visit"), 0) if counts.size else counts
         self._locations_of_states(xy)
@@ -154,18 +153,19 @@ class PrivTrace(Synthesizer):
     def _noise(self, values: np.ndarray, epsilon: float, saw: str) -> np.ndarray:
         return laplace(values, epsilon, 1.0, ledger=self.ledger_, unit="trace", saw=saw)
 
-    def _grid(self, x, y, offsets, n_hat: float | None, epsilon: float, cap: int) -> TwoLevelGrid:
-        """The two-level grid over the space's box (step 3). ``n_hat``, the trajectories in the
+    def _grid(self, points, n_hat: float | None, epsilon: float, cap: int) -> TwoLevelGrid:
+        """The two-level grid over the space's box (step 3), from the chunks of (x, y, offsets)
+        ``points``. ``n_hat``, the trajectories in the
         split threshold, is the DP count; without one (``size_share`` = 0) the sum of the noisy
         level-1 densities, to which every trajectory adds 1 (post-processing: the authors' code
         reads the exact number, which no spend covers)."""
         box = public_box(*planar(self.space_))
-        points = float(np.minimum(np.diff(offsets), cap).sum())
-        points = laplace(np.array([points]), epsilon / 4, float(cap), ledger=self.ledger_, unit="trace",
-                         saw=f"the number of points, each trajectory's clipped at {cap}")[0]
-        k = level1_size(points)
+        n_points = float(points.total(markov.clipped_points, cap))
+        n_points = laplace(np.array([n_points]), epsilon / 4, float(cap), ledger=self.ledger_, unit="trace",
+                           saw=f"the number of points, each trajectory's clipped at {cap}")[0]
+        k = level1_size(n_points)
         coarse = TwoLevelGrid(box, k, np.ones(k * k, np.int64))
-        dens = self._noise(markov.density(coarse, x, y, offsets), 3 * epsilon / 4,
+        dens = self._noise(points.total(markov.density_of, coarse), 3 * epsilon / 4,
                            "level-1 densities, each trajectory's points sharing 1")
         return TwoLevelGrid(box, k, level2_sizes(dens, max(float(dens.sum()), 0.0) if n_hat is None else n_hat))
 

@@ -1,0 +1,225 @@
+"""Partitioned sets and fits by partitions (data/partitioned.py, data/chunks.py; DESIGN.md, Scale): a
+trip set split into 4 Parquet partitions gives, method by method, the noiseless counts, the
+sensitivities, the ledger and (noise switched to a fixed draw) the model of the fit of the same set
+in one file; and the same again when the partitions are counted on a cluster."""
+
+import itertools
+from dataclasses import replace
+from datetime import date
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from locsynth import Grid, InputError, TimeAxis, TraceSet
+from locsynth.core.parallel import add, tree_sum
+from locsynth.data.chunks import Partitions, SparseCounts, first_traces
+from locsynth.data.partitioned import PartitionedTraceSet, by_user, load_traces, save_partitioned
+from locsynth.privacy import _opendp, oue
+from locsynth.privacy.ledger import Ledger
+from locsynth.synth import registry, trip_times
+
+GRID = Grid(12, 12, (37.70, 37.77, -122.46, -122.38))         # cells of about 650 m
+AXIS = TimeAxis.build(date(2008, 5, 19), "America/Los_Angeles", "1min", "1h")
+METHODS = ("ngram", "privtrace", "adatrace", "dpt", "ldptrace")
+
+
+def trips(n: int = 3000, seed: int = 0, days: int = 21) -> TraceSet:
+    """Trips over ``days`` days, mornings and evenings: walks of 2 to 12 touching cells, one to
+    three minutes a step, each trip its own user (as prepare makes trips)."""
+    rng = np.random.default_rng(seed)
+    user, t, loc, hour = [], [], [], []
+    for i in range(n):
+        start = int(rng.integers(0, days)) * 1440 + int(rng.choice([7, 8, 9, 17, 18])) * 60 + int(rng.integers(0, 60))
+        r, c = (int(v) for v in rng.integers(2, 10, 2))
+        cells = [r * 12 + c]
+        for _ in range(int(rng.integers(1, 12))):
+            r, c = (min(max(v + int(rng.integers(-1, 2)), 0), 11) for v in (r, c))
+            if r * 12 + c != cells[-1]:
+                cells.append(r * 12 + c)
+        if len(cells) < 2:
+            cells.append(cells[0] + 1)
+        step = int(rng.integers(1, 4))
+        user += [i] * len(cells)
+        t += [start + step * k for k in range(len(cells))]
+        loc += cells
+        hour.append(int(AXIS.start_of(np.array([start]))[0].tz_convert(AXIS.timezone).hour))
+    users = pd.DataFrame({"user_id": [f"t{i}" for i in range(n)], "hour": np.array(hour, np.int8)})
+    ts = TraceSet.from_events(user, t, loc, users, GRID, AXIS, info={"min_cells": 2})
+    return replace(ts, ledger=Ledger(traces_per_user=1))
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory):
+    """The trips in 4 partitions, and the same set in one file, in the partitions' order."""
+    folder = tmp_path_factory.mktemp("parts")
+    save_partitioned(trips(), folder / "parts", 4)
+    one = TraceSet.load(folder / "parts")
+    one.save(folder / "one")
+    return PartitionedTraceSet.open(folder / "parts"), TraceSet.load(folder / "one")
+
+
+class Drawn:
+    """OpenDP's Laplace measurements replaced by a fixed draw (seeded by the order of the calls),
+    each call's true values and sensitivity recorded; OUE's tally likewise."""
+
+    def __init__(self, monkeypatch):
+        self.calls = []
+        monkeypatch.setattr(_opendp, "float_laplace", lambda n, scale: self._measure(scale, float))
+        monkeypatch.setattr(_opendp, "integer_laplace", lambda scale: self._measure(scale, int))
+        monkeypatch.setattr(oue, "tally", self._tally)
+
+    def reset(self) -> list:
+        calls, self.calls = self.calls, []
+        return calls
+
+    def _measure(self, scale, kind):
+        seed = len(self.calls)
+        calls = self.calls
+
+        class Measurement:
+            def map(self, sensitivity):
+                calls.append(["laplace", float(sensitivity), scale, None])
+                return float(sensitivity) / scale
+
+            def __call__(self, values):
+                calls[-1][3] = np.asarray(values, np.float64)
+                noise = np.random.default_rng(seed).laplace(0.0, scale, len(values))
+                return (np.asarray(values) + (np.round(noise).astype(np.int64) if kind is int else noise)).tolist()
+
+        return Measurement()
+
+    def _tally(self, held, reports, epsilon):
+        held = np.asarray(held, np.int64)
+        self.calls.append(["tally", int(reports), epsilon, held.astype(np.float64)])
+        rng = np.random.default_rng(len(self.calls))
+        return rng.binomial(held, 0.5) + rng.binomial(int(reports) - held, oue.flip_probability(epsilon))
+
+
+def same(a, b, what: str) -> None:
+    """Equal arrays; float sums of fractional weights equal up to the order of their additions."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape, what
+    if a.dtype.kind == "f" and not np.array_equal(a, b):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=what)
+    else:
+        assert np.array_equal(a, b), what
+
+
+def fitted(name: str, train, drawn: Drawn, client=None, **params):
+    drawn.reset()
+    model = registry.get(name)(epsilon=2.0, **params).fit(train, client=client)
+    return model, drawn.reset()
+
+
+def assert_same_fit(one, by_parts) -> None:
+    (a, calls_a), (b, calls_b) = one, by_parts
+    assert len(calls_a) == len(calls_b) > 2
+    for i, (x, y) in enumerate(zip(calls_a, calls_b)):
+        assert x[:3] == y[:3], f"noise step {i}: mechanism, sensitivity (or reports) and scale"
+        same(x[3], y[3], f"the noiseless counts of noise step {i}")
+    assert a.ledger_.to_dict() == b.ledger_.to_dict() and a.training_ == b.training_
+    arrays_a, arrays_b = a._arrays(), b._arrays()
+    if getattr(a, "trip_times_", None) is not None:
+        arrays_a.update(a.trip_times_.arrays())
+        arrays_b.update(b.trip_times_.arrays())
+    assert arrays_a.keys() == arrays_b.keys()
+    for key in arrays_a:
+        same(arrays_a[key], arrays_b[key], key)
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_a_fit_by_partitions_counts_noises_and_models_as_the_fit_in_one_file(parts, name, monkeypatch):
+    partitioned, one = parts
+    drawn = Drawn(monkeypatch)
+    assert_same_fit(fitted(name, one, drawn), fitted(name, partitioned, drawn))
+
+
+@pytest.mark.parametrize("name, params", [("dpt", {"time_share": 0.0}), ("ngram", {"max_traces_per_user": 1}),
+                                          ("adatrace", {"variant": "code"}), ("ldptrace", {"time_share": 0.0})])
+def test_the_variants_fit_by_partitions_as_in_one_file(parts, name, params, monkeypatch):
+    """DPT's hours (no time model), AdaTrace's code variant (a second density pass), LDPTrace
+    without time reports."""
+    partitioned, one = parts
+    drawn = Drawn(monkeypatch)
+    assert_same_fit(fitted(name, one, drawn, **params), fitted(name, partitioned, drawn, **params))
+
+
+def test_the_time_model_counts_by_partitions_and_days_of_the_week_after_two_weeks(tmp_path):
+    short = trips(600, seed=2, days=10)
+    save_partitioned(short, tmp_path / "short", 3)
+    for days, kinds in ((10, 2), (21, 7)):
+        ts = short if days == 10 else trips(600, seed=2)
+        path = tmp_path / f"d{days}"
+        save_partitioned(ts, path, 3)
+        whole = TraceSet.load(path)
+        expected = trip_times.counts(whole)
+        got = trip_times.counts(Partitions(PartitionedTraceSet.open(path)))
+        assert expected[2:] == got[2:] and expected[2] == kinds
+        assert np.array_equal(expected[0], got[0]) and np.array_equal(expected[1], got[1])
+        assert expected[0].sum() == ts.n_traces
+
+
+def test_a_partitioned_set_reads_whole_and_by_partitions(parts, tmp_path):
+    partitioned, one = parts
+    assert partitioned.n_partitions == 4 and partitioned.n_traces == one.n_traces == 3000
+    assert partitioned.n_events == one.n_events and isinstance(load_traces(partitioned.path), PartitionedTraceSet)
+    assert isinstance(load_traces(one_path(partitioned)), TraceSet)
+    pieces = [partitioned.partition(i) for i in range(4)]
+    assert [p.n_traces for p in pieces] == partitioned.sizes.tolist()
+    assert np.array_equal(np.concatenate([p.loc for p in pieces]), one.loc)
+    assert pd.concat([p.users for p in pieces], ignore_index=True).equals(one.users)
+    assert partitioned.min_cells == one.min_cells == 2 and partitioned.has_times and partitioned.exact
+    assert list(partitioned.users.columns) == ["user_id", "hour"] and len(partitioned.users) == 0
+    # every user id in one partition, whatever the set: hashed
+    ts = trips(200, seed=5)
+    ts = replace(ts, users=ts.users.assign(user_id=[f"u{i % 37}" for i in range(200)]))
+    rows = by_user(ts, 4)
+    ids = [set(ts.users["user_id"].to_numpy()[r]) for r in rows]
+    assert sum(len(r) for r in rows) == 200 and all(not (a & b) for a, b in itertools.combinations(ids, 2))
+    # a bound on traces per user, partition by partition, as on the whole
+    save_partitioned(ts, tmp_path / "users", 4)
+    bounded = Partitions(PartitionedTraceSet.open(tmp_path / "users")).bounded(2)
+    assert bounded.n_traces == first_traces(ts, 2).n_traces == 74
+
+
+def test_a_damaged_partitioned_set_is_one_clear_error(parts, tmp_path):
+    partitioned, _ = parts
+    import json
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(partitioned.path, copy)
+    meta = json.loads((copy / "meta.json").read_text())
+    meta["partitions"][1]["traces"] += 1
+    (copy / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match="meta.json counts .* do not match its partitions"):
+        PartitionedTraceSet.open(copy)
+    meta["counts"]["traces"] += 1
+    (copy / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match="part-00001 is damaged"):
+        PartitionedTraceSet.open(copy).partition(1)
+    with pytest.raises(InputError, match="in one piece, not a partitioned one"):
+        PartitionedTraceSet.open(one_path(partitioned))
+
+
+def one_path(partitioned):
+    """Where the fixture wrote the set in one file."""
+    return partitioned.path.parent / "one"
+
+
+def test_methods_that_do_not_count_by_partitions_and_adatraces_defences_refuse_a_partitioned_set(parts):
+    partitioned, _ = parts
+    with pytest.raises(InputError, match="fits a TraceSet in memory, and .* is partitioned \\(4 partitions\\)"):
+        registry.get("uniform")().fit(partitioned)
+    with pytest.raises(InputError, match="defences read the real trajectories"):
+        registry.get("adatrace")(defences=True).fit(partitioned)
+
+
+def test_counts_add_up_sparse_and_padded():
+    a = SparseCounts.of(np.array([5, 1, 5, 9]), 12)
+    b = SparseCounts.of(np.array([9, 0, 5]), 12)
+    assert (a + b).dense().tolist() == np.bincount([5, 1, 5, 9, 9, 0, 5], minlength=12).tolist()
+    assert add(np.ones((2, 3)), np.ones((4, 3))).tolist() == [[2] * 3, [2] * 3, [1] * 3, [1] * 3]
+    assert add({"x": (1, np.arange(2))}, {"x": (2, np.arange(3))})["x"][1].tolist() == [0, 2, 2]
+    assert tree_sum(None, np.bincount, [np.array([0, 1]), np.array([3])]).tolist() == [1, 1, 0, 1]
