@@ -223,3 +223,113 @@ def test_counts_add_up_sparse_and_padded():
     assert add(np.ones((2, 3)), np.ones((4, 3))).tolist() == [[2] * 3, [2] * 3, [1] * 3, [1] * 3]
     assert add({"x": (1, np.arange(2))}, {"x": (2, np.arange(3))})["x"][1].tolist() == [0, 2, 2]
     assert tree_sum(None, np.bincount, [np.array([0, 1]), np.array([3])]).tolist() == [1, 1, 0, 1]
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as c:
+        yield c
+
+
+def test_counting_by_partitions_on_a_cluster_equals_counting_them_here(parts, client, monkeypatch):
+    """NGRAM's levels are summed in a tree on 2 workers: the fit is the one in one file."""
+    partitioned, one = parts
+    drawn = Drawn(monkeypatch)
+    assert_same_fit(fitted("ngram", one, drawn), fitted("ngram", partitioned, drawn, client))
+    assert tree_sum(client, np.bincount, [np.array([0, 1]), np.array([3]), np.array([3, 3])]).tolist() == [1, 1, 0, 3]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", METHODS[1:])
+def test_every_method_fits_by_partitions_on_a_cluster_as_in_one_file(parts, client, name, monkeypatch):
+    partitioned, one = parts
+    drawn = Drawn(monkeypatch)
+    assert_same_fit(fitted(name, one, drawn), fitted(name, partitioned, drawn, client))
+
+
+def test_a_partitioned_sample_is_the_same_set_whatever_the_workers(parts, client, tmp_path):
+    """Each partition from (seed, partition) alone: 2 workers write what one process writes; the
+    virtual ids count across partitions."""
+    from locsynth.synth.partitioned import partition_seed, sample_partitioned
+
+    model = registry.get("ngram")(epsilon=2.0).fit(parts[1])
+    here = sample_partitioned(model, tmp_path / "here", 1000, partition_trips=300, seed=4)
+    there = sample_partitioned(model, tmp_path / "there", 1000, partition_trips=300, seed=4, client=client)
+    assert here.sizes.tolist() == [300, 300, 300, 100] == there.sizes.tolist()
+    a, b = TraceSet.load(here.path), TraceSet.load(there.path)
+    assert np.array_equal(a.loc, b.loc) and np.array_equal(a.t, b.t) and a.users.equals(b.users)
+    assert a.users["user_id"].tolist() == [f"v{q}" for q in range(1000)] and a.ledger.to_dict() == model.ledger_.to_dict()
+    first = model.sample(300, seed=partition_seed(4, 0))
+    assert np.array_equal(here.partition(0).loc, first.loc)
+    assert partition_seed(4, 0) != partition_seed(4, 1) and partition_seed(4, 0) != partition_seed(5, 0)
+    with pytest.raises(InputError, match="does not write partitions"):
+        sample_partitioned(registry.get("training")().fit(parts[1]), tmp_path / "no", 10)
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory):
+    """A ``dask scheduler`` and two ``dask worker`` processes started on their own, as on a real
+    cluster (each worker importing this locsynth); their address."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import locsynth
+    from distributed import Client
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    src = str(Path(locsynth.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    logs = tmp_path_factory.mktemp("dask")
+    commands = [["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]] + \
+        [["worker", address, "--nthreads", "1", "--memory-limit", "1GiB", "--no-dashboard"]] * 2
+    procs = [subprocess.Popen([sys.executable, "-m", "dask", *cmd], env=env, stdout=subprocess.DEVNULL,
+                              stderr=open(logs / f"{i}.log", "w")) for i, cmd in enumerate(commands)]
+    try:
+        with Client(address, timeout=60) as c:
+            c.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for proc in procs[::-1]:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_the_command_line_fits_and_samples_by_partitions_on_a_scheduler_started_apart(parts, scheduler, tmp_path,
+                                                                                        monkeypatch):
+    from typer.testing import CliRunner
+
+    from locsynth.cli import app
+    from locsynth.synth.base import Synthesizer
+
+    partitioned, one = parts
+    runner = CliRunner()
+    drawn = Drawn(monkeypatch)
+    for name in ("ngram", "ldptrace"):
+        expected = fitted(name, one, drawn)
+        res = runner.invoke(app, ["fit", name, str(partitioned.path), "--out", str(tmp_path / name), "--epsilon", "2",
+                                  "--scheduler", scheduler])
+        assert res.exit_code == 0, res.output
+        model = Synthesizer.load(tmp_path / name)
+        assert_same_fit(expected, (model, drawn.reset()))
+    runner.invoke(app, ["sample", str(tmp_path / "ngram"), "--out", str(tmp_path / "here"), "--partition-trips", "500"])
+    res = runner.invoke(app, ["sample", str(tmp_path / "ngram"), "--out", str(tmp_path / "there"),
+                              "--partition-trips", "500", "--scheduler", scheduler])
+    assert res.exit_code == 0 and "in 7 partitions" in res.output, res.output
+    a, b = TraceSet.load(tmp_path / "here"), TraceSet.load(tmp_path / "there")
+    size = Synthesizer.load(tmp_path / "ngram").training_["dp_count"]
+    assert np.array_equal(a.loc, b.loc) and np.array_equal(a.t, b.t) and a.n_traces == size
+    res = runner.invoke(app, ["fit", "ppmtf", str(partitioned.path), "--out", str(tmp_path / "x"), "--scheduler",
+                              scheduler])
+    assert res.exit_code == 1 and "do not apply to fitting ppmtf" in res.output
+    res = runner.invoke(app, ["fit", "ppmtf", str(partitioned.path), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 1 and "is partitioned (4 partitions)" in res.output and not (tmp_path / "x").exists()

@@ -77,15 +77,17 @@ def fit(
     if "seed" in kind.hyperparameters():
         params.setdefault("seed", seed)
     _claim(out, overwrite=overwrite, inputs=[train])
-    from ..data.traces import TraceSet
+    from ..data.partitioned import PartitionedTraceSet, load_traces
 
-    ts = TraceSet.load(train)
+    ts = load_traces(train)
     mismatch = kind.tags.mismatch(ts, method)
     if mismatch:
         say(f"note: {mismatch}; fitting anyway")
     model = kind(**params)
-    if (workers is not None or scheduler is not None) and "fit" not in kind.distributed:
-        raise InputError(f"--workers and --scheduler do not apply to fitting {method}")
+    by_partitions = isinstance(ts, PartitionedTraceSet) and kind.partitions
+    if (workers is not None or scheduler is not None) and "fit" not in kind.distributed and not by_partitions:
+        raise InputError(f"--workers and --scheduler do not apply to fitting {method}"
+                         + (" (the trip methods fit a partitioned set on a cluster)" if kind.partitions else ""))
     from ..core.parallel import executor
 
     with executor(workers, scheduler) as client, progress_bar() as bar:
@@ -111,6 +113,9 @@ def sample(
                                                    "more only for methods with virtual users)."),
     days: int = typer.Option(1, help="Days per trace."),
     seed: int = typer.Option(0, help="Random seed."),
+    partition_trips: Optional[int] = typer.Option(None, metavar="N", help="Write a partitioned set of N trips a "
+                                                  "partition, sampled in parallel, each from the seed and its "
+                                                  "number (the trip methods; for sets larger than memory)."),
     workers: Optional[int] = typer.Option(None, metavar="N", help=WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
@@ -124,8 +129,12 @@ def sample(
     _claim(out, overwrite=overwrite, inputs=[model_dir])
     model = Synthesizer.load(model_dir)
     _, options = _method_args(type(model), ctx.args, [], model.sample_options, "sample option")
+    if partition_trips is not None:
+        return _sample_partitions(model, out, users, days, seed, partition_trips, traces_per_user, options,
+                                  workers, scheduler, overwrite)
     if (workers is not None or scheduler is not None) and "sample" not in model.distributed:
-        raise InputError(f"--workers and --scheduler do not apply to {model.name}")
+        raise InputError(f"--workers and --scheduler do not apply to {model.name}"
+                         + (" but with --partition-trips" if model.partitions else ""))
     from ..core.parallel import executor
 
     with executor(workers, scheduler) as client, progress_bar() as bar:
@@ -136,6 +145,22 @@ def sample(
     say(f"wrote {out}: {syn.n_traces} traces of {syn.n_users} users, {syn.n_events} events")
     for line in model.describe_sample(syn):
         say(line)
+
+
+def _sample_partitions(model, out: Path, users, days: int, seed: int, partition_trips: int, traces_per_user,
+                       options: dict, workers, scheduler, overwrite: bool) -> None:
+    """``sample --partition-trips``: the synthetic trips as partitions (synth/partitioned.py)."""
+    from ..core.parallel import executor
+    from ..synth.partitioned import sample_partitioned
+
+    if options or (traces_per_user or 1) != 1:
+        raise InputError("--partition-trips samples one trip a virtual user, with no sample option")
+    with executor(workers, scheduler) as client, progress_bar() as bar:
+        task = bar.add_task(f"sampling from {model.name} by partitions (trips)", total=None)
+        syn = sample_partitioned(model, out, users, partition_trips=partition_trips, days=days, seed=seed,
+                                 client=client, overwrite=overwrite,
+                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
+    say(f"wrote {out}: {syn.n_traces} trips in {syn.n_partitions} partitions, {syn.n_events} events")
 
 
 @app.command()

@@ -130,7 +130,8 @@ class Partitions:
     def _progress(self, fn: Callable):
         if self.progress is None:
             return None
-        what = f"counting by partitions: {fn.__name__.strip('_').replace('_', ' ')}"
+        step = fn.args[0] if isinstance(fn, partial) else fn          # spread(step)
+        what = f"counting by partitions: {step.__name__.strip('_').replace('_', ' ')}"
         return lambda done, total: self.progress(done, total, what)
 
 

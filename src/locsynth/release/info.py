@@ -31,9 +31,9 @@ def describe(path: str | Path) -> dict:
         facts = {"kind": "model", "method": meta["method"], "params": meta.get("params"),
                  "training": meta.get("training"), **meta.get("summary", {})}
         return {**facts, "ledger": _ledger(meta.get("ledger"))}
-    from ..data.traces import TraceSet
+    from ..data.partitioned import load_traces
 
-    ts = TraceSet.load(path)
+    ts = load_traces(path)                   # a partitioned set: its meta alone
     facts = {"kind": "traceset", **ts.summary()}
     if ts.ledger is not None:
         facts["ledger"] = _ledger(ts.ledger.to_dict())
