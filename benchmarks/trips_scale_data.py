@@ -43,13 +43,15 @@ MAX_HOURS = 3
 PORTO_TRIPS = 1_700_000
 
 
-def scaled_part(trips: TraceSet, factor: int, seed: int) -> TraceSet:
-    """``factor`` times as many trips as ``trips`` (module docstring), same space and time axis."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(39, factor, trips.n_traces)))
+def scaled_part(trips: TraceSet, factor: int, seed: int, size: int | None = None, first: int = 0,
+                stream: tuple = ()) -> TraceSet:
+    """``factor`` times as many trips as ``trips`` (module docstring), or ``size`` trips numbered from
+    ``first`` (a partition: ``stream`` its own random stream), same space and time axis."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=stream or (39, factor, trips.n_traces)))
     grid = trips.space
     rows, cols = grid.rows, grid.cols
     n = trips.n_traces
-    m = n * factor
+    m = n * factor if size is None else int(size)
     off = trips.offsets
     r, c = np.divmod(trips.loc.astype(np.int64), cols)
     # the room each trip has to move in, along each axis
@@ -77,7 +79,8 @@ def scaled_part(trips: TraceSet, factor: int, seed: int) -> TraceSet:
     loc = (r[event_src] + dr[copy]) * cols + c[event_src] + dc[copy]
     t = trips.t[event_src] + dt[copy]
     users = trips.users.iloc[source].reset_index(drop=True)
-    users["user_id"] = users["user_id"].astype(str).to_numpy(dtype=object) + pd.Series(np.arange(m)).map("-x{}".format).to_numpy(dtype=object)
+    users["user_id"] = users["user_id"].astype(str).to_numpy(dtype=object) + \
+        pd.Series(np.arange(first, first + m)).map("-x{}".format).to_numpy(dtype=object)
     if "hour" in users:
         shift = np.where(still, hours, 0)
         users["hour"] = ((users["hour"].to_numpy(np.int64) + shift) % 24).astype(np.int8)
@@ -105,6 +108,27 @@ def scaled(prepared: Path, out: Path, factor: int, seed: int = 0, overwrite: boo
     return out
 
 
+def scaled_partitioned(prepared: Path, out: Path, trips: int, partition_trips: int = 500_000, seed: int = 0,
+                       test_trips: int | None = None, overwrite: bool = False) -> Path:
+    """``out`` with ``train/`` and ``test/`` as partitioned sets (data/partitioned.py) of ``trips``
+    trips (``test_trips`` for the test part, as many by default), made as :func:`scaled` makes them,
+    partition by partition (partition i from its own stream of ``seed``): no process holds a part whole."""
+    from locsynth.data.partitioned import PartitionedWriter
+
+    out = Path(out)
+    for part, total in (("train", trips), ("test", test_trips or trips)):
+        if (out / part / "meta.json").is_file() and not overwrite:
+            continue
+        src = TraceSet.load(Path(prepared) / ("train" if part == "train" else "test"))
+        info = {**src.info, "scaled": {"trips": total, "seed": seed, "source_trips": src.n_traces,
+                                       "made_by": "benchmarks/trips_scale_data.py"}}
+        with PartitionedWriter(out / part, src.space, src.time, info, True, src.ledger) as writer:
+            for i, first in enumerate(range(0, total, partition_trips)):
+                size = min(partition_trips, total - first)
+                writer.append(scaled_part(src, 0, seed, size, first, stream=(56, part == "test", i)))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("prepared", type=Path, help="a directory locsynth prepare --format cab-trips wrote")
@@ -112,7 +136,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "locsynth-trips-scale")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--trips", type=int, default=None, help="partitioned sets of this many trips instead")
+    parser.add_argument("--partition-trips", type=int, default=500_000)
     args = parser.parse_args()
+    if args.trips:
+        start = time.perf_counter()
+        where = scaled_partitioned(args.prepared, args.out, args.trips, args.partition_trips, args.seed,
+                                   overwrite=args.overwrite)
+        print(f"{where}: {args.trips:,} trips a part ({time.perf_counter() - start:.1f} s)")
+        return
     for factor in args.factors:
         start = time.perf_counter()
         where = scaled(args.prepared, args.out / f"x{factor}", factor, args.seed, args.overwrite)

@@ -31,6 +31,8 @@ from ..core import parallel
 from .partitioned import INFO_PROPERTIES, PartitionedTraceSet
 from .traces import TraceSet, sorted_unique
 
+#: the user table's columns a counting step may read of a partition (the trips' hours: DPT's histogram)
+USER_COLUMNS = ("hour",)
 #: what a partitioned set answers for the whole, as a TraceSet would (its frame, its recorded counts)
 DATA_ATTRIBUTES = ("space", "time", "info", "ledger", "users", "friends", "locsets", "exact", "require_exact",
                    "has_times", "n_events", "synthetic", "n_partitions") + INFO_PROPERTIES
@@ -104,8 +106,10 @@ class Partitions:
         return int(self.sizes.sum())
 
     def bounded(self, k: int) -> "Partitions":
-        """At most ``k`` traces of each user id (:func:`first_traces`)."""
-        return Partitions(self.parts, self.client, int(k), self.steps, self.progress)
+        """At most ``k`` traces of each user id (:func:`first_traces`; nothing to do where the writer
+        recorded no more a user, as for trips, each its own user)."""
+        return Partitions(self.parts, self.client, int(k) if self.parts.most_per_user() > k else None, self.steps,
+                          self.progress)
 
     def map(self, fn: Callable, *args) -> "Partitions":
         """The view ``fn(chunk, *args)`` of every partition, computed as it is counted."""
@@ -158,8 +162,10 @@ def _traces(chunk: TraceSet) -> int:
 def _counted(item, parts: PartitionedTraceSet, bound, steps, fn: Callable, *shared):
     """``fn`` on partition ``item`` (or ``(partition, own)``), read, bounded and viewed (runs on a worker)."""
     i, own = item if isinstance(item, tuple) else (item, None)
-    value = parts.partition(i)
-    if bound is not None:
+    drops = bound is not None and parts.parts[i]["per_user"] > bound
+    # the ids only where the bound drops traces: a count reads the trips' hours at most
+    value = parts.partition(i, columns=list(USER_COLUMNS) + (["user_id"] if drops else []))
+    if drops:
         value = first_traces(value, bound)
     for step, args in steps:
         value = step(value, *args)

@@ -85,8 +85,8 @@ class PartitionedTraceSet:
             locations = pq.read_table(path / "locations.parquet").to_pandas()
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{path / 'locations.parquet'} is missing or damaged: {exc}") from None
-        parts = tuple({"name": str(p["name"]), "traces": int(p["traces"]), "events": int(p["events"])}
-                      for p in meta["partitions"])
+        parts = tuple({"name": str(p["name"]), "traces": int(p["traces"]), "events": int(p["events"]),
+                       "per_user": int(p.get("per_user", p["traces"]))} for p in meta["partitions"])
         counts = meta.get("counts", {})
         if counts.get("traces") != sum(p["traces"] for p in parts) or \
                 counts.get("events") != sum(p["events"] for p in parts):
@@ -112,6 +112,11 @@ class PartitionedTraceSet:
     def sizes(self) -> np.ndarray:
         """Traces of every partition."""
         return np.array([p["traces"] for p in self.parts], np.int64)
+
+    def most_per_user(self) -> int:
+        """The most traces one user id has in a partition (so in the set: a writer keeps a user's
+        traces in one partition)."""
+        return max((p["per_user"] for p in self.parts), default=0)
 
     @property
     def users(self) -> pd.DataFrame:
@@ -145,15 +150,21 @@ class PartitionedTraceSet:
                              f"generalized events (paper 003's obfuscations)")
 
     # -- reading ------------------------------------------------------------------------------
-    def partition(self, i: int) -> TraceSet:
-        """Partition ``i`` as a TraceSet on the set's frame (its traces numbered from 0)."""
+    def partition(self, i: int, columns: list | None = None) -> TraceSet:
+        """Partition ``i`` as a TraceSet on the set's frame (its traces numbered from 0), its user
+        table of ``columns`` only where given (those of them it has: a count that reads no id
+        reads none)."""
         part = self.parts[int(i)]
         folder = self.path / part["name"]
         try:
             ev = pq.read_table(folder / "events.parquet")
-            users = pq.read_table(folder / "users.parquet").to_pandas()
+            if columns is not None:
+                columns = [c for c in columns if c in pq.read_schema(folder / "users.parquet").names]
+            users = pq.read_table(folder / "users.parquet", columns=columns).to_pandas()
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{folder} is missing or damaged: {exc}") from None
+        if columns == []:                      # no column: as many rows as traces
+            users = pd.DataFrame(index=pd.RangeIndex(pq.read_metadata(folder / "users.parquet").num_rows))
         if ev.num_rows != part["events"] or len(users) != part["traces"]:
             raise InputError(f"{folder} is damaged: its files do not hold the {part['traces']} traces and "
                              f"{part['events']} events meta.json lists")
@@ -189,8 +200,9 @@ def write_partition(folder: str | Path, name: str, traces: TraceSet) -> dict:
     pq.write_table(pa.table({"user": traces.user, "t": traces.t, "loc": traces.loc}), out / "events.parquet")
     pq.write_table(pa.Table.from_pandas(traces.users.reset_index(drop=True), preserve_index=False),
                    out / "users.parquet")
-    return {"name": name, "traces": traces.n_traces, "events": traces.n_events, "exact": traces.exact,
-            "timed": traces.has_times}
+    per_user = int(traces.users["user_id"].value_counts().max()) if traces.n_traces else 0
+    return {"name": name, "traces": traces.n_traces, "events": traces.n_events, "per_user": per_user,
+            "exact": traces.exact, "timed": traces.has_times}
 
 
 class PartitionedWriter:
@@ -231,7 +243,7 @@ class PartitionedWriter:
                 "time": self.time.meta(), "info": self.info,
                 "counts": {"traces": sum(p["traces"] for p in parts), "events": sum(p["events"] for p in parts),
                            "locations": self.space.n_locations},
-                "partitions": [{k: p[k] for k in ("name", "traces", "events")} for p in parts],
+                "partitions": [{k: p[k] for k in ("name", "traces", "events", "per_user")} for p in parts],
                 "exact": all(p["exact"] for p in parts), "timed": any(p["timed"] for p in parts)}
         if self.ledger is not None:
             meta["ledger"] = self.ledger.to_dict()

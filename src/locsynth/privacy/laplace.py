@@ -49,7 +49,7 @@ def laplace(values, epsilon: float, sensitivity: float, *, ledger: Ledger | None
     n = max(x.size, 1)
     meas = _opendp.float_laplace(n, (delta_1 + n * 2.0 ** _opendp.K) / eps)
     spent = meas.map(delta_1)
-    out = np.asarray(meas(x.ravel().tolist()), dtype=np.float64).reshape(x.shape) if x.size else x.copy()
+    out = np.asarray(meas(x.ravel()), dtype=np.float64).reshape(x.shape) if x.size else x.copy()
     if ledger is not None:
         ledger.record("laplace", spent, 0.0, delta_1, unit, saw, assumptions, relation=relation)
     return out
