@@ -309,6 +309,7 @@ def test_the_command_line_fits_and_samples_by_partitions_on_a_scheduler_started_
     from typer.testing import CliRunner
 
     from locsynth.cli import app
+    from locsynth.evaluation.evaluate import Report
     from locsynth.synth.base import Synthesizer
 
     partitioned, one = parts
@@ -328,8 +329,68 @@ def test_the_command_line_fits_and_samples_by_partitions_on_a_scheduler_started_
     a, b = TraceSet.load(tmp_path / "here"), TraceSet.load(tmp_path / "there")
     size = Synthesizer.load(tmp_path / "ngram").training_["dp_count"]
     assert np.array_equal(a.loc, b.loc) and np.array_equal(a.t, b.t) and a.n_traces == size
+    res = runner.invoke(app, ["evaluate", "--train", str(partitioned.path), "--test", str(partitioned.path),
+                              "--synthetic", str(tmp_path / "there"), "--out", str(tmp_path / "ev"), "--attacks", "none",
+                              "--sample-trips", "400", "--scheduler", scheduler])
+    assert res.exit_code == 0, res.output
+    report = Report.load(tmp_path / "ev")
+    assert report.meta["by_partitions"]["sample"]["trips"]["synthetic"] == 400 and report.metrics["query_error"]
     res = runner.invoke(app, ["fit", "ppmtf", str(partitioned.path), "--out", str(tmp_path / "x"), "--scheduler",
                               scheduler])
     assert res.exit_code == 1 and "do not apply to fitting ppmtf" in res.output
     res = runner.invoke(app, ["fit", "ppmtf", str(partitioned.path), "--out", str(tmp_path / "x")])
     assert res.exit_code == 1 and "is partitioned (4 partitions)" in res.output and not (tmp_path / "x").exists()
+
+
+@pytest.fixture(scope="module")
+def evaluated(parts, tmp_path_factory):
+    """A synthetic set and a test set, partitioned and in one file."""
+    partitioned, one = parts
+    folder = tmp_path_factory.mktemp("evaluated")
+    save_partitioned(registry.get("ngram")(epsilon=2.0).fit(one).sample(2500, seed=1), folder / "syn", 3)
+    save_partitioned(trips(2000, seed=7), folder / "test", 2)
+    return ({"train": partitioned, "test": PartitionedTraceSet.open(folder / "test"),
+             "synthetic": PartitionedTraceSet.open(folder / "syn")},
+            {"train": one, "test": TraceSet.load(folder / "test"), "synthetic": TraceSet.load(folder / "syn")})
+
+
+@pytest.mark.parametrize("flavour", ["adatrace", "corrected"])
+def test_the_standard_suite_summed_over_partitions_is_the_suite_of_the_sets_whole(evaluated, flavour):
+    from locsynth.metrics.standard import Settings, standard_metrics
+    from locsynth.metrics.standard_counts import standard_by_chunks
+
+    parted, whole = evaluated
+    settings = Settings(flavour=flavour)
+    values, located = standard_by_chunks(parted["test"], {"s": parted["synthetic"], "t": parted["train"]}, settings)
+    assert values["s"] == standard_metrics(whole["test"], whole["synthetic"], settings)
+    assert values["t"] == standard_metrics(whole["test"], whole["train"], settings)
+    assert located == {"real": 2000, "s": 2500, "t": 3000}
+    with pytest.raises(InputError, match="ldptrace flavour .* is not a sum over chunks"):
+        standard_by_chunks(parted["test"], {}, Settings(flavour="ldptrace"))
+
+
+def test_evaluating_partitions_scores_every_trip_of_the_standard_suite_and_a_stated_sample_of_the_rest(evaluated):
+    from locsynth.data.chunks import sample_traces
+    from locsynth.evaluation.evaluate import evaluate
+    from locsynth.evaluation.partitioned import evaluate_partitioned
+
+    parted, whole = evaluated
+    groups, options = ["trips", "standard"], {"attacks": "none"}
+    exact = evaluate(whole["train"], whole["test"], whole["synthetic"], groups=groups, **options)
+    everything = evaluate_partitioned(parted["train"], parted["test"], parted["synthetic"], sample_trips=10_000,
+                                      groups=groups, **options)
+    assert everything.metrics == exact.metrics and "error" not in everything.meta["by_partitions"]["sample"]
+    some = evaluate_partitioned(parted["train"], parted["test"], parted["synthetic"], sample_trips=600,
+                                groups=groups, **options)
+    seen = some.meta["by_partitions"]
+    assert seen["every_trip"] == ["query_error", "density_error", "trip_error", "length_error", "diameter_error",
+                                  "pattern_f1", "pattern_support_error", "kendall_tau", "hotspot_error"]
+    assert all(some.metrics[k] == exact.metrics[k] for k in seen["every_trip"])
+    assert seen["sample"]["trips"] == {"train": 600, "test": 600, "synthetic": 600}
+    assert seen["sample"]["of"]["synthetic"] == {"traces": 2500, "events": whole["synthetic"].n_events}
+    assert set(seen["sample"]["error"]) == set(seen["sampled"]) and "trip_length_jsd" in seen["sampled"]
+    assert some.meta["synthetic"]["traces"] == 2500
+    assert any(some.metrics[k] != exact.metrics[k] for k in seen["sampled"])      # a sample, not the whole
+    # the sample is the same traces whatever the partitions
+    a, b = sample_traces(parted["synthetic"], 600, 3), sample_traces(whole["synthetic"], 600, 3)
+    assert a.users.equals(b.users) and np.array_equal(a.loc, b.loc) and a.n_traces == 600

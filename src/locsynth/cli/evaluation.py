@@ -35,17 +35,22 @@ def evaluate(
     out: Path = typer.Option(..., "--out", "-o", help="Directory for metrics.json and report.html."),
     workers: Optional[int] = typer.Option(None, metavar="N", help="Attacks: " + WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="Attacks: " + SCHEDULER_HELP),
+    sample_trips: int = typer.Option(200_000, metavar="N", help="Partitioned sets: the trips of each set that the "
+                                     "groups other than the standard suite score, a uniform sample (the standard "
+                                     "suite counts every trip); the report states it and its error."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Utility metrics and privacy attacks; writes metrics.json and report.html. Sets of trips (prepare
     --format cab-trips) get paper 004's trip metrics instead; every set gets the field's standard
     suite (AdaTrace's and PrivTrace's query, density, trip, length, diameter, pattern, coverage and
-    hotspot errors). Every metric group's options are options here (their defaults in --help)."""
+    hotspot errors). Every metric group's options are options here (their defaults in --help).
+    Partitioned sets (sample --partition-trips) are evaluated by partitions on --workers or
+    --scheduler."""
     from ..evaluation import suite
     from ..evaluation.evaluate import evaluate as run_evaluate
     from ..core.parallel import executor
     from ..release.publish import is_release, load_release
-    from ..data.traces import TraceSet
+    from ..data.partitioned import PartitionedTraceSet, load_traces
 
     given = given_options(ctx, ["attacks", *suite.options()])
     chosen = given.pop("attacks", "all")
@@ -55,11 +60,18 @@ def evaluate(
     elif key is not None:
         raise InputError(f"--key goes with a release directory; {synthetic} is not one")
     else:
-        syn = TraceSet.load(synthetic)
-    sets = {"train": TraceSet.load(train), "test": TraceSet.load(test)}
+        syn = load_traces(synthetic)
+    sets = {"train": load_traces(train), "test": load_traces(test)}
+    partitioned = any(isinstance(ts, PartitionedTraceSet) for ts in (*sets.values(), syn))
     with executor(workers, scheduler) as client, spinner("evaluating") as status:
-        report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
-                              progress=on_spinner(status, "evaluating: "))
+        if partitioned:
+            from ..evaluation.partitioned import evaluate_partitioned
+
+            report = evaluate_partitioned(sets["train"], sets["test"], syn, sample_trips=sample_trips, attacks=chosen,
+                                          options=given, client=client, progress=on_spinner(status, "evaluating: "))
+        else:
+            report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
+                                  progress=on_spinner(status, "evaluating: "))
         report.save(out, overwrite=overwrite)
     cols = ("synthetic", "training", "uniform")
     _table(f"{synthetic} against {test}", ["metric", *cols],

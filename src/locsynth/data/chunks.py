@@ -55,6 +55,10 @@ class Whole:
         self.value = value
         self.sizes = np.array([value.n_traces] if sizes is None else sizes, np.int64)
 
+    @property
+    def n_traces(self) -> int:
+        return int(self.sizes.sum())
+
     def map(self, fn: Callable, *args) -> "Whole":
         """The view ``fn(chunk, *args)``, computed now."""
         return Whole(fn(self.value, *args), self.sizes)
@@ -220,3 +224,43 @@ def spread(fn: Callable) -> Callable:
 
 def _spread(fn: Callable, view: tuple, *args):
     return fn(*view, *args)
+
+
+#: the seeded stream of :func:`sample_traces`
+SAMPLE_STREAM = 5656
+
+
+def sample_traces(train, n: int, seed: int = 0, client=None, stream: int = 0) -> TraceSet:
+    """A uniform sample of ``n`` of the traces of ``train`` (a TraceSet or a partitioned set; all of
+    them when it holds no more), without replacement, in the set's order, drawn from ``seed`` and
+    ``stream`` alone: the same traces whatever the partitions and the workers. Partition by
+    partition, each sends back its own sampled traces only."""
+    data = chunks(train, client)
+    total = data.n_traces
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(SAMPLE_STREAM, int(stream))))
+    rows = np.arange(total) if n >= total else np.sort(rng.choice(total, int(n), replace=False))
+    if isinstance(data, Whole):
+        return data.value.select_users(rows)
+    own = data.own_rows(rows)
+    pieces = parallel.map_chunks(client, _selected, list(zip(range(data.n_chunks), own)), data.parts, data.bound)
+    return concatenated(pieces, data.parts.info, data.parts.ledger)
+
+
+def _selected(item, parts: PartitionedTraceSet, bound) -> TraceSet:
+    i, (rows,) = item
+    value = parts.partition(i)
+    if bound is not None:
+        value = first_traces(value, bound)
+    return value.select_users(rows)
+
+
+def concatenated(pieces: list, info: dict | None = None, ledger=None) -> TraceSet:
+    """Traces of one frame, one set after the other, as one TraceSet (``info`` and ``ledger``: the
+    whole's; the first piece's by default)."""
+    first = pieces[0]
+    before = np.concatenate([[0], np.cumsum([p.n_traces for p in pieces])])
+    user = np.concatenate([p.user.astype(np.int64) + b for p, b in zip(pieces, before)])
+    users = pd.concat([p.users for p in pieces], ignore_index=True)
+    return TraceSet(user, np.concatenate([p.t for p in pieces]), np.concatenate([p.loc for p in pieces]), users,
+                    first.space, first.time, dict(first.info if info is None else info), None,
+                    first.ledger if ledger is None else ledger)
