@@ -335,6 +335,13 @@ def test_the_command_line_fits_and_samples_by_partitions_on_a_scheduler_started_
     assert res.exit_code == 0, res.output
     report = Report.load(tmp_path / "ev")
     assert report.meta["by_partitions"]["sample"]["trips"]["synthetic"] == 400 and report.metrics["query_error"]
+    (tmp_path / "fixes").mkdir()
+    fixes_of(one).to_parquet(tmp_path / "fixes" / "all.parquet")
+    res = runner.invoke(app, ["prepare", str(tmp_path / "fixes"), "--format", "trips", "--out", str(tmp_path / "prep"),
+                              "--cell-m", "500", "--timezone", AXIS.timezone, "--split", "test=0.2", "--partitions", "3",
+                              "--scheduler", scheduler])
+    assert res.exit_code == 0 and "of 3000 trips kept" in res.output, res.output
+    assert PartitionedTraceSet.open(tmp_path / "prep" / "train").n_partitions == 3
     res = runner.invoke(app, ["fit", "ppmtf", str(partitioned.path), "--out", str(tmp_path / "x"), "--scheduler",
                               scheduler])
     assert res.exit_code == 1 and "do not apply to fitting ppmtf" in res.output
@@ -394,3 +401,46 @@ def test_evaluating_partitions_scores_every_trip_of_the_standard_suite_and_a_sta
     # the sample is the same traces whatever the partitions
     a, b = sample_traces(parted["synthetic"], 600, 3), sample_traces(whole["synthetic"], 600, 3)
     assert a.users.equals(b.users) and np.array_equal(a.loc, b.loc) and a.n_traces == 600
+
+
+def fixes_of(ts: TraceSet, seed: int = 0) -> pd.DataFrame:
+    """The trips as GPS fixes (a trip id, UTC times, coordinates near their cells' centres)."""
+    rng = np.random.default_rng(seed)
+    jitter = rng.normal(0, 0.0005, (2, ts.n_events))
+    return pd.DataFrame({"traj_id": ts.users["user_id"].to_numpy()[ts.user],
+                         "time": ts.time.start_of(ts.t).tz_convert("UTC"),
+                         "lat": np.asarray(ts.space.lat)[ts.loc] + jitter[0],
+                         "lon": np.asarray(ts.space.lon)[ts.loc] + jitter[1]})
+
+
+def test_trips_from_files_of_fixes_by_partitions_are_the_trips_of_the_frame(tmp_path):
+    """Fixes in 3 Parquet files, shuffled by trip into 4 partitions: the trips (on the set's grid,
+    the data's box, the axis from the earliest trip, later partitions moved onto it) of the frame."""
+    from locsynth.data.frames import trips_from_frame
+    from locsynth.data.prepare_partitions import held_out, trips_from_files
+
+    ts = trips(400, seed=4)
+    later = np.where(ts.user > 0, ts.t + 5 * 1440, ts.t)       # one trip 5 days before the others
+    frame = fixes_of(replace(ts, t=later)).sample(frac=1, random_state=0).reset_index(drop=True)
+    (tmp_path / "fixes").mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(len(frame)), 3)):
+        frame.iloc[rows].to_parquet(tmp_path / "fixes" / f"part{i}.parquet")
+    expected = trips_from_frame(frame, cell_m=500, timezone=AXIS.timezone)
+    made = trips_from_files(tmp_path / "fixes", tmp_path / "out", cell_m=500, timezone=AXIS.timezone, partitions=4)[""]
+    got = TraceSet.load(made.path)
+
+    def events(t):
+        return pd.DataFrame({"id": t.users["user_id"].to_numpy()[t.user], "t": t.t, "loc": t.loc}).sort_values(
+            ["id", "t"], ignore_index=True)
+
+    assert made.n_partitions == 4 and got.time.start_date == expected.time.start_date
+    assert events(got).equals(events(expected)) and got.info["trips"] == expected.info["trips"]
+    assert got.ledger.to_dict() == expected.ledger.to_dict() and got.space.meta() == expected.space.meta()
+    # held out by a hash of (seed, id): the same trips whatever the partitions
+    split = trips_from_files(str(tmp_path / "fixes" / "*.parquet"), tmp_path / "split", cell_m=500,
+                             timezone=AXIS.timezone, split=0.25, seed=3, partitions=2)
+    test = set(TraceSet.load(split["test"].path).users["user_id"])
+    assert split["train"].n_traces + len(test) == 400 and 70 < len(test) < 130
+    assert test == set(held_out(got, 0.25, 3)[1].users["user_id"])
+    with pytest.raises(InputError, match="no Parquet or CSV file of fixes"):
+        trips_from_files(tmp_path / "nothing-*.csv", tmp_path / "x")

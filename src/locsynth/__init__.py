@@ -1,7 +1,8 @@
 """locsynth: synthesize privacy-preserving location traces and measure their utility and privacy.
 
 This is the package's face: the data model's classes, the ways in from a DataFrame
-(``locsynth.from_frame``, ``locsynth.trips_from_frame``), ``locsynth.evaluate`` and every
+(``locsynth.from_frame``, ``locsynth.trips_from_frame``; ``locsynth.trips_from_files`` for files of
+fixes larger than memory), ``locsynth.evaluate`` and every
 registered method's class
 (``locsynth.TraceSet``, ``locsynth.PPMTF``, ``locsynth.KRR``, ...) are imported on first use, so
 that ``locsynth --help`` and a command that needs little start fast. The methods come from
@@ -17,7 +18,7 @@ from .core.version import __version__
 _DATA_MODEL = {"Grid": "locsynth.data.space", "POISpace": "locsynth.data.space", "Space": "locsynth.data.space",
                "TimeAxis": "locsynth.data.timeaxis", "TraceSet": "locsynth.data.traces",
                "from_frame": "locsynth.data.frames", "trips_from_frame": "locsynth.data.frames",
-               "evaluate": "locsynth.evaluation.evaluate"}
+               "trips_from_files": "locsynth.data.prepare_partitions", "evaluate": "locsynth.evaluation.evaluate"}
 
 
 def __getattr__(name: str):

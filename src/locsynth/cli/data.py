@@ -10,14 +10,22 @@ from typing import Optional
 
 import typer
 
-from .common import _claim, console, declared_command, progress_bar, reports_errors, say, spinner
+from ..core.errors import InputError
+from .common import (SCHEDULER_HELP, WORKERS_HELP, _claim, console, declared_command, progress_bar, reports_errors, say,
+                     spinner)
 from .root import app
 
 
 def _formats_help() -> str:
     from ..data.prepare import TRIP_FORMATS, formats
 
-    return "Input format: " + ", ".join(f"{f} (trips)" if f in TRIP_FORMATS else f for f in formats()) + "."
+    return ("Input format: " + ", ".join(f"{f} (trips)" if f in TRIP_FORMATS else f for f in formats())
+            + f", {BY_PARTITIONS} (GPS fixes in Parquet or CSV files, a folder or a glob, made into trips by "
+              f"partitions: a partitioned set).")
+
+
+#: the format of files of fixes larger than memory, made into trips by partitions (data/prepare_partitions.py)
+BY_PARTITIONS = "trips"
 
 
 @app.command(cls=declared_command(helps={"format": _formats_help}))
@@ -63,11 +71,22 @@ def prepare(
     venue_col: Optional[str] = typer.Option(None, help="csv/parquet: venue id column."),
     time_unit: Optional[str] = typer.Option(None, help="csv/parquet: numeric times are unix 's' or 'ms'."),
     seed: int = typer.Option(0, help="Seed of the train/test split."),
+    partitions: Optional[int] = typer.Option(None, metavar="N", help=f"{BY_PARTITIONS}: partitions of the set "
+                                             "written (default: one per input file)."),
+    workers: Optional[int] = typer.Option(None, metavar="N", help=f"{BY_PARTITIONS}: " + WORKERS_HELP),
+    scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help=f"{BY_PARTITIONS}: " + SCHEDULER_HELP),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Read raw points, validate and discretize them into a TraceSet."""
     from ..data import prepare as prep
     from ..data.timeaxis import describe_hours
+
+    if format == BY_PARTITIONS:
+        return _prepare_partitions(input, out, cell_m, bbox, timezone, split, seed, partitions, workers, scheduler,
+                                   overwrite, {"user": user_col, "time": time_col, "lat": lat_col, "lon": lon_col,
+                                               "time_unit": time_unit})
+    if partitions is not None or workers is not None or scheduler is not None:
+        raise InputError(f"--partitions, --workers and --scheduler go with --format {BY_PARTITIONS}")
 
     reader_options = {k: v for k, v in {
         "pois_file": pois_file, "user_col": user_col, "time_col": time_col, "lat_col": lat_col,
@@ -107,6 +126,29 @@ def prepare(
             + (f" and {len(zones) - 6} more" if len(zones) > 6 else ""))
     for part, text in first.info.get("frame", {}).items():
         say(f"{part}: {text}")
+    for line in (first.ledger.describe() if first.ledger else []):
+        say(f"privacy: {line}")
+
+
+def _prepare_partitions(input: Path, out: Path, cell_m, bbox, timezone, split, seed, partitions, workers, scheduler,
+                        overwrite: bool, columns: dict) -> None:
+    """``prepare --format trips``: files of fixes made into a partitioned set of trips."""
+    from ..core.parallel import executor
+    from ..data import prepare as prep
+    from ..data.prepare_partitions import trips_from_files
+
+    _claim(out, overwrite=overwrite, inputs=[input])
+    with executor(workers, scheduler) as client, spinner(f"preparing {input} ({BY_PARTITIONS}, by partitions)"):
+        sets = trips_from_files(input, out, split=prep.parse_split(split) if split else None, seed=seed,
+                                partitions=partitions, client=client, overwrite=overwrite, cell_m=cell_m,
+                                bbox=prep.parse_bbox(bbox) if bbox else None, timezone=timezone, **columns)
+    for name, parts in sets.items():
+        say(f"wrote {out / name if name else out}: {parts.n_traces} trips, {parts.n_events} events in "
+            f"{parts.n_partitions} partitions, {parts.space.n_locations} locations")
+    first = next(iter(sets.values()))
+    from ..data.trips import describe_drops
+
+    say("trips made: " + "; ".join(describe_drops(first.info["trips"])))
     for line in (first.ledger.describe() if first.ledger else []):
         say(f"privacy: {line}")
 

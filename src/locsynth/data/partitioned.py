@@ -216,9 +216,9 @@ class PartitionedWriter:
     """
 
     def __init__(self, path: str | Path, space: Space, time: TimeAxis, info: dict | None = None,
-                 overwrite: bool = False, ledger: Ledger | None = None, inputs=()):
+                 overwrite: bool = False, ledger: Ledger | None = None, inputs=(), mine: bool = False):
         self.space, self.time, self.info, self.ledger = space, time, dict(info or {}), ledger
-        self._atomic = atomic_output(Path(path), overwrite, directory=True, inputs=inputs)
+        self._atomic = atomic_output(Path(path), overwrite, directory=True, inputs=inputs, mine=mine)
         self.written: list[dict] = []
 
     def __enter__(self) -> "PartitionedWriter":
