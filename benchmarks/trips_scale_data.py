@@ -129,6 +129,28 @@ def scaled_partitioned(prepared: Path, out: Path, trips: int, partition_trips: i
     return out
 
 
+def fixes_files(trips_path: Path, out: Path, seed: int = 0) -> Path:
+    """The trips of a partitioned set as GPS fixes, one Parquet file a partition (``traj_id``, UTC
+    ``time``, ``lat``, ``lon``: each point at its cell's centre moved by up to a tenth of a cell), the
+    input of ``prepare --format trips``."""
+    from locsynth.data.partitioned import PartitionedTraceSet
+
+    parts = PartitionedTraceSet.open(trips_path)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    lat_step = (parts.space.bbox[1] - parts.space.bbox[0]) / parts.space.rows
+    lon_step = (parts.space.bbox[3] - parts.space.bbox[2]) / parts.space.cols
+    for i in range(parts.n_partitions):
+        ts = parts.partition(i)
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(5656, i)))
+        jitter = (rng.random((2, ts.n_events)) - 0.5) * 0.2
+        pd.DataFrame({"traj_id": ts.users["user_id"].to_numpy()[ts.user],
+                      "time": ts.time.start_of(ts.t).tz_convert("UTC"),
+                      "lat": np.asarray(ts.space.lat)[ts.loc] + jitter[0] * lat_step,
+                      "lon": np.asarray(ts.space.lon)[ts.loc] + jitter[1] * lon_step}).to_parquet(out / f"fixes-{i:05d}.parquet")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("prepared", type=Path, help="a directory locsynth prepare --format cab-trips wrote")

@@ -205,3 +205,59 @@ def test_noisy_tree_holds_epsilon_and_a_mutant_without_truncation_is_caught():
 def _level_diff(x1, x2, n):
     c1, c2 = gram_counts(x1, n), gram_counts(x2, n)
     return [(c1.get(g, 0), c2.get(g, 0)) for g in set(c1) | set(c2)]
+
+
+def dense_walks(counts, next_node, starts, n, l_max, seed, min_len):
+    """The walks as the dense rows of running sums give them (synth/ngram.py step 6), a plain loop:
+    the reference of the sparse rows' sampler."""
+    uniforms = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13,))).random((n, l_max))
+    cdf = np.cumsum(np.floor(counts), axis=1)
+    end = cdf.shape[1] - 1
+    start_cdf = np.cumsum(starts if starts.sum() > 0 else np.ones_like(starts))
+
+    def draw_except(row, x, u):
+        before = row[x - 1] if x > 0 else 0.0
+        own = row[x] - before
+        total = row[end - 1] - own
+        if total <= 0:
+            return -1
+        target = u * total + (own if u * total >= before else 0.0)
+        return min(int(np.searchsorted(row[:end], target, side="right")), end - 1)
+
+    walks = []
+    for i in range(n):
+        seq = [min(int(np.searchsorted(start_cdf, uniforms[i, 0] * start_cdf[-1], side="right")), end - 1)]
+        v = next_node[0, seq[0]]
+        while len(seq) < l_max:
+            k, row = len(seq), cdf[v]
+            if k < min_len:
+                y = draw_except(row, seq[-1], uniforms[i, k])
+                y = draw_except(cdf[0], seq[-1], uniforms[i, k]) if y < 0 else y
+                if y < 0:
+                    break
+            else:
+                y = min(int(np.searchsorted(row, uniforms[i, k] * row[-1], side="right")), end) if row[-1] > 0 else end
+                if y == end:
+                    break
+            seq.append(y)
+            v = next_node[v, y]
+        walks.append(seq)
+    return walks
+
+
+@pytest.mark.parametrize("min_len", [1, 3])
+def test_walks_on_the_sparse_rows_are_the_walks_on_the_dense_ones(min_len):
+    """A tree of many nodes, most of each row below 1 after flooring: every walk equal to the plain
+    loop over the dense running sums."""
+    rng = np.random.default_rng(4)
+    seqs = []
+    for _ in range(20000):                   # each symbol followed by one of the next two
+        seq = [int(rng.integers(0, 20))]
+        for _ in range(int(rng.integers(1, 10))):
+            seq.append((seq[-1] + int(rng.integers(1, 3))) % 20)
+        seqs.append(seq)
+    tree = explore(GramIndex.from_sequences(seqs, 20, 10), 5.0, n_max=4, l_max=10)
+    assert tree.n_nodes > 100 and tree.level.max() == 3 and (np.floor(tree.counts) == 0).mean() > 0.5
+    loc, length = walk(tree.counts, tree.next_node, start_counts(tree), 400, 10, seed=9, min_len=min_len)
+    got = [s.tolist() for s in np.split(loc, np.cumsum(length)[:-1])]
+    assert got == dense_walks(tree.counts, tree.next_node, start_counts(tree), 400, 10, 9, min_len)

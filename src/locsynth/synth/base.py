@@ -261,6 +261,11 @@ class Synthesizer(_Params):
                 **options) -> TraceSet:
         raise NotImplementedError
 
+    def for_sampling(self) -> "Synthesizer":
+        """What workers that sample from this model need of it (synth/partitioned.py): the model
+        itself, or a copy without what sampling does not read (NGRAM's dense counts)."""
+        return self
+
     def _check_options(self, given: dict, declared: dict, step: str) -> None:
         unknown = sorted(set(given) - set(declared))
         if unknown:

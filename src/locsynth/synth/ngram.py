@@ -72,6 +72,7 @@ one is what one sequence added or removed changes.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, replace
 
@@ -517,47 +518,79 @@ def start_counts(tree: ExplorationTree, root: int = 0) -> np.ndarray:
     return starts if starts.sum() > 0 else unigram.copy()
 
 
+def sampling_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The walks' rows (step 6) from the consistent counts: every node's symbols whose floored count
+    is at least 1, in order, and the running sums of those counts along the row, CSR (indptr,
+    symbols, running sums). A dense row's running sums take these values at these symbols (the
+    counts are whole numbers, their sums exact), so a walk draws what it would draw from the dense
+    rows; a node's row is its few continuations, not every location (at 20 million trips the dense
+    rows of some 10^4 nodes took a gigabyte, on every worker that samples)."""
+    floored = np.floor(np.asarray(counts, np.float64))
+    v, symbol = np.nonzero(floored > 0)
+    weight = floored[v, symbol]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(v, minlength=floored.shape[0]))]).astype(np.int64)
+    total = np.cumsum(weight)
+    before = np.concatenate([[0.0], total])[indptr[:-1]]
+    return indptr, symbol.astype(np.int64), total - np.repeat(before, np.diff(indptr))
+
+
 @njit(cache=True)
-def _draw_except(row, end, x, u):
-    """A symbol drawn with uniform ``u`` in proportion to the cumulative ``row``, the end (column
-    ``end``) and the symbol ``x`` left out; -1 when nothing else weighs."""
-    before = row[x - 1] if x > 0 else 0.0
-    own = row[x] - before
-    total = row[end - 1] - own
+def _at(indptr, symbols, sums, v, s):
+    """The running sum of node v's row at symbol ``s`` (0 before its first symbol)."""
+    lo, hi = indptr[v], indptr[v + 1]
+    j = np.searchsorted(symbols[lo:hi], s, side="right")
+    return sums[lo + j - 1] if j > 0 else 0.0
+
+
+@njit(cache=True)
+def _first_above(indptr, symbols, sums, v, target, none):
+    """The first symbol of node v's row whose running sum exceeds ``target``; ``none`` if none does."""
+    lo, hi = indptr[v], indptr[v + 1]
+    j = np.searchsorted(sums[lo:hi], target, side="right")
+    return symbols[lo + j] if j < hi - lo else none
+
+
+@njit(cache=True)
+def _draw_except(indptr, symbols, sums, v, end, x, u):
+    """A symbol drawn with uniform ``u`` in proportion to node v's row, the end (symbol ``end``)
+    and the symbol ``x`` left out; -1 when nothing else weighs."""
+    before = _at(indptr, symbols, sums, v, x - 1) if x > 0 else 0.0
+    own = _at(indptr, symbols, sums, v, x) - before
+    total = _at(indptr, symbols, sums, v, end - 1) - own
     if total <= 0:
         return -1
     target = u * total
     if target >= before:
         target += own
-    return min(np.searchsorted(row[:end], target, side="right"), end - 1)
+    return min(_first_above(indptr, symbols, sums, v, target, end), end - 1)
 
 
 @njit(cache=True)
-def _walks(start_cdf, cdf, next_node, root, l_max, min_len, uniforms, out, length):
+def _walks(start_cdf, indptr, symbols, sums, end, next_node, root, l_max, min_len, uniforms, out, length):
     """Walks of the variable-length Markov chain: the first symbol from ``start_cdf``, then from
-    the row of the current context; the end symbol (the last column) or l_max symbols stop. Until a
-    walk holds ``min_len`` symbols (the training set's public minimum of cells) it neither ends nor
-    repeats its last symbol (a repeat is no new cell): the draw leaves both out, and where the row
-    gives nothing else, the root's unigrams do (CCS 2012's back-off to the shortest context)."""
+    the row of the current context (:func:`sampling_rows`); the end symbol ``end`` or l_max symbols
+    stop. Until a walk holds ``min_len`` symbols (the training set's public minimum of cells) it
+    neither ends nor repeats its last symbol (a repeat is no new cell): the draw leaves both out,
+    and where the row gives nothing else, the root's unigrams do (CCS 2012's back-off to the
+    shortest context)."""
     n = uniforms.shape[0]
-    end = cdf.shape[1] - 1
     for i in range(n):
         x = min(np.searchsorted(start_cdf, uniforms[i, 0] * start_cdf[-1], side="right"), end - 1)
         out[i, 0] = x
         k = 1
         v = next_node[root, x]
         while k < l_max:
-            row = cdf[v]
             if k < min_len:
-                y = _draw_except(row, end, out[i, k - 1], uniforms[i, k])
+                y = _draw_except(indptr, symbols, sums, v, end, out[i, k - 1], uniforms[i, k])
                 if y < 0:
-                    y = _draw_except(cdf[root], end, out[i, k - 1], uniforms[i, k])
+                    y = _draw_except(indptr, symbols, sums, root, end, out[i, k - 1], uniforms[i, k])
                 if y < 0:
                     break
             else:
-                if row[-1] <= 0:
+                total = _at(indptr, symbols, sums, v, end)
+                if total <= 0:
                     break
-                y = min(np.searchsorted(row, uniforms[i, k] * row[-1], side="right"), end)
+                y = min(_first_above(indptr, symbols, sums, v, uniforms[i, k] * total, end), end)
                 if y == end:
                     break
             out[i, k] = y
@@ -567,16 +600,18 @@ def _walks(start_cdf, cdf, next_node, root, l_max, min_len, uniforms, out, lengt
 
 
 def walk(counts: np.ndarray, next_node: np.ndarray, starts: np.ndarray, n: int, l_max: int, seed: int,
-         min_len: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """(symbols, lengths): ``n`` sequences of min(min_len, l_max) .. l_max symbols, concatenated, seeded."""
+         min_len: int = 1, rows: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(symbols, lengths): ``n`` sequences of min(min_len, l_max) .. l_max symbols, concatenated, seeded;
+    ``rows``: :func:`sampling_rows` of ``counts`` where already made (``counts`` is then not read)."""
     uniforms = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13,))).random((n, l_max))
     out = np.zeros((n, l_max), np.int64)
     length = np.zeros(n, np.int64)
     start_cdf = np.cumsum(starts if starts.sum() > 0 else np.ones_like(starts))
     # the authors' reconstruction floors the counts: a continuation counted below 1 (the uniform share
     # that consistency spreads over every location) never extends a sequence
-    _walks(start_cdf, np.cumsum(np.floor(counts), axis=1), next_node, 0, l_max, min(int(min_len), l_max), uniforms,
-           out, length)
+    indptr, symbols, sums = sampling_rows(counts) if rows is None else rows
+    _walks(start_cdf, indptr, symbols, sums, next_node.shape[1] - 1, next_node, 0, l_max, min(int(min_len), l_max),
+           uniforms, out, length)
     return out[np.arange(l_max)[None, :] < length[:, None]], length
 
 
@@ -646,7 +681,7 @@ class NGRAM(Synthesizer):
             assumptions="one trace adds at most l_max n-grams of each length; along every root-to-leaf path of the "
                         "tree the budgets sum to epsilon (CCS 2012 §4.3, adaptive allocation); thresholds, "
                         "consistency and sampling are post-processing")
-        self.counts_ = tree.counts
+        self.counts_, self.rows_ = tree.counts, None
         self.next_node_ = tree.next_node.astype(np.int32)
         self.parent_, self.symbol_, self.level_ = tree.parent, tree.symbol, tree.level
         self.node_epsilon_ = tree.epsilon
@@ -660,8 +695,23 @@ class NGRAM(Synthesizer):
         the common protocol and checked; NGRAM has no time."""
         m = self._size(n)
         l_max = check_count(self.l_max, "l_max")
-        loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max, seed, self.min_cells_)
+        loc, length = walk(getattr(self, "counts_", None), self.next_node_, self.starts_, m, l_max, seed,
+                           self.min_cells_, self._rows())
         return self._untimed(loc, length, seed)
+
+    def _rows(self) -> tuple:
+        """The walks' rows (:func:`sampling_rows`), made once."""
+        if getattr(self, "rows_", None) is None:
+            self.rows_ = sampling_rows(self.counts_)
+        return self.rows_
+
+    def for_sampling(self) -> "NGRAM":
+        """This model without what sampling does not read (the dense counts), for the workers that
+        sample partitions (synth/partitioned.py)."""
+        light = copy.copy(self)
+        light.rows_ = self._rows()
+        del light.counts_
+        return light
 
     def summary(self) -> dict:
         levels = np.bincount(self.level_) if hasattr(self, "level_") else []
@@ -678,6 +728,7 @@ class NGRAM(Synthesizer):
             if key not in arrays:
                 raise InputError(f"the saved NGRAM model has no {key!r} array")
         self.counts_, self.next_node_, self.starts_ = arrays["counts"], arrays["next_node"], arrays["starts"]
+        self.rows_ = None
         self.parent_, self.symbol_, self.level_ = arrays["parent"], arrays["symbol"], arrays["level"]
         self.node_epsilon_ = arrays["node_epsilon"]
         L = self.space_.n_locations

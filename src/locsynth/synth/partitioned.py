@@ -46,7 +46,7 @@ def sample_partitioned(model, out: str | Path, n: int | None = None, *, partitio
     seed = int(getattr(model, "seed", 0) or 0) if seed is None else int(seed)
     jobs = [(i, lo, min(size, m - lo)) for i, lo in enumerate(range(0, m, size))]
     with PartitionedWriter(out, model.space_, model.time_, None, overwrite, model.ledger_, inputs) as writer:
-        written = parallel.map_chunks(client, sample_partition, jobs, model, str(writer.tmp), days, seed,
+        written = parallel.map_chunks(client, sample_partition, jobs, model.for_sampling(), str(writer.tmp), days, seed,
                                       progress=progress, sizes=[job[2] for job in jobs])
         for part in written:
             writer.add(part)
