@@ -123,7 +123,7 @@ def test_a_movingpandas_collection_comes_back_as_trips_and_ngram_fits_it(trips):
         trips_from_frame(collection, cell_m=500)                # movingpandas' times are naive
     back = trips_from_frame(collection, cell_m=500, timezone=trips.time.timezone)
     assert back.n_traces == trips.n_traces
-    assert back.info["trips_from"] == "the ids of column 'traj_id'"
+    assert back.info["trips_from"] == "the ids of column 'traj_id' (the collection's trajectory id)"
     syn = locsynth.NGRAM(epsilon=2.0).fit(back).sample(20, seed=0)
     assert syn.n_traces == 20
 

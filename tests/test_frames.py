@@ -213,7 +213,12 @@ def test_what_each_filter_dropped_is_said_and_no_trip_left_names_the_setting():
                                          r"`bbox` sets it\)"):
         trips_from_frame(walks, preset="cabs", time_unit=None)
     fast = trips_from_frame(walks, max_speed_kmh=11)           # to work at 12 km/h, the walk at 10
-    assert describe_drops(fast.info["trips"]) == ["2 were too fast", "2 of 4 trips kept"]
+    said = describe_drops(fast.info["trips"])
+    # a cell of 250 m in a minute reads as 15 km/h: the walk's steps take the time the bound of 11 asks
+    assert said[0] == "2 were too fast" and said[-1] == "2 of 4 trips kept"
+    assert said[1].startswith(f"{fast.info['trips']['slowed_steps']} steps were given the time") and \
+        fast.info["trips"]["slowed_steps"] > 0
+    assert fast.bounds.max_speed_kmh == 11 and fast.bounds.mode == "taxi, adjusted"
     far = pd.concat([walks, fixes("cy", "2012-04-03 08:00", 3, 35.68, 139.76, dlat=0.01)], ignore_index=True)
     with pytest.raises(InputError, match=r"2 time zones"):
         trips_from_frame(far)

@@ -23,7 +23,8 @@ from ..core.errors import InputError
 from .points import parse_datetimes, validate_points
 from .timeaxis import AUTO, check_timezone, single_zone
 from .traces import TraceSet
-from .trips import CABS, GAP_MINUTES, GEOLIFE, STAY_M, STAY_MINUTES, make_trips, runs, segment
+from .modes import mode_bounds
+from .trips import CABS, GEOLIFE, make_trips, runs, segment
 
 #: each column of the points table -> the names the field gives it, first found first; names are
 #: compared without case, spaces, underscores, dashes and dots
@@ -167,11 +168,28 @@ def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit:
     return pd.Series(times.dt.tz_convert("UTC").to_numpy(), index=values.index, dtype="datetime64[ns, UTC]")
 
 
+def trajectory_id(frame) -> str | None:
+    """The column of a movingpandas TrajectoryCollection's (or Trajectory's) own trajectory id, None
+    for anything else."""
+    if not hasattr(frame, "to_point_gdf"):
+        return None
+    if hasattr(frame, "get_traj_id_col"):
+        name = frame.get_traj_id_col()
+        if name is not None:
+            return name
+    first = next(iter(getattr(frame, "trajectories", [frame])), None)
+    return getattr(first, "traj_id_col_name", None)
+
+
 def as_frame(frame) -> pd.DataFrame:
     """A frame of points: a DataFrame or GeoDataFrame as it is, a movingpandas TrajectoryCollection
-    or Trajectory as its points (``traj_id`` and the time index)."""
+    or Trajectory as its points (its trajectory id column and the time index, on the clock the
+    collection was made with: movingpandas keeps aware times naive in UTC and gives them back)."""
     if hasattr(frame, "to_point_gdf"):
-        frame = frame.to_point_gdf()
+        try:
+            frame = frame.to_point_gdf(return_orig_tz=True)
+        except TypeError:                      # a movingpandas without the option: its naive times
+            frame = frame.to_point_gdf()
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"a frame of points is a pandas DataFrame (or a GeoDataFrame, or movingpandas' "
                          f"trajectories), got {type(frame).__name__}")
@@ -286,35 +304,49 @@ def _found(frame: pd.DataFrame, given: str | None, names: tuple[str, ...], role:
 def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: str | None = None,
                      user: str | None = None, time: str | None = None, lat: str | None = None,
                      lon: str | None = None, timezone: str | None = None, time_unit: str | None = None,
-                     preset: str | None = None, cell_m: float = 250.0,
+                     preset: str | None = None, mode: str | None = None, cell_m: float | None = None,
                      bbox: tuple[float, float, float, float] | None = None, max_speed_kmh: float | None = None,
+                     min_speed_kmh: float | None = None, instant: str | None = None,
                      weekdays_only: bool | None = None, max_gap_minutes: float = 5.0,
-                     gap_minutes: float = GAP_MINUTES, stay_m: float = STAY_M,
-                     stay_minutes: float = STAY_MINUTES) -> TraceSet:
+                     gap_minutes: float | None = None, stay_m: float | None = None,
+                     stay_minutes: float | None = None) -> TraceSet:
     """A TraceSet of trips (one trace a trip) from a frame of GPS fixes, through paper 004 §8.2's
     steps (:func:`locsynth.data.trips.make_trips`).
 
-    The trips are, in this order: the ids of a ``trip`` column (:data:`TRIP_NAMES`: movingpandas'
-    ``traj_id``, ...); the runs of fixes a ``marked`` column marks (the cabs' ``occupancy``); else
-    each person's fixes split at stays (``stay_minutes`` or more within ``stay_m`` metres) and at
-    gaps longer than ``gap_minutes`` (:func:`locsynth.data.trips.segment`, trackintel's defaults).
-    The grid's square cells of ``cell_m`` metres cover ``bbox``, the fixes' own box by default
-    (which the ledger notes); days and hours are on ``timezone``'s clock, the fixes' zone by
-    default; ``max_speed_kmh`` (none by default) and ``weekdays_only`` drop whole trips.
-    ``preset`` (:data:`TRIP_PRESETS`: 'cabs', 'geolife') gives known data's settings, which the
-    other arguments override. ``info['trips']`` counts what each step dropped
-    (:func:`locsynth.data.trips.describe_drops` says it in words).
+    The trips are, in this order: the ids of a ``trip`` column (a movingpandas collection's own
+    trajectory id; :data:`TRIP_NAMES`: ``traj_id``, ...); the runs of fixes a ``marked`` column
+    marks (the cabs' ``occupancy``); else each person's fixes split at stays (``stay_minutes`` or
+    more within ``stay_m`` metres) and at gaps longer than ``gap_minutes``
+    (:func:`locsynth.data.trips.segment`). ``mode`` (data/modes.py: walk, bike, car, bus, train,
+    ship, taxi) gives the set's public bounds, which it carries (``TraceSet.bounds``): the speed
+    bound (a trip faster between two fixes is dropped, and no step of the set or of a synthetic set
+    made from it is faster), the slowest speed, the segmentation thresholds, the cell and the
+    instant; each of them given here overrides the mode's. Without a mode: the taxi's bounds
+    (trackintel's thresholds, 250 m cells, one-minute instants) and no speed filter. The grid's
+    square cells cover ``bbox``, the fixes' own box by default (which the ledger notes); days and
+    hours are on ``timezone``'s clock, the fixes' zone by default; ``weekdays_only`` drops trips of
+    weekends and holidays. ``preset`` (:data:`TRIP_PRESETS`: 'cabs', 'geolife') gives known data's
+    settings, which the other arguments override. ``info['trips']`` counts what each step dropped
+    and the fixes that repeat a time of their trip (:func:`locsynth.data.trips.describe_drops`
+    says it in words).
     """
     from .prepare import framed_trips
 
+    own_trip = trajectory_id(frame)
+    given_clock = input_clock(frame, time)
     frame = as_frame(frame)
     if preset is not None and preset not in TRIP_PRESETS:
         raise InputError(f"unknown `preset` {preset!r}; the presets: {', '.join(TRIP_PRESETS)}")
     settings = {**TRIP_PRESETS.get(preset, {})}
+    bounds = mode_bounds(mode, max_speed_kmh=max_speed_kmh,
+                         min_speed_kmh=min_speed_kmh, gap_minutes=gap_minutes, stay_m=stay_m,
+                         stay_minutes=stay_minutes, cell_m=cell_m, instant=instant)
+    if mode is not None:                    # the mode's bound drops the trips faster than it
+        settings["max_speed_kmh"] = bounds.max_speed_kmh
     given = {"time_unit": time_unit, "bbox": bbox, "timezone": timezone,
              "max_speed_kmh": max_speed_kmh, "weekdays_only": weekdays_only}
     settings.update({k: v for k, v in given.items() if v is not None})
-    trip_col = _found(frame, trip, TRIP_NAMES, "trip")
+    trip_col = _found(frame, trip if trip is not None else own_trip, TRIP_NAMES, "trip")
     marked_col = _found(frame, marked, MARKED_NAMES, "marked") if trip_col is None else None
     rest = frame if trip_col is None else frame.drop(columns=trip_col)
     person = columns(rest, user=user)["user"]
@@ -327,22 +359,43 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
         ids = frame[trip_col].astype(str).to_numpy(dtype=object)
         owners = points["user"].astype(str).to_numpy(dtype=object)
         points = points.assign(person=owners, user=ids if person == trip_col else owners + "-" + ids)
-        how = f"the ids of column {trip_col!r}"
+        how = (f"the ids of column {trip_col!r}" + (" (the collection's trajectory id)" if trip_col == own_trip and
+                                                   trip is None else ""))
     elif marked_col is not None:
         points = runs(points, frame[marked_col].to_numpy() == 1)
         how = f"the runs of fixes column {marked_col!r} marks"
     else:
-        points = segment(points, gap_minutes=gap_minutes, stay_m=stay_m, stay_minutes=stay_minutes)
-        how = (f"each person's fixes split at stays ({stay_minutes:g} min within {stay_m:g} m) and gaps over "
-               f"{gap_minutes:g} min")
+        points = segment(points, gap_minutes=bounds.gap_minutes, stay_m=bounds.stay_m,
+                         stay_minutes=bounds.stay_minutes)
+        how = (f"each person's fixes split at stays ({bounds.stay_minutes:g} min within {bounds.stay_m:g} m) and "
+               f"gaps over {bounds.gap_minutes:g} min")
     if len(points) == 0:
         raise InputError(f"no trip was found in the frame ({how}): no fix belongs to one")
     options = {k: settings[k] for k in ("bbox", "timezone", "max_speed_kmh", "weekdays_only", "owner")
                if k in settings}
     if settings.get("timezone") == AUTO:
         raise InputError("`timezone` auto does not apply to trips: a set of trips keeps one zone; give its name")
-    trips = make_trips(points, cell_m, max_gap_minutes=max_gap_minutes,
-                       info={"source": "frame", "input": "a DataFrame", "trips_from": how}, **options)
+    info = {"source": "frame", "input": "a DataFrame", "trips_from": how}
+    if given_clock is not None:
+        info["clock"] = given_clock
+    trips = make_trips(points, None, max_gap_minutes=max_gap_minutes, info=info, bounds=bounds, **options)
     box = "the given box" if bbox is not None else (f"the {preset} preset's box" if "bbox" in options else
                                                      "the box of the data")
     return framed_trips(trips, box)
+
+
+def input_clock(frame, time: str | None = None) -> str | None:
+    """The zone of a frame's aware times (``'UTC'``, ``'Europe/Zurich'``), which a set made from it
+    gives back (``info['clock']``); None for naive times, numbers or text."""
+    if hasattr(frame, "to_point_gdf"):
+        tz = getattr(next(iter(getattr(frame, "trajectories", [frame])), None), "df_orig_tz", None)
+        return None if tz is None else str(getattr(tz, "key", tz))
+    if not isinstance(frame, pd.DataFrame):
+        return None
+    try:
+        col = columns(frame, time=time)["time"]
+    except InputError:
+        return None
+    values = frame.index if col is None else frame[col]
+    tz = getattr(getattr(values, "dt", values), "tz", None) if pd.api.types.is_datetime64_any_dtype(values) else None
+    return None if tz is None else str(getattr(tz, "key", tz))

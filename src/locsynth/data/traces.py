@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from ..core.errors import InputError
 from ..core.files import atomic_output
 from ..privacy.ledger import Ledger
+from .modes import TAXI, Bounds
 from .space import Space
 from .timeaxis import TimeAxis
 
@@ -213,6 +214,14 @@ class TraceSet:
         return 2 if isinstance(made, dict) and "single_visit" in made else 1
 
     @property
+    def bounds(self) -> Bounds:
+        """The public bounds of the set's movement (data/modes.py): its mode's speeds, segmentation
+        thresholds, cell and instant, as ``info['bounds']`` holds them; a set prepared before modes
+        existed, or one that is not trips, gets the cabs' (``taxi``: 150 km/h, paper 004 §8.2)."""
+        said = self.info.get("bounds")
+        return Bounds.from_dict(said) if isinstance(said, dict) else TAXI
+
+    @property
     def has_times(self) -> bool:
         """Whether the instants are times (recorded, or a model's), so that a surface may show them
         as datetimes: False when the method says it released none (``info['times']``: 'none') or
@@ -311,6 +320,10 @@ class TraceSet:
             out["virtual_traces"] = int((self.users["source"] < 0).sum())
             out["traces_per_user"] = int(self.users["trace_no"].max()) + 1 if len(self.users) else 0
         out.update({k: v for k, v in self.info.items() if k in ("source", "simulated", "dropped")})
+        if is_trip_set(self) or "bounds" in self.info:       # daily traces have no mode to state
+            out["bounds"] = self.bounds.to_dict()
+        if "noise" in self.info:
+            out["noise"] = self.info["noise"]
         return out
 
     # -- selection ----------------------------------------------------------------------------

@@ -20,17 +20,22 @@ applies) and GeoLife's. What every step dropped is counted in ``info['trips']``
    Sunday or a US federal holiday, on the time zone's clock, are dropped (§8.2: "weekdays only";
    2008-05-26, Memorial Day, is the holiday inside the cabs' 2008-05-17 .. 2008-06-10).
 4. :func:`aggregate`: one visit per 60 s, the trip's most frequent cell among its fixes in that
-   minute (§8.2, transformation (1)).
+   minute (§8.2, transformation (1)); per instant of the set's mode where it has another
+   (data/modes.py: a ship's 2 minutes).
 5. :func:`interpolate_gaps`: minutes missing between two visits less than 5 minutes apart are
    filled by linear interpolation (§8.2, transformation (2)).
 6. :func:`majority_hour`: the hour of the day in which the larger part of the trip lies (§8.2:
    a trip from 17:58 to 18:10 gets hour 18), stored per trip in the user table (``hour``).
 7. :func:`merge_self_loops`: consecutive visits to the same cell collapse into the first one.
-8. trips left with a single visit are dropped.
+8. :func:`keep_bound`: each step takes at least the instants its length asks at the set's speed
+   bound (its mode's, data/modes.py), later visits moved later where it took fewer (not in §8.2:
+   a cell's edge crossed within one instant otherwise reads as a step of a whole cell).
+9. trips left with a single visit are dropped.
 
 The output is a TraceSet whose traces are the trips (ragged), on the grid, with 60-second
-instants on the time zone's clock (slots of one hour), and user-table columns ``user_id`` (the
-trip, ``cab-00012``), its owner (``person``, or ``cab`` for the cabs) and ``hour``.
+instants (the mode's) on the time zone's clock (slots of one hour), and user-table columns
+``user_id`` (the trip, ``cab-00012``), its owner (``person``, or ``cab`` for the cabs) and
+``hour``; ``info['bounds']`` holds the set's public bounds.
 :func:`locsynth.metrics.trips.trip_statistics` gives the columns of Table 1.
 
 Where §8.2 leaves a choice open, the choice is written beside the code (search "Choice:").
@@ -49,6 +54,7 @@ from numba import njit
 from ..core.errors import InputError
 from .points import shift_times
 from ..core.geo import EARTH_RADIUS_M, haversine_m
+from .modes import TAXI, Bounds
 from .space import Grid
 from .timeaxis import TimeAxis, check_timezone, single_zone
 from .traces import TraceSet
@@ -184,9 +190,10 @@ def aggregate(fixes: Visits, seconds: int = 60) -> Visits:
 
 # -- 5. interpolation --------------------------------------------------------------------------
 
-def interpolate_gaps(visits: Visits, cols: int, max_gap_minutes: float = 5.0) -> Visits:
-    """Fill the minutes missing between two consecutive visits of a trip that are less than
-    ``max_gap_minutes`` apart, linearly between the two cells' rows and columns.
+def interpolate_gaps(visits: Visits, cols: int, max_gap_minutes: float = 5.0, window_s: float = 60.0) -> Visits:
+    """Fill the windows (minutes) missing between two consecutive visits of a trip that are less
+    than ``max_gap_minutes`` apart, linearly between the two cells' rows and columns; ``minute``
+    counts windows of ``window_s`` seconds.
 
     Choice: the gap is the time between the two visits (so "shorter than 5 minutes" fills at
     most 3 missing minutes); the interpolated row and column are rounded half up; a longer gap
@@ -196,7 +203,7 @@ def interpolate_gaps(visits: Visits, cols: int, max_gap_minutes: float = 5.0) ->
     if n == 0:
         return visits
     step = np.diff(visits.minute)
-    fill = (visits.trip[1:] == visits.trip[:-1]) & (step > 1) & (step < max_gap_minutes)
+    fill = (visits.trip[1:] == visits.trip[:-1]) & (step > 1) & (step * window_s < max_gap_minutes * 60.0)
     extra = np.r_[np.where(fill, step - 1, 0), 0]
     base = np.repeat(np.arange(n), extra + 1)
     k = np.arange(base.size) - np.repeat(np.cumsum(extra + 1) - (extra + 1), extra + 1)
@@ -210,9 +217,9 @@ def interpolate_gaps(visits: Visits, cols: int, max_gap_minutes: float = 5.0) ->
 
 # -- 6. the trip's hour ------------------------------------------------------------------------
 
-def majority_hour(visits: Visits, n_trips: int, timezone: str = TIMEZONE) -> np.ndarray:
-    """The local hour (0-23) holding most of each trip's minute visits, -1 for a trip without
-    visits; shape (n_trips,).
+def majority_hour(visits: Visits, n_trips: int, timezone: str = TIMEZONE, window_s: float = 60.0) -> np.ndarray:
+    """The local hour (0-23) holding most of each trip's visits (``minute`` counts windows of
+    ``window_s`` seconds), -1 for a trip without visits; shape (n_trips,).
 
     Choice: counted over the minute visits after interpolation and before self-loops merge, i.e.
     by time spent ("when the larger part of the taxi trace was present"); a tie goes to the
@@ -221,7 +228,7 @@ def majority_hour(visits: Visits, n_trips: int, timezone: str = TIMEZONE) -> np.
     hour = np.full(n_trips, -1, np.int64)
     if len(visits) == 0:
         return hour
-    local = pd.DatetimeIndex(pd.to_datetime(visits.minute * 60, unit="s", utc=True)).tz_convert(timezone)
+    local = pd.DatetimeIndex(pd.to_datetime(visits.minute * int(window_s), unit="s", utc=True)).tz_convert(timezone)
     h = np.asarray(local.hour, np.int64)
     key = visits.trip * 24 + h
     uniq, first, count = np.unique(key, return_index=True, return_counts=True)
@@ -240,6 +247,35 @@ def merge_self_loops(visits: Visits) -> Visits:
         return visits
     keep = np.r_[True, (visits.trip[1:] != visits.trip[:-1]) | (visits.cell[1:] != visits.cell[:-1])]
     return visits.take(keep)
+
+
+# -- 8. the bound ---------------------------------------------------------------------------------
+
+def keep_bound(visits: Visits, space, max_speed_kmh: float, window_s: float = 60.0) -> tuple[Visits, int]:
+    """Each step of a trip takes at least the windows its length (between the cells' centres) asks
+    at ``max_speed_kmh``, and at least one: where it took fewer, it and the trip's later visits are
+    moved later (their gaps kept). Returns the visits and the number of steps slowed.
+
+    Why: on a grid a step is read from cell centre to cell centre, so a trip that crosses a cell's
+    edge in one window reads as one cell per window whatever it did (a ship at anchor on the edge of
+    two 1 km cells, in one-minute windows: 60 km/h). The set's bound is public, and a real trip
+    kept within it is one the speed metric and the time model can read (data/modes.py).
+    """
+    n = len(visits)
+    if n < 2:
+        return visits, 0
+    same = visits.trip[1:] == visits.trip[:-1]
+    metres = np.asarray(space.distance_m(visits.cell[:-1], visits.cell[1:]), np.float64)
+    least = np.maximum(np.ceil(metres / (max_speed_kmh / 3.6) / window_s - 1e-9), 1).astype(np.int64)
+    gap = np.diff(visits.minute)
+    slowed = same & (gap < least)
+    if not slowed.any():
+        return visits, 0
+    total = np.r_[0, np.cumsum(np.where(same, np.maximum(gap, least), 0))]
+    first = np.flatnonzero(np.r_[True, ~same])
+    owner = np.repeat(first, np.diff(np.r_[first, n]))         # each visit's trip's first visit
+    minute = visits.minute[owner] + total - total[owner]
+    return Visits(visits.trip, minute, visits.cell), int(slowed.sum())
 
 
 # -- trips from a person's fixes ------------------------------------------------------------------
@@ -392,18 +428,26 @@ def read_geolife_trips(path: str | Path, cell_m: float = 250.0, time_shift: floa
     return make_trips(points, cell_m, info={"source": "geolife", "input": Path(path).name}, **{**GEOLIFE, **options})
 
 
-def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
+def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
                bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
                max_speed_kmh: float = math.inf, max_gap_minutes: float = 5.0, weekdays_only: bool = False,
-               owner: str = "person", info: dict | None = None) -> TraceSet:
+               owner: str = "person", info: dict | None = None, bounds: Bounds | None = None) -> TraceSet:
     """Trips as paper 004 §8.2 prepares them (module docstring) from a points table whose ``user``
     is the trip (``f"{owner}-{k}"``, as ``read_cabs(trips=True)`` and :func:`segment` name them) and
     ``time``, ``lat``, ``lon`` its fixes; ``bbox`` defaults to the fixes' own box, ``timezone`` to
     the one zone they lie in (:data:`CABS` holds the cabs' settings).
 
+    ``bounds`` (data/modes.py; the taxi's by default) are the set's public bounds, which it carries
+    in ``info['bounds']``: their instant is the windows of step 4 and the time axis's instant, their
+    ``max_speed_kmh`` the least time of a step (:func:`keep_bound`); ``cell_m`` (the bounds' by
+    default) is the grid's cell and becomes theirs. ``max_speed_kmh`` drops trips faster between
+    two fixes (none by default).
+
     Returns a TraceSet with one trace per kept trip and ``info['trips']`` counting what every
     step dropped (:func:`describe_drops`); an InputError saying the same when no trip is left.
     """
+    bounds = (bounds or TAXI).with_(cell_m=cell_m)
+    cell_m, window_s = bounds.cell_m, bounds.instant_seconds
     missing = [c for c in ("user", "time", "lat", "lon") if c not in points]
     if missing:
         raise InputError(f"the trip points lack column(s) {', '.join(missing)}; required: user, time, lat, lon")
@@ -435,7 +479,8 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     order = np.lexsort((unix, trip))
     trip, unix, lat, lon = trip[order], unix[order], lat[order], lon[order]
     n_trips = len(ids)
-    steps = {"trips": n_trips, "fixes": int(trip.size)}
+    repeated = (trip[1:] == trip[:-1]) & (unix[1:] == unix[:-1])     # a fix at its trip's previous second
+    steps = {"trips": n_trips, "fixes": int(trip.size), "duplicate_times": int(repeated.sum())}
 
     fast, outside = bad_trips(trip, unix, lat, lon, n_trips, bbox, max_speed_kmh)
     start = unix[np.searchsorted(trip, np.arange(n_trips))]     # each trip's first fix (every trip has one)
@@ -447,9 +492,9 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     cell = grid.locate(lat[keep], lon[keep]).astype(np.int64)
     fixes = Visits(trip[keep], unix[keep], cell)
 
-    visits = interpolate_gaps(aggregate(fixes, 60), grid.cols, max_gap_minutes)
-    hour = majority_hour(visits, n_trips, timezone)
-    visits = merge_self_loops(visits)
+    visits = interpolate_gaps(aggregate(fixes, int(window_s)), grid.cols, max_gap_minutes, window_s)
+    hour = majority_hour(visits, n_trips, timezone, window_s)
+    visits, steps["slowed_steps"] = keep_bound(merge_self_loops(visits), grid, bounds.max_speed_kmh, window_s)
     length = np.bincount(visits.trip, minlength=n_trips)
     single = keep_trip & (length < MIN_CELLS)
     steps["single_visit"] = int(single.sum())
@@ -459,13 +504,14 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     if len(visits) == 0:
         raise InputError(f"no trip is left of the {n_trips} made (paper 004 §8.2's steps): "
                          + "; ".join(describe_drops({**steps, "kept": 0}, settings)))
-    info = {**(info or {}), "cell_m": float(cell_m), "bbox": list(bbox), "trips": steps, "min_cells": MIN_CELLS}
+    info = {**(info or {}), "cell_m": float(cell_m), "bbox": list(bbox), "trips": steps, "min_cells": MIN_CELLS,
+            "bounds": bounds.to_dict()}
     if from_data:
         info["bbox_from_data"] = True
     owners = None
     if "person" in points:                  # each trip's owner as given, not read off its name
         owners = points["person"].groupby(points["user"], sort=False).first().reindex(ids).to_numpy()
-    return _traceset(visits, ids, hour, grid, timezone, info, owner, owners)
+    return _traceset(visits, ids, hour, grid, timezone, info, owner, owners, bounds.instant)
 
 
 def describe_drops(steps: dict, settings: dict | None = None) -> list[str]:
@@ -483,20 +529,29 @@ def describe_drops(steps: dict, settings: dict | None = None) -> list[str]:
             "weekend_or_holiday": "started on a weekend or a US federal holiday",
             "single_visit": "never left one cell"}
     lines = [f"{steps[k]} {text}" for k, text in said.items() if steps.get(k)]
+    if steps.get("duplicate_times"):
+        lines.insert(0, f"{steps['duplicate_times']} fixes repeated the time of their trip's previous fix (kept: "
+                        "each instant's cell is the most frequent of its fixes; a trip whose repeated fixes lie "
+                        "apart counts as too fast where a speed limit applies)")
+    if steps.get("slowed_steps"):
+        lines.append(f"{steps['slowed_steps']} steps were given the time their length asks at the set's speed bound "
+                     "(a cell's edge crossed within one instant)")
     return lines + [f"{steps.get('kept', 0)} of {steps['trips']} trips kept"]
 
 
 def _traceset(visits: Visits, ids, hour: np.ndarray, grid: Grid, timezone: str, info: dict,
-              owner: str = "person", owners: np.ndarray | None = None) -> TraceSet:
-    """The TraceSet of the kept trips: one-minute instants, one-hour slots, in ``timezone``; each
-    trip's ``owner`` is ``owners[trip]``, or the part of its name before the last dash."""
+              owner: str = "person", owners: np.ndarray | None = None, instant: str = "1min") -> TraceSet:
+    """The TraceSet of the kept trips: ``instant`` instants (the windows of ``visits.minute``),
+    one-hour slots, in ``timezone``; each trip's ``owner`` is ``owners[trip]``, or the part of its
+    name before the last dash."""
     present, row = np.unique(visits.trip, return_inverse=True)
     names = pd.Series(np.asarray(ids, dtype=object)[present]).astype(str)
     who = (names.str.rsplit("-", n=1).str[0] if owners is None else pd.Series(owners[present]).astype(str))
     users = pd.DataFrame({"user_id": names.to_numpy(dtype=object), owner: who.to_numpy(dtype=object),
                           "hour": hour[present].astype(np.int8)})
-    when = pd.DatetimeIndex(pd.to_datetime(visits.minute * 60, unit="s", utc=True))
-    axis = TimeAxis.build(when.min().tz_convert(timezone).date(), timezone, "1min", "1h")
+    when = pd.DatetimeIndex(pd.to_datetime(visits.minute * int(pd.Timedelta(instant).total_seconds()), unit="s",
+                                           utc=True))
+    axis = TimeAxis.build(when.min().tz_convert(timezone).date(), timezone, instant, "1h")
     info["trips"]["kept"] = int(present.size)
     return TraceSet.from_events(row, axis.instants(when), visits.cell, users, grid, axis, info)
 
