@@ -510,6 +510,7 @@ def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(mon
     """The tally given its mean: the starts are each day kind's exact hours of the start group
     projected on the day's harmonics, the speeds the speed group's exact counts on the coarse grid
     spread evenly over the fine one (each counted by a plain loop here)."""
+    from locsynth.privacy.noise import toward_uniform
     from locsynth.synth import trip_times as tt
 
     monkeypatch.setattr(oue, "tally", expected_tally)
@@ -522,7 +523,10 @@ def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(mon
     hours = np.zeros(24)
     for i in starting:
         hours[train.events_of(i)[0][0] % 24] += 1              # 2024-01-01 is a Monday: every start a weekday
-    assert model.starts[:24] == pytest.approx(times.smooth_hours(hours)) and not model.starts[24:].any()
+    # then toward uniform by the share of noise the public noise level predicts (privacy/noise.py)
+    uniform = tt.uniform_starts(2, 1, train.time)
+    expected = toward_uniform(np.r_[times.smooth_hours(hours), np.zeros(24)], uniform, model.noise)
+    assert 0 < model.noise < 0.2 and model.starts == pytest.approx(expected) and not model.starts[24:].any()
     coarse = np.zeros((3, 10))
     for i in speeding:
         t, loc = train.events_of(i)

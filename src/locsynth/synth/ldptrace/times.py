@@ -24,9 +24,12 @@ as LDPTrace does. Either way a trajectory spends (1 - length_share) epsilon in r
   trips by 2.5 under the same noise. The estimate of each day kind's 24 hours is smoothed onto the
   day's first :data:`HARMONICS` harmonics (a least-squares fit, negatives set to 0: post-
   processing); a day kind whose estimated total is under :data:`~locsynth.synth.trip_times.KEEP_ABOVE`
-  of its noise's standard deviations is dropped (the weekend of a weekday-only set).
+  of its noise's standard deviations is dropped (the weekend of a weekday-only set). The hours then
+  fall back toward uniform as the central model's do (synth/trip_times.py), as far as the smoothed
+  noise fills them (its expected kept mass, privacy/noise.py, against theirs).
 - **speed**: the trip's speed by its path's length on a coarse grid, :data:`ROW_GROUPS` (0-3 km, 3-8
-  km, beyond) by pairs of trip_times.SPEED_EDGES' bins (30 values); the estimates through Norm-Sub
+  km, beyond) by pairs of the speed bins of the set's bounds (trip_times.speed_edges; 30 values); the
+  estimates through Norm-Sub
   (collector.norm_sub: setting negatives to 0 kept every empty cell's positive noise, a floor
   that slowed the median synthetic step from 30 to 22 km/h on the 200 cabs), each coarse cell
   spread evenly over the fine cells it covers, so that the model samples as the central one.
@@ -38,6 +41,7 @@ import numpy as np
 
 from ...data.traces import TraceSet
 from ...privacy import oue
+from ...privacy.noise import kept_normal, share, toward_uniform
 from .. import trip_times as tt
 from .collector import estimated, norm_sub
 
@@ -63,14 +67,14 @@ def assign(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.
 
 def coarse_speed_cells(fine: np.ndarray) -> np.ndarray:
     """trip_times.speed_cells' values on the coarse grid (-1 stays -1)."""
-    bins = tt.SPEED_EDGES.size - 1
+    bins = tt.SPEED_BINS
     row, b = np.divmod(np.maximum(fine, 0), bins)
     return np.where(fine >= 0, ROW_GROUPS[row] * (bins // SPEED_PAIR) + b // SPEED_PAIR, -1)
 
 
 def expand_speeds(coarse: np.ndarray) -> np.ndarray:
-    """A coarse speed histogram spread evenly over the fine one (LENGTH_EDGES rows x SPEED_EDGES bins)."""
-    bins = tt.SPEED_EDGES.size - 1
+    """A coarse speed histogram spread evenly over the fine one (LENGTH_EDGES rows x SPEED_BINS bins)."""
+    bins = tt.SPEED_BINS
     grid = np.asarray(coarse, np.float64).reshape(ROW_GROUPS.max() + 1, bins // SPEED_PAIR)
     return np.repeat(grid, SPEED_PAIR, axis=1)[ROW_GROUPS] / SPEED_PAIR
 
@@ -96,8 +100,16 @@ def fit_local_times(train: TraceSet, starting: np.ndarray, speeding: np.ndarray,
     _, period = tt.day_kinds(train)
     starts = tt.start_bins(train, KINDS, period)[starting]
     est = estimated(starts, KINDS * tt.HOURS, epsilon).reshape(KINDS, tt.HOURS)
-    floor = tt.KEEP_ABOVE * noise_sd(starts.size, epsilon) * np.sqrt(tt.HOURS)
-    hours = np.vstack([smooth_hours(day) if day.sum() > floor else np.zeros(tt.HOURS) for day in est])
-    speeds = coarse_speed_cells(tt.speed_cells(train)[speeding])
-    coarse = norm_sub(estimated(speeds, (ROW_GROUPS.max() + 1) * ((tt.SPEED_EDGES.size - 1) // SPEED_PAIR), epsilon))
-    return tt.TripTimes(hours.ravel(), expand_speeds(coarse), KINDS, period)
+    sd = noise_sd(starts.size, epsilon)
+    floor = tt.KEEP_ABOVE * sd * np.sqrt(tt.HOURS)
+    kept = [day.sum() > floor for day in est]
+    hours = np.vstack([smooth_hours(day) if keep else np.zeros(tt.HOURS) for day, keep in zip(est, kept)]).ravel()
+    # the smoothed noise of a day's 24 estimates: 1 + 2 HARMONICS of its 24 dimensions, each estimate's sd that
+    # share of its own; the mass it keeps, clipped at 0, in the hours of every day kind kept
+    smoothed = sd * np.sqrt((1 + 2 * HARMONICS) / tt.HOURS)
+    uniform = tt.uniform_starts(KINDS, period, train.time)
+    rho = share(sum(kept) * tt.HOURS * kept_normal(smoothed), hours[uniform > 0].sum())
+    edges = tt.speed_edges(train.bounds)
+    speeds = coarse_speed_cells(tt.speed_cells(train, edges)[speeding])
+    coarse = norm_sub(estimated(speeds, (ROW_GROUPS.max() + 1) * (tt.SPEED_BINS // SPEED_PAIR), epsilon))
+    return tt.TripTimes(toward_uniform(hours, uniform, rho), expand_speeds(coarse), KINDS, period, edges, rho)
