@@ -11,7 +11,7 @@ import typer
 
 from ..core.errors import InputError
 from .common import (PARAMS, SCHEDULER_HELP, WORKERS_HELP, _hyperparameters, _method_args, _refuse_existing,
-                     _table, on_bar, progress_bar, reports_errors, say)
+                     _table, on_bar, progress_bar, reports_errors, say, small_data)
 from .root import app
 
 
@@ -88,13 +88,19 @@ def fit(
         raise InputError(f"--workers and --scheduler do not apply to fitting {method}")
     from ..core.parallel import executor
 
-    with executor(workers, scheduler) as client, progress_bar() as bar:
+    with executor(workers, scheduler) as client, progress_bar() as bar, small_data() as warned:
         task = bar.add_task(f"fitting {method}", total=None)
         model.fit(ts, progress=on_bar(bar, task, f"fitting {method}"), client=client, **options)
     facts = ", ".join(f"{k} {v}" for k, v in model.summary().items())
     say(f"fitted {method}" + (f": {facts}" if facts else ""))
     for line in model.ledger_.describe():
         say(f"privacy: {line}")
+    if getattr(model, "noise_", None):
+        from ..privacy.noise import describe_noise
+
+        say(f"noise: {describe_noise(model.noise_)}")
+    for message in warned:
+        say(f"warning: {message}")
     model.save(out, overwrite=overwrite)
     say(f"wrote {out}")
 

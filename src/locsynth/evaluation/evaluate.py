@@ -25,7 +25,7 @@ from . import suite
 from ..metrics.groups import Context
 from ..core.progress import reporter, resolve
 from ..core.files import atomic_output
-from ..data.traces import TraceSet, check_same_frame
+from ..data.traces import TraceSet, check_same_frame, is_trip_set
 
 #: the attacks (the attack groups of locsynth.evaluation.suite), as earlier versions named them
 ATTACKS = ("reid", "mia")
@@ -220,13 +220,18 @@ def _check_inputs(train: TraceSet, test: TraceSet, synthetic: TraceSet, attacks)
 
 def _provenance(synthetic: TraceSet) -> dict:
     """What the report says about where the synthetic set comes from: method, fingerprint,
-    parameters, and its ledger and privacy tests when it has them."""
+    parameters, its ledger and privacy tests when it has them, the estimated share of noise in a DP
+    release and a trip set's public bounds."""
     out = {"method": synthetic.info.get("source"), "synthetic_fingerprint": synthetic.fingerprint(),
            "params": synthetic.info.get("params")}
     if synthetic.ledger is not None:
         out["ledger"] = synthetic.ledger.to_dict()
     if synthetic.info.get("fakes"):
         out["privacy_tests"] = synthetic.info["fakes"]
+    if "noise" in synthetic.info:             # the estimated share of noise in a DP release (privacy/noise.py)
+        out["noise"] = synthetic.info["noise"]
+    if "bounds" in synthetic.info or is_trip_set(synthetic):
+        out["bounds"] = synthetic.bounds.to_dict()
     return out
 
 

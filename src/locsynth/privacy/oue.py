@@ -53,9 +53,23 @@ P = 0.5
 PIECE = 1 << 22
 
 
+#: the largest epsilon OUE draws reports at: beyond about 745, 1 / (e^epsilon + 1) is 0 in floating point
+MAX_EPSILON = 700.0
+
+
+def check_epsilon_oue(epsilon, name: str = "epsilon") -> float:
+    """epsilon as a float, or an InputError unless it is positive and at most :data:`MAX_EPSILON`."""
+    eps = check_epsilon(epsilon, name)
+    if eps > MAX_EPSILON:
+        raise InputError(f"{name} {epsilon!r} is too large for OUE's reports (LDPTrace): the chance 1 / (e^epsilon + 1) "
+                         f"that a report flips a bit underflows; give at most {MAX_EPSILON:g}")
+    return eps
+
+
 def flip_probability(epsilon: float) -> float:
-    """q = 1 / (e^epsilon + 1): the probability that any other bit is reported as 1."""
-    e = math.exp(-check_epsilon(epsilon))
+    """q = 1 / (e^epsilon + 1): the probability that any other bit is reported as 1; an InputError
+    where it is 0 in floating point (epsilon beyond about 745), which no report can be drawn with."""
+    e = math.exp(-check_epsilon_oue(epsilon))
     return e / (1.0 + e)
 
 

@@ -34,7 +34,9 @@ from ..privacy.ledger import Ledger
 from ..data.space import Space
 from ..data.timeaxis import TimeAxis
 from ..core.files import atomic_output
-from ..data.traces import TraceSet, read_json_meta
+from ..data.modes import Bounds
+from ..data.traces import TraceSet, is_trip_set, read_json_meta
+from ..privacy.noise import describe_noise
 
 RELEASE_FORMAT = "locsynth.release"
 RELEASE_VERSION = 1
@@ -134,7 +136,8 @@ def load_release(path: str | Path, key: str | Path | None = None) -> TraceSet:
             raise InputError(f"the key {key} does not belong to the release {path}: its pseudonyms differ")
         users["source"] = table["source"].to_numpy()[row].astype(np.int32)
         users["trace_no"] = table["trace_no"].to_numpy()[row].astype(np.int32)
-    info = {"source": card.get("method"), "release": str(path), "params": card.get("params")}
+    info = {"source": card.get("method"), "release": str(path), "params": card.get("params"),
+            **{k: card[k] for k in ("bounds", "clock", "noise") if card.get(k)}}
     if not timed:
         info["times"] = "none"
     return TraceSet.from_events(user, t, events["location_id"].to_numpy(), users, space, time, info,
@@ -156,8 +159,14 @@ def card_markdown(card: dict) -> str:
              f"about who the synthesizer learned from.",
              f"- `locations.csv`: the {card['space']['n_locations']} locations ({card['space']['kind']}).",
              f"- Times: {card.get('times', 'in UTC')}.",
-             f"- Time axis: {card['time_description']}.", "",
-             "## What protects it", ""]
+             f"- Time axis: {card['time_description']}."]
+    if card.get("bounds"):
+        lines.append(f"- Public bounds of the movement: {Bounds.from_dict(card['bounds']).describe()}; no step is "
+                     "faster than its speed bound.")
+    noise = card.get("noise")
+    if noise:
+        lines.append(f"- Noise: {describe_noise(noise)}.")
+    lines += ["", "## What protects it", ""]
     pd_card = card.get("pd_test")
     if pd_card:
         lines.append(f"- Plausible deniability (paper 001 §3.5): only the {card['traces']} traces that passed the "
@@ -219,6 +228,7 @@ def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
         "time": released.time.meta(), "time_description": released.time.describe(),
         "times": times_phrase(synthetic), "has_times": synthetic.has_times,
         "pd_test": pd_card, "ledger": ledger.to_dict(), "ledger_summary": ledger.describe(),
+        **_public_frame(synthetic),
         "neighbours": {unit: t["neighbours"] for unit, t in ledger.totals().items() if t["spends"]},
         "attacks": _attacks(evaluation, synthetic, ledger) if evaluation is not None else None,
     }
@@ -253,6 +263,18 @@ def _training_phrase(training: dict) -> str:
 WITHHELD = ("the attacks' scores are computed from the training data outside every DP step (a membership "
             "attack's best accuracy alone can be the exact ratio of training to test users): they stay in the "
             "evaluation's own folder, which is internal, and are not part of a DP release")
+
+
+def _public_frame(synthetic: TraceSet) -> dict:
+    """The card's statement of what was public about the movement (a trip set's bounds, data/modes.py),
+    the clock the data came on, and the estimated share of noise in a DP release (privacy/noise.py)."""
+    out = {}
+    if "bounds" in synthetic.info or is_trip_set(synthetic):
+        out["bounds"] = synthetic.bounds.to_dict()
+    for key in ("clock", "noise"):
+        if key in synthetic.info:
+            out[key] = synthetic.info[key]
+    return out
 
 
 def _attacks(evaluation, synthetic: TraceSet, ledger: Ledger) -> dict:

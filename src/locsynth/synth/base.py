@@ -24,10 +24,12 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from ..core.errors import InputError
+from ..core.errors import InputError, SmallDataWarning
 from ..core.jsonable import jsonable
 from ..privacy.ledger import Ledger
+from ..privacy.noise import describe_noise
 from ..core.validation import check_count, check_epsilon, check_share, parse_value
+from ..data.modes import Bounds
 from ..data.space import Space
 from ..data.timeaxis import TimeAxis
 from ..core.files import atomic_output
@@ -39,6 +41,10 @@ from ..data.traces import TraceSet, is_trip_set, read_json_meta
 SIZE_SHARE = 0.05
 #: share of a trip method's epsilon for the model of its trips' times (synth/trip_times.py)
 TIME_SHARE = 0.05
+#: a DP fit warns (SmallDataWarning) when this share or more of what its release is drawn from is
+#: estimated to be noise (privacy/noise.py): at 150 trips and epsilon 1 every trip method's estimate
+#: is above it, on the 200 cabs' 72,467 trips every one is below (docs/data.md)
+SMALL_DATA_SHARE = 0.5
 
 MODEL_FORMAT = "locsynth.model"
 MODEL_VERSION = 2
@@ -206,15 +212,46 @@ class Synthesizer(_Params):
         progress = resolve(progress, f"fit {self.name}")
         if isinstance(progress, Bar):
             progress(0, None, "fitting")
+        self.noise_parts_ = {}
         try:
-            return self._fit(train, progress=progress, client=client,
-                             **{k: options.get(k, spec[0]) for k, spec in self.fit_options.items()})
+            fitted = self._fit(train, progress=progress, client=client,
+                               **{k: options.get(k, spec[0]) for k, spec in self.fit_options.items()})
+            if isinstance(progress, Bar) and isinstance(train, TraceSet):      # the bar ends on what it fitted
+                progress(train.n_traces, train.n_traces, "traces fitted")
         finally:
             if isinstance(progress, Bar):
                 progress.close()
+        self._estimate_noise(train)
+        return fitted
 
     def _fit(self, train: TraceSet, *, progress=None, client=None, **options) -> "Synthesizer":
         raise NotImplementedError
+
+    def _estimate_noise(self, train: TraceSet) -> None:
+        """``noise_``: the estimated share of noise in what a DP method's release is drawn from
+        (privacy/noise.py), its largest part over the statistics the method names in ``noise_parts_``
+        and the time model's starts; a :class:`~locsynth.core.errors.SmallDataWarning` when it is
+        :data:`SMALL_DATA_SHARE` or more, naming ``train``'s trajectories for the data holder."""
+        parts = {k: float(v) for k, v in (getattr(self, "noise_parts_", None) or {}).items()}
+        times = getattr(self, "trip_times_", None)
+        if times is not None and times.noise is not None:
+            parts["when trips start"] = float(times.noise)
+        self.noise_ = None
+        if not self.tags.dp or not parts:
+            return
+        share = max(parts.values())
+        # stated to the percent: an estimate, and a figure no closer to an exact size than the noise allows
+        self.noise_ = {"share": round(share, 2), "parts": {k: round(v, 2) for k, v in parts.items()}}
+        if share >= SMALL_DATA_SHARE:
+            import warnings
+
+            eps = getattr(self, "epsilon", None)
+            at = f" at epsilon {float(eps):g}" if isinstance(eps, (int, float)) else ""
+            warnings.warn(SmallDataWarning(
+                f"{self.name} fitted on {train.n_traces} trajectories{at}: {describe_noise(self.noise_)}; its "
+                f"synthetic trips will say little about these data (more trajectories, a larger epsilon or larger "
+                f"cells make the share smaller). This warning is for the data holder: it names the exact number of "
+                f"trajectories, which the model and its releases do not"), stacklevel=3)
 
     def sample(self, n: int | None = None, *, days: int = 1, seed: int | None = None, traces_per_user: int = 1,
                users=None, progress=None, client=None, **options) -> TraceSet:
@@ -240,9 +277,11 @@ class Synthesizer(_Params):
         if isinstance(progress, Bar):
             progress(0, None, "sampling")
         try:
-            return self._sample(n, days=days, seed=int(seed), traces_per_user=k, users=users, progress=progress,
-                                client=client,
-                                **{k: options.get(k, spec[0]) for k, spec in self.sample_options.items()})
+            out = self._sample(n, days=days, seed=int(seed), traces_per_user=k, users=users, progress=progress,
+                               client=client, **{k: options.get(k, spec[0]) for k, spec in self.sample_options.items()})
+            if isinstance(progress, Bar):                     # the bar ends on what it sampled
+                progress(out.n_traces, out.n_traces, "traces sampled")
+            return out
         finally:
             if isinstance(progress, Bar):
                 progress.close()
@@ -283,6 +322,9 @@ class Synthesizer(_Params):
         self.time_ = train.time
         # the public fewest cells of a trace (2 for trips): every trip method's walks respect it
         self.min_cells_ = train.min_cells
+        # the public bounds of the movement (data/modes.py) and the clock the data came on: they travel on
+        self.bounds_ = train.bounds if "bounds" in train.info or is_trip_set(train) else None
+        self.clock_ = train.info.get("clock")
         # a DP method keeps no exact size of what it protects: what it may state (a DP count of its
         # units, or a size its neighbour relation makes public) it adds itself
         self.training_ = {} if self.tags.dp else {"users": train.n_users, "traces": train.n_traces,
@@ -379,12 +421,26 @@ class Synthesizer(_Params):
                 "training": dict(self.training_), **(info or {})}
         if getattr(self, "min_cells_", 1) > 1:                 # the public rule its trips respect
             meta["min_cells"] = int(self.min_cells_)
+        meta.update(self._public_frame())
         if not presorted:
             return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends,
                                         self.ledger_.copy())
         ts = TraceSet(user, t, loc, users, self.space_, self.time_, meta, friends, self.ledger_.copy())
         ts.check()
         return ts
+
+    def _public_frame(self) -> dict:
+        """What the model passes on of its training set's public frame: its bounds (a trip set's; a
+        model saved before they existed passes none, and its sets read as the cabs'), the input's
+        clock, and the estimated share of noise in a DP release (``noise``)."""
+        out = {}
+        if getattr(self, "bounds_", None) is not None:       # none for daily traces, and models saved before
+            out["bounds"] = self.bounds_.to_dict()
+        if getattr(self, "clock_", None) is not None:
+            out["clock"] = self.clock_
+        if getattr(self, "noise_", None) is not None:
+            out["noise"] = self.noise_
+        return out
 
     def _untimed(self, loc: np.ndarray, length: np.ndarray, seed: int = 0) -> TraceSet:
         """A synthetic set of trips (NGRAM's, PrivTrace's): trace q holds the next ``length[q]`` of
@@ -461,7 +517,7 @@ class Synthesizer(_Params):
                     "training": self.training_, "summary": jsonable(self.summary()),
                     "ledger": self.ledger_.to_dict(),
                     "space": self.space_.meta(), "time": self.time_.meta(),
-                    "min_cells": int(getattr(self, "min_cells_", 1))}
+                    "min_cells": int(getattr(self, "min_cells_", 1)), **self._public_frame()}
             (tmp / "model.json").write_text(json.dumps(meta, indent=2))
             times = getattr(self, "trip_times_", None)
             np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}))
@@ -495,6 +551,11 @@ class Synthesizer(_Params):
         model.space_ = Space.from_saved(locations, meta["space"])
         model.time_ = TimeAxis.from_meta(meta["time"])
         model.min_cells_ = int(meta.get("min_cells", 1))
+        # a model saved before bounds existed: the cabs' (data/modes.py)
+        model.bounds_ = Bounds.from_dict(meta["bounds"]) if isinstance(meta.get("bounds"), dict) else None
+        model.clock_ = meta.get("clock")
+        if "noise" in meta:
+            model.noise_ = meta["noise"]
         model.training_ = meta.get("training", {})
         model.ledger_ = Ledger.from_dict(meta.get("ledger"))
         if "times_starts" in arrays:
@@ -533,7 +594,8 @@ class Anonymizer(_Params):
         source = np.arange(traces.n_traces) if source is None else np.asarray(source)
         users = traces.users[["user_id"]].assign(source=source.astype(np.int32), trace_no=np.int32(0))
         info = {"source": self.name, "anonymizer": self.name, "params": jsonable(self.get_params()),
-                "training": {"users": traces.n_users, "traces": traces.n_traces, "events": traces.n_events}}
+                "training": {"users": traces.n_users, "traces": traces.n_traces, "events": traces.n_events},
+                **{k: traces.info[k] for k in ("bounds", "clock") if k in traces.info}}     # the input's public frame
         after = (traces.ledger or Ledger()).merged(ledger or Ledger())
         if not self.tags.dp:
             after.note_uncovered(f"{self.name} released the input's traces without differential privacy")
@@ -582,7 +644,12 @@ def load_model(path: str | Path) -> Synthesizer:
 
 
 def _how_to_make(given) -> str:
-    """How to make a TraceSet of what was given instead: a frame of points, a folder or file."""
+    """How to make a TraceSet of what was given instead: movingpandas' trajectories, a frame of
+    points, a folder or file."""
+    if hasattr(given, "to_point_gdf"):
+        return ("; make trips of movingpandas trajectories with locsynth.trips_from_frame(collection, mode=...) "
+                "(each trajectory one trip; mode: walk, bike, car, bus, train, ship or taxi, the movement's public "
+                "bounds)")
     if isinstance(given, pd.DataFrame):
         return "; make one of a frame of points with locsynth.from_frame(frame) (its columns are found by name)"
     if isinstance(given, (str, Path)):

@@ -82,6 +82,7 @@ from ..core.errors import InputError
 from ..privacy.ledger import Ledger
 from ..metrics.standard import planar
 from ..privacy.laplace import laplace
+from ..privacy.noise import noise_mass, share
 from ..data.traces import TraceSet
 from ..core.validation import check_count, check_epsilon, check_seed, check_share, in_range
 from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
@@ -390,6 +391,24 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
                        np.concatenate(noisy_all) if noisy_all else empty, spent)
 
 
+def tree_noise(trees: PrefixTrees, rs: ReferenceSystems, kept_cells: np.ndarray, order: int, epsilon: float,
+               l_max: int) -> float:
+    """The estimated share of noise in the released prefix trees (privacy/noise.py): the mass
+    Laplace(l_max (order + 1) / epsilon) alone leaves above the threshold in every root cell of the
+    kept levels and every valid bin of every node, against the released mass; 1 when the root
+    released nothing."""
+    scale = l_max * (order + 1) / check_epsilon(epsilon)
+    if trees.root.sum() <= 0:
+        return 1.0
+    level_cells = np.diff(rs.offsets)[rs.cell_level()]
+    noise = noise_mass(trees.root[kept_cells], scale, threshold(scale, level_cells[kept_cells]))
+    theta = float(threshold(scale, np.array([BINS]))[0])
+    valid = rs.valid_moves()[trees.cell[:trees.noisy_hist.shape[0]]] if trees.noisy_hist.size else np.zeros((0, BINS), bool)
+    released = np.where(trees.noisy_hist > theta, trees.noisy_hist, 0.0)[valid]
+    noise += noise_mass(released, scale, theta)
+    return share(noise, trees.root.sum() + released.sum())
+
+
 def consistent(noisy: np.ndarray, released: np.ndarray, valid: np.ndarray, count: np.ndarray) -> np.ndarray:
     """Histograms (rows) made consistent with their nodes' counts (CCS 2012 §4.3, as NGRAM's for
     a root Markov parent; post-processing): released bins keep their noisy counts, the other
@@ -633,6 +652,7 @@ class DPT(Synthesizer):
                         "l_max grams of each length; the order + 1 depths share epsilon; pruning, back-off and "
                         "sampling are post-processing")
         self._keep(trees, kept_cells)
+        self.noise_parts_ = {"where trips go": tree_noise(trees, self.rs_, kept_cells, order, eps_tree, l_max)}
         self.hours_ = self._hours(train, eps_hour) if hours else np.zeros(0)
         self.loc_indptr_, self.loc_indices_ = cell_locations(self.rs_, xy)
         return self

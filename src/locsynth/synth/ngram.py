@@ -81,6 +81,7 @@ from numba import njit
 from ..core.errors import InputError
 from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger
+from ..privacy.noise import noise_mass, share
 from ..core.validation import check_epsilon
 from ..data.traces import TraceSet
 from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
@@ -432,6 +433,25 @@ def _advance(index: GramIndex, at: _Positions, keys: np.ndarray, n_grams: int, d
     return _Positions(at.seq[keep], at.pos[keep], new[keep]), rows.astype(np.int64), int(grams.size)
 
 
+def tree_noise(tree: ExplorationTree, l_max: int, n_symbols: int, threshold_leaves: bool = True) -> float:
+    """The estimated share of noise in the tree's released histograms (privacy/noise.py): the mass
+    Laplace(l_max / epsilon_g) alone leaves above theta_g in each bin (the leaves' bins above 0 where
+    they are released whole), over every node, against the released mass; 1 when the root released
+    nothing (the walks then start anywhere)."""
+    scale = l_max / tree.epsilon
+    theta = threshold(tree.epsilon, l_max, n_symbols)
+    if not threshold_leaves:
+        theta = np.where(tree.levels_left <= 1, 0.0, theta)
+    released = np.where(tree.released, np.maximum(tree.noisy, 0.0), 0.0)
+    if released[tree.parent < 0].sum() <= 0:
+        return 1.0
+    counted = np.ones(released.shape, bool)
+    counted[tree.parent < 0, -1] = False                          # a root's & bin is not released
+    noise = noise_mass(released[counted], np.broadcast_to(scale[:, None], released.shape)[counted],
+                       np.broadcast_to(theta[:, None], released.shape)[counted])
+    return share(noise, released.sum())
+
+
 # -- 6. synthetic sequences --------------------------------------------------------------------
 
 def start_counts(tree: ExplorationTree, root: int = 0) -> np.ndarray:
@@ -573,6 +593,7 @@ class NGRAM(Synthesizer):
             assumptions="one trace adds at most l_max n-grams of each length; along every root-to-leaf path of the "
                         "tree the budgets sum to epsilon (CCS 2012 §4.3, adaptive allocation); thresholds, "
                         "consistency and sampling are post-processing")
+        self.noise_parts_ = {"where trips go": tree_noise(tree, l_max, train.space.n_locations, bool(self.threshold_leaves))}
         self.counts_ = tree.counts
         self.next_node_ = tree.next_node.astype(np.int32)
         self.parent_, self.symbol_, self.level_ = tree.parent, tree.symbol, tree.level

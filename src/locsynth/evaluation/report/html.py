@@ -13,6 +13,8 @@ import math
 import jinja2
 
 from ...core.version import __version__
+from ...data.modes import Bounds
+from ...privacy.noise import describe_noise
 from . import plots
 from .page import page
 from .. import suite
@@ -133,6 +135,12 @@ attacks above measure{% if pd_test %} and the plausible-deniability test below{%
 {% if privacy_tests %}
 <p class="note">Privacy tests (paper 002 §V-C to §V-E): {{ privacy_tests }}</p>
 {% endif %}
+{% if noise %}
+<p class="note">Noise: {{ noise }} (estimated from the release's noisy counts and public parameters).</p>
+{% endif %}
+{% if bounds %}
+<p class="note">Public bounds of the movement: {{ bounds }}.</p>
+{% endif %}
 {% if colocations %}
 <p class="note">Co-locations (paper 000): {{ colocations }}</p>
 {% endif %}
@@ -207,7 +215,9 @@ def render_html(report, title: str | None = None) -> str:
         figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
         method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")), standard=_standard(meta),
         privacy_tests=_privacy_tests_text(meta.get("privacy_tests"), meta.get("params") or {}),
-        colocations=_colocations_text(meta.get("colocations")))
+        colocations=_colocations_text(meta.get("colocations")),
+        noise=describe_noise(meta["noise"]) if meta.get("noise") else None,
+        bounds=Bounds.from_dict(meta["bounds"]).describe() if meta.get("bounds") else None)
 
 
 def _standard(meta: dict) -> dict | None:

@@ -80,6 +80,7 @@ import numpy as np
 from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
+from ...privacy.noise import noise_mass, share
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon, check_flag, check_seed, check_share, one_of
 from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
@@ -206,6 +207,11 @@ class AdaTrace(Synthesizer):
         trips = self._noise(synopsis.trips(seq, seq_offsets, n), split[2] * eps,
                             "(start state, end state) of every trajectory, 1 per trajectory")
         self.trips_ = np.round(np.maximum(trips, 0.0))
+        # the share of noise in the trip distribution (rounded: kept from 0.5) and the moves (clipped at 0)
+        moved = np.maximum(noisy, 0.0)
+        self.noise_parts_ = {"where trips go": share(
+            noise_mass(self.trips_, 1.0 / (split[2] * eps), 0.5) + noise_mass(moved, 1.0 / (split[1] * eps)),
+            self.trips_.sum() + moved.sum())}
         # step 7: the route lengths
         self.hops_ = synopsis.hops(self.indptr_, self.indices_)
         pair, extra = synopsis.extras(seq, seq_offsets, self.hops_, cap)

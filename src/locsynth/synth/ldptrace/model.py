@@ -75,6 +75,7 @@ from numba import njit
 from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy import oue
+from ...privacy.noise import noise_mass, share
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon, check_seed, check_share, in_range, whole
 from ..base import Synthesizer, Tags
@@ -91,6 +92,20 @@ SLOTS = 48
 #: share of the trajectories that report their times instead of their mobility (times.py), measured
 #: on the 200 cabs at epsilon 1 (docs/methods/trips.md)
 TIME_SHARE = 0.2
+
+
+def mobility_noise(est: dict, values: dict, slots: dict, users: int, epsilon: float) -> float:
+    """The estimated share of noise in round 2's estimates (start cells, moves, end cells; privacy/
+    noise.py): OUE's noise on a value no report holds (times.noise_sd, scaled to all users as the
+    estimates are) clipped at 0 in every value of every kind, against the clipped estimates."""
+    noise = total = 0.0
+    for kind, e in est.items():
+        reports = int(np.asarray(values[kind]).size)
+        clipped = np.maximum(e, 0.0)
+        if reports:
+            noise += noise_mass(clipped, times.noise_sd(reports, epsilon) * users * slots[kind] / reports, law="normal")
+        total += float(clipped.sum())
+    return share(noise, total)
 
 
 class LDPTrace(Synthesizer):
@@ -118,7 +133,7 @@ class LDPTrace(Synthesizer):
     """
 
     name = "ldptrace"
-    checks = {"epsilon": check_epsilon, "grid_size": whole(1), "length_share": user.check_length_share,
+    checks = {"epsilon": lambda v, name="epsilon": oue.check_epsilon_oue(v, name), "grid_size": whole(1), "length_share": user.check_length_share,
               "length_quantile": in_range(0.0, 1.0, open_low=True), "time_share": check_share,
               "max_traces_per_user": check_count,
               "seed": check_seed}
@@ -196,6 +211,7 @@ class LDPTrace(Synthesizer):
                            f"report (public, from the seed), one report of the same budget in all: the "
                            f"weekday or weekend and hour of its start, or its speed by its path's length "
                            f"(synth/ldptrace/times.py)"))
+        self.noise_parts_ = {"where trips go": mobility_noise(est, values, share, users, each)}
         moves = np.zeros(8 * n * n)
         moves[valid] = est["moves"]
         self.start_, self.rows_ = collector.mobility(est["start"], moves, est["end"], n)

@@ -47,6 +47,7 @@ from numba import njit
 from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
+from ...privacy.noise import noise_mass, share
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon
 from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
@@ -135,6 +136,8 @@ class PrivTrace(Synthesizer):
         noisy = np.maximum(self._noise(np.concatenate([moves, start, end]), split[1] * eps,
                                        "first-order moves with start and end, 1 / (l + 1) per state of a trajectory"), 0)
         s = self.grid_.n_states
+        # the share of noise in the first-order counts (privacy/noise.py): Laplace clipped at 0 in every entry
+        self.noise_parts_["where trips go"] = share(noise_mass(noisy, 1.0 / (split[1] * eps)), noisy.sum())
         self.moves_, self.start_, self.end_ = noisy[:moves.size], noisy[moves.size:moves.size + s], noisy[-s:]
         if self.start_.sum() <= 0:           # nothing left of the start counts: start anywhere
             self.start_ = np.ones(s)
@@ -163,6 +166,8 @@ class PrivTrace(Synthesizer):
         points = float(np.minimum(np.diff(offsets), cap).sum())
         points = laplace(np.array([points]), epsilon / 4, float(cap), ledger=self.ledger_, unit="trace",
                          saw=f"the number of points, each trajectory's clipped at {cap}")[0]
+        # the share of noise in that count (privacy/noise.py: its expected |noise|, the Laplace scale), which sizes the grid
+        self.noise_parts_ = {"the grid's size": share(float(cap) / (epsilon / 4), max(points, 0.0))}
         k = level1_size(points)
         coarse = TwoLevelGrid(box, k, np.ones(k * k, np.int64))
         dens = self._noise(markov.density(coarse, x, y, offsets), 3 * epsilon / 4,
