@@ -118,14 +118,21 @@ def test_no_training_id_leaves_unasked(trips, samples):
 
 def test_a_movingpandas_collection_comes_back_as_trips_and_ngram_fits_it(trips):
     pytest.importorskip("movingpandas")
+    assert trips.info["clock"] == "America/Los_Angeles"                  # the frame's aware times
     collection = trips.to_movingpandas()
-    with pytest.raises(InputError, match=r"holds times without a time zone .*give `timezone`"):
-        trips_from_frame(collection, cell_m=500)                # movingpandas' times are naive
-    back = trips_from_frame(collection, cell_m=500, timezone=trips.time.timezone)
-    assert back.n_traces == trips.n_traces
+    back = trips_from_frame(collection, cell_m=500)                      # its clock came back with it
+    assert back.n_traces == trips.n_traces and back.info["clock"] == "America/Los_Angeles"
     assert back.info["trips_from"] == "the ids of column 'traj_id' (the collection's trajectory id)"
+    # the same clock: every trip starts on the minute it started (its cells' centres make a grid of their own)
+    assert np.array_equal(np.sort(back.t[back.offsets[:-1]]), np.sort(trips.t[trips.offsets[:-1]]))
     syn = locsynth.NGRAM(epsilon=2.0).fit(back).sample(20, seed=0)
     assert syn.n_traces == 20
+    naive = trips.__class__(trips.user, trips.t, trips.loc, trips.users, trips.space, trips.time,
+                            {k: v for k, v in trips.info.items() if k != "clock"})
+    with pytest.raises(InputError, match=r"holds times without a time zone .*give `timezone`"):
+        trips_from_frame(naive.to_movingpandas(), cell_m=500)           # a set of no known clock: naive local
+    assert trips_from_frame(naive.to_movingpandas(), cell_m=500, timezone=trips.time.timezone).n_traces == \
+        trips.n_traces
 
 
 def test_trackintel_and_geopandas_columns(trips):

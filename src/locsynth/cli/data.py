@@ -28,7 +28,14 @@ def prepare(
     out: Path = typer.Option(..., "--out", "-o", help="Output TraceSet directory (DIR/train and DIR/test when split)."),
     grid: Optional[str] = typer.Option(None, help="Regular grid ROWSxCOLS, e.g. 20x20."),
     cell_m: Optional[float] = typer.Option(None, "--cell-m", help="cab-trips: square cells of this many metres "
-                                           "(paper 004: 250 or 500; default 250)."),
+                                           "(paper 004: 250 or 500; default 250, or the --mode's)."),
+    mode: Optional[str] = typer.Option(None, help="Trip formats: the movement's public bounds (walk, bike, car, bus, "
+                                       "train, ship, taxi; speeds, cell, instant): trips faster than its speed "
+                                       "bound are dropped, no synthetic step exceeds it. Default: the taxi's."),
+    max_speed_kmh: Optional[float] = typer.Option(None, "--max-speed-kmh", help="Trip formats: the speed bound, "
+                                                  "km/h (instead of the --mode's)."),
+    min_speed_kmh: Optional[float] = typer.Option(None, "--min-speed-kmh", help="Trip formats: the slowest "
+                                                  "speed, km/h (instead of the --mode's)."),
     bbox: Optional[str] = typer.Option(None, help="Bounding box LAT_MIN,LAT_MAX,LON_MIN,LON_MAX."),
     pois: Optional[int] = typer.Option(None, help="Keep the N most visited POIs (paper 001 keeps 1000)."),
     dp_epsilon: Optional[float] = typer.Option(None, "--dp-epsilon", help="Choose the --pois under DP (a noisy "
@@ -80,7 +87,7 @@ def prepare(
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
             seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
             fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start, time_shift=time_shift,
-            candidates=candidates)
+            candidates=candidates, mode=mode, max_speed_kmh=max_speed_kmh, min_speed_kmh=min_speed_kmh)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out
@@ -99,6 +106,7 @@ def prepare(
         from ..data.trips import describe_drops
 
         say("trips made: " + "; ".join(describe_drops(first.info["trips"])))
+        say(f"bounds: {first.bounds.describe()}")
     zones = first.info.get("timezones")
     if zones:
         listed = ", ".join(f"{z} {n}" for z, n in list(zones.items())[:6])

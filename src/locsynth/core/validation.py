@@ -12,7 +12,11 @@ from .errors import InputError, did_you_mean
 
 
 def check_count(value, name: str = "count") -> int:
-    """A whole number >= 1, or an InputError naming it."""
+    """A whole number >= 1, or an InputError naming it (text, even of digits, is not one)."""
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        raise InputError(f"{name} must be a whole number (an integer), got the text {value!r}: give {int(value)}")
+    if isinstance(value, (str, bytes)):
+        raise InputError(f"{name} must be a whole number, got {value!r}")
     try:
         number = int(value)
     except (TypeError, ValueError):

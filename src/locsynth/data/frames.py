@@ -319,8 +319,8 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
     more within ``stay_m`` metres) and at gaps longer than ``gap_minutes``
     (:func:`locsynth.data.trips.segment`). ``mode`` (data/modes.py: walk, bike, car, bus, train,
     ship, taxi) gives the set's public bounds, which it carries (``TraceSet.bounds``): the speed
-    bound (a trip faster between two fixes is dropped, and no step of the set or of a synthetic set
-    made from it is faster), the slowest speed, the segmentation thresholds, the cell and the
+    bound (a trip faster between a fix and its first fix an instant later is dropped, and no step
+    of the set or of a synthetic set made from it is faster), the slowest speed, the segmentation thresholds, the cell and the
     instant; each of them given here overrides the mode's. Without a mode: the taxi's bounds
     (trackintel's thresholds, 250 m cells, one-minute instants) and no speed filter. The grid's
     square cells cover ``bbox``, the fixes' own box by default (which the ledger notes); days and
@@ -378,7 +378,8 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
     info = {"source": "frame", "input": "a DataFrame", "trips_from": how}
     if given_clock is not None:
         info["clock"] = given_clock
-    trips = make_trips(points, None, max_gap_minutes=max_gap_minutes, info=info, bounds=bounds, **options)
+    trips = make_trips(points, None, max_gap_minutes=max_gap_minutes, info=info, bounds=bounds,
+                       speed_window_s=bounds.instant_seconds if mode is not None else 0.0, **options)
     box = "the given box" if bbox is not None else (f"the {preset} preset's box" if "bbox" in options else
                                                      "the box of the data")
     return framed_trips(trips, box)

@@ -202,6 +202,7 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     shift = io.time_shift(format, time_shift)
     cell = cell_m if cell_m is not None else (bounds.cell_m if mode is not None else 250.0)
     trips = TRIP_FORMATS[format](path, cell, shift["hours"], bounds=bounds,
+                                 speed_window_s=bounds.instant_seconds if mode is not None else 0.0,
                                  **{k: v for k, v in options.items() if v is not None})
     trips = framed_trips(trips, "the given box" if bbox else "the format's public box", format, shift)
     if split is None:

@@ -404,19 +404,22 @@ class TraceSet:
             csv_points(self, internal).to_csv(tmp, index=False, float_format="%.6f")
         return path
 
-    def to_geodataframe(self, kind: str = "points", internal: bool = False):
-        """A GeoDataFrame (WGS 84) of the events (``kind="points"``) or of one line a trace
-        (``"trips"``: id, start, end, points, hour, LineString); needs ``locsynth[geo]``."""
+    def to_geodataframe(self, kind: str = "points", internal: bool = False, crs=None):
+        """A GeoDataFrame (WGS 84, or ``crs``) of the events (``kind="points"``) or of one line a
+        trace (``"trips"``: id, start, end, points, hour, LineString), times on the clock the data
+        came on (a frame of UTC times: UTC); needs ``locsynth[geo]``."""
         from .export import geodataframe
 
-        return geodataframe(self, kind, internal)
+        return geodataframe(self, kind, internal, crs)
 
-    def to_movingpandas(self, internal: bool = False):
-        """A movingpandas ``TrajectoryCollection``, one trajectory a trace (times naive on the set's
-        clock, ``time.timezone``); an InputError for a set without times. Needs ``locsynth[geo]``."""
+    def to_movingpandas(self, internal: bool = False, crs=None):
+        """A movingpandas ``TrajectoryCollection``, one trajectory a trace, in WGS 84 or ``crs``;
+        times on the clock the data came on (a set made from a frame of UTC times gives UTC back
+        with ``to_point_gdf(return_orig_tz=True)``), else naive on the set's clock
+        (``time.timezone``); an InputError for a set without times. Needs ``locsynth[geo]``."""
         from .export import movingpandas
 
-        return movingpandas(self, internal)
+        return movingpandas(self, internal, crs)
 
     def to_trackintel(self, kind: str = "positionfixes", internal: bool = False):
         """trackintel's ``positionfixes`` or ``triplegs`` (its column names, aware times); needs

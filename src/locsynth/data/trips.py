@@ -120,24 +120,38 @@ def _cells(cell_m: float, bbox) -> tuple[int, int, float, float]:
 
 def bad_trips(trip: np.ndarray, unix: np.ndarray, lat: np.ndarray, lon: np.ndarray, n_trips: int,
               bbox: tuple[float, float, float, float] = PAPER_BBOX,
-              max_speed_kmh: float = 150.0) -> tuple[np.ndarray, np.ndarray]:
+              max_speed_kmh: float = 150.0, window_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(too fast, outside the box), two boolean arrays of shape (n_trips,), from fixes sorted by
     (trip, time).
 
     The speed of a pair of consecutive fixes of one trip is the great-circle distance over the
-    time between them; two fixes at the same second but different places count as too fast.
+    time between them; two fixes at the same second but different places count as too fast. With
+    ``window_s`` > 0 each fix is paired instead with its trip's first fix ``window_s`` or more
+    later (choice: a logger that fixes every second or two makes metres of jitter read as tens
+    of km/h between consecutive fixes, and would drop half of GeoLife's walks and bikes; over an
+    instant the jitter averages out while a jump of kilometres still reads as one).
     """
     lat_min, lat_max, lon_min, lon_max = bbox
     outside_fix = ~((lat >= lat_min) & (lat <= lat_max) & (lon >= lon_min) & (lon <= lon_max))
-    same = trip[1:] == trip[:-1]
-    metres = haversine_m(lat[:-1], lon[:-1], lat[1:], lon[1:])
-    seconds = np.diff(unix).astype(np.float64)
+    first = np.arange(trip.size)
+    if window_s > 0 and trip.size:
+        key = trip.astype(np.float64) * 1e12 + (unix - unix.min()).astype(np.float64)
+        later = np.searchsorted(key, key + float(window_s), side="left")
+        ok = later < trip.size
+        first, later = first[ok], later[ok]
+        ok = trip[later] == trip[first]
+        first, later = first[ok], later[ok]
+    else:
+        same = np.flatnonzero(trip[1:] == trip[:-1])
+        first, later = same, same + 1
+    metres = haversine_m(lat[first], lon[first], lat[later], lon[later])
+    seconds = (unix[later] - unix[first]).astype(np.float64)
     if np.isfinite(max_speed_kmh):
-        fast_pair = same & (metres * 3.6 > max_speed_kmh * seconds)   # m/s * 3.6 = km/h
+        fast_pair = metres * 3.6 > max_speed_kmh * seconds   # m/s * 3.6 = km/h
     else:                                                   # no limit: inf * 0 s would be NaN
-        fast_pair = np.zeros_like(same)
+        fast_pair = np.zeros(first.size, bool)
     fast = np.zeros(n_trips, bool)
-    fast[trip[1:][fast_pair]] = True
+    fast[trip[first][fast_pair]] = True
     outside = np.zeros(n_trips, bool)
     outside[trip[outside_fix]] = True
     return fast, outside
@@ -431,7 +445,8 @@ def read_geolife_trips(path: str | Path, cell_m: float = 250.0, time_shift: floa
 def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
                bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
                max_speed_kmh: float = math.inf, max_gap_minutes: float = 5.0, weekdays_only: bool = False,
-               owner: str = "person", info: dict | None = None, bounds: Bounds | None = None) -> TraceSet:
+               owner: str = "person", info: dict | None = None, bounds: Bounds | None = None,
+               speed_window_s: float = 0.0) -> TraceSet:
     """Trips as paper 004 §8.2 prepares them (module docstring) from a points table whose ``user``
     is the trip (``f"{owner}-{k}"``, as ``read_cabs(trips=True)`` and :func:`segment` name them) and
     ``time``, ``lat``, ``lon`` its fixes; ``bbox`` defaults to the fixes' own box, ``timezone`` to
@@ -441,7 +456,8 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
     in ``info['bounds']``: their instant is the windows of step 4 and the time axis's instant, their
     ``max_speed_kmh`` the least time of a step (:func:`keep_bound`); ``cell_m`` (the bounds' by
     default) is the grid's cell and becomes theirs. ``max_speed_kmh`` drops trips faster between
-    two fixes (none by default).
+    two fixes (none by default), consecutive ones as paper 004 reads it, or each fix and its trip's
+    first fix ``speed_window_s`` later (:func:`bad_trips`; a mode's instant, data/frames.py).
 
     Returns a TraceSet with one trace per kept trip and ``info['trips']`` counting what every
     step dropped (:func:`describe_drops`); an InputError saying the same when no trip is left.
@@ -482,7 +498,7 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
     repeated = (trip[1:] == trip[:-1]) & (unix[1:] == unix[:-1])     # a fix at its trip's previous second
     steps = {"trips": n_trips, "fixes": int(trip.size), "duplicate_times": int(repeated.sum())}
 
-    fast, outside = bad_trips(trip, unix, lat, lon, n_trips, bbox, max_speed_kmh)
+    fast, outside = bad_trips(trip, unix, lat, lon, n_trips, bbox, max_speed_kmh, speed_window_s)
     start = unix[np.searchsorted(trip, np.arange(n_trips))]     # each trip's first fix (every trip has one)
     weekday = weekday_trips(start, timezone) if weekdays_only else np.ones(n_trips, bool)
     keep_trip = ~fast & ~outside & weekday
