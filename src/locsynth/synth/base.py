@@ -65,6 +65,8 @@ class Tags:
         traces, but the demo's daily traces are not what it is for.
     baseline : a reference point, not a protection: it releases the real traces (training, none,
         cheat) or random ones (uniform); comparisons show it apart and never mark it best.
+    domain : keeps every location it makes inside a public domain (``Space.allowed``, data/domain.py);
+        a method without it refuses a training set that has one.
     """
 
     virtual_users: bool = False
@@ -76,6 +78,7 @@ class Tags:
     generalizes: bool = False
     trips: bool = False
     baseline: bool = False
+    domain: bool = False
 
     def names(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]
@@ -98,6 +101,9 @@ class Tags:
             return "needs a training set with a friend graph (prepare it with `friends`)"
         if self.needs_categories and train.space.category is None:
             return "needs locations with categories"
+        if train.space.allowed is not None and not self.domain:
+            return (f"cannot keep its locations inside a public domain, and this set has one ({train.space.domain}); "
+                    f"the methods tagged 'domain' can")
         return None
 
 
@@ -293,6 +299,11 @@ class Synthesizer(_Params):
         if not self.tags.dp:
             self.ledger_.note_uncovered(f"{self.name} was fitted on the training data without differential privacy")
 
+    def _allowed(self) -> np.ndarray | None:
+        """Bool per location: where this model may place one, the space's public domain
+        (``Space.allowed``, data/domain.py); None: anywhere."""
+        return self.space_.allowed
+
     def _bounded_traces(self, train: TraceSet, k: int) -> TraceSet:
         """``train`` with at most ``k`` traces of each user id (their first ``k`` rows), for a method
         that spends on one trace: the bound, enforced here and recorded in the ledger, is what turns
@@ -379,6 +390,7 @@ class Synthesizer(_Params):
                 "training": dict(self.training_), **(info or {})}
         if getattr(self, "min_cells_", 1) > 1:                 # the public rule its trips respect
             meta["min_cells"] = int(self.min_cells_)
+        check_inside(self.space_, loc, self.name)
         if not presorted:
             return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends,
                                         self.ledger_.copy())
@@ -524,6 +536,9 @@ class Anonymizer(_Params):
         if traces.n_events == 0:
             raise InputError("the trace set to anonymize is empty")
         traces.require_exact(self.name)
+        unmet = self.tags.unmet(traces)
+        if unmet:
+            raise InputError(f"{self.name} {unmet}")
 
     def _anonymized(self, traces: TraceSet, loc: np.ndarray, ledger: Ledger | None = None, *,
                     locsets=None, source: np.ndarray | None = None) -> TraceSet:
@@ -539,7 +554,19 @@ class Anonymizer(_Params):
             after.note_uncovered(f"{self.name} released the input's traces without differential privacy")
         out = replace(traces, loc=np.asarray(loc, np.int32), users=users, info=info, ledger=after, locsets=locsets)
         out.check()
+        check_inside(out.space, out.loc, self.name)
         return out
+
+
+def check_inside(space: Space, loc: np.ndarray, name: str) -> None:
+    """A RuntimeError when a method placed a location outside the space's public domain: each method
+    tagged ``domain`` keeps to it by its own construction (masked states, a smaller alphabet, ...),
+    and this is the promise checked on every set made."""
+    loc = np.asarray(loc)
+    outside = space.outside(loc[loc >= 0])
+    if outside.any():
+        raise RuntimeError(f"{name} placed {int(outside.sum())} of {loc.size} locations outside the public domain "
+                           f"({space.domain})")
 
 
 def parameter_docs(cls) -> dict[str, str]:
