@@ -39,6 +39,22 @@ from ..data.traces import TraceSet, is_trip_set, read_json_meta
 SIZE_SHARE = 0.05
 #: share of a trip method's epsilon for the model of its trips' times (synth/trip_times.py)
 TIME_SHARE = 0.05
+#: share of a trip method's epsilon for a DP footprint where the set has no public domain
+#: (Synthesizer._fit_footprint): none by default, measured in docs/data.md
+FOOTPRINT_SHARE = 0.0
+#: cells a side of the blocks a DP footprint counts (Synthesizer._fit_footprint): 2 x 2 cells of
+#: 500 m, blocks of 1 km, gather four cells' trips against one cell's noise
+FOOTPRINT_BLOCK = 2
+
+
+def footprint_blocks(space) -> tuple[np.ndarray, int]:
+    """(block of every location, number of blocks): FOOTPRINT_BLOCK x FOOTPRINT_BLOCK cells of a grid,
+    each location its own block on any other space."""
+    if space.kind != "grid":
+        return np.arange(space.n_locations), space.n_locations
+    b = FOOTPRINT_BLOCK
+    cols = -(-space.cols // b)
+    return (space.row // b) * cols + space.col // b, (-(-space.rows // b)) * cols
 
 MODEL_FORMAT = "locsynth.model"
 MODEL_VERSION = 2
@@ -301,8 +317,32 @@ class Synthesizer(_Params):
 
     def _allowed(self) -> np.ndarray | None:
         """Bool per location: where this model may place one, the space's public domain
-        (``Space.allowed``, data/domain.py); None: anywhere."""
-        return self.space_.allowed
+        (``Space.allowed``, data/domain.py) or, without one, the DP footprint it fitted
+        (:meth:`_fit_footprint`); None: anywhere."""
+        footprint = getattr(self, "footprint_", None)
+        return self.space_.allowed if footprint is None else footprint
+
+    def _fit_footprint(self, train: TraceSet, epsilon: float, share: float, left: float) -> float:
+        """Where the space has no public domain, spend ``share`` of the method's ``epsilon`` on a DP
+        footprint (privacy/footprint.py) on blocks of :data:`FOOTPRINT_BLOCK` x that many cells of a
+        grid (each location alone elsewhere) and keep to it as to a domain; returns ``left`` less that
+        spend. ``share`` 0, or a public domain (which needs no spend), fits none."""
+        from ..privacy.footprint import noisy_footprint, visit_weights
+
+        eps, share = check_epsilon(epsilon), check_share(share, "footprint_share")
+        self.footprint_ = None
+        if share == 0 or train.space.allowed is not None:
+            return left
+        if share * eps >= left:
+            raise InputError(f"`footprint_share` {share:g} leaves nothing of epsilon for the rest of {self.name}: "
+                             "the shares must sum to less than 1")
+        block, n_blocks = footprint_blocks(train.space)
+        kept = noisy_footprint(visit_weights(train.user, block[train.loc], n_blocks), share * eps,
+                               ledger=self.ledger_, unit="trace",
+                               saw=f"the {n_blocks} blocks of cells the traces visit, each trace's distinct blocks "
+                                   f"sharing 1 (its footprint)")
+        self.footprint_ = kept[block]
+        return left - share * eps
 
     def _bounded_traces(self, train: TraceSet, k: int) -> TraceSet:
         """``train`` with at most ``k`` traces of each user id (their first ``k`` rows), for a method
@@ -476,7 +516,9 @@ class Synthesizer(_Params):
                     "min_cells": int(getattr(self, "min_cells_", 1))}
             (tmp / "model.json").write_text(json.dumps(meta, indent=2))
             times = getattr(self, "trip_times_", None)
-            np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}))
+            footprint = getattr(self, "footprint_", None)
+            np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}),
+                     **({"footprint": footprint} if footprint is not None else {}))
             pq.write_table(pa.Table.from_pandas(self.users_, preserve_index=False), tmp / "users.parquet")
             pq.write_table(pa.Table.from_pandas(self.space_.to_frame(), preserve_index=False),
                            tmp / "locations.parquet")
@@ -513,6 +555,7 @@ class Synthesizer(_Params):
             from .trip_times import TripTimes
 
             model.trip_times_ = TripTimes.from_arrays(arrays)
+        model.footprint_ = arrays["footprint"].astype(bool) if "footprint" in arrays else None
         model._restore(arrays, meta.get("fitted", {}))
         return model
 

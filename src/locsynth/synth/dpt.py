@@ -90,7 +90,7 @@ from ..metrics.standard import planar
 from ..privacy.laplace import laplace
 from ..data.traces import TraceSet
 from ..core.validation import check_count, check_epsilon, check_seed, check_share, in_range
-from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
+from .base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from .ngram import GramIndex
 from .privtrace.markov import per_trace
 from .privtrace.model import _draw
@@ -534,11 +534,13 @@ def _owners(rs: ReferenceSystems, xy, ids: np.ndarray) -> np.ndarray:
 
 
 def open_cells(rs: ReferenceSystems, xy, allowed: np.ndarray | None) -> np.ndarray | None:
-    """Bool per global cell: whether a location a public domain allows (``allowed``) lies in it;
-    None without a domain."""
+    """Bool per global cell: whether one of the locations it stands for without a domain (those in
+    it, or the nearest to its centre: :func:`cell_locations`) is one a public domain allows
+    (``allowed``); None without a domain."""
     if allowed is None:
         return None
-    return np.bincount(_owners(rs, xy, np.flatnonzero(allowed)), minlength=int(rs.offsets[-1])) > 0
+    indptr, indices = cell_locations(rs, xy)
+    return np.add.reduceat(allowed[indices].astype(np.int64), indptr[:-1]) > 0
 
 
 def cell_locations(rs: ReferenceSystems, xy, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -590,6 +592,9 @@ class DPT(Synthesizer):
     time_share : float
         Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
         and hour, speeds); 0 releases trips without times.
+    footprint_share : float
+        Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain; 0: none.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -598,14 +603,15 @@ class DPT(Synthesizer):
     name = "dpt"
     checks = {"epsilon": check_epsilon, "levels": check_count, "branching": check_count,
               "finest": in_range(0.0), "order": check_count, "l_max": check_count, "select_share": check_share,
-              "hour_share": check_share, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
+              "hour_share": check_share, "size_share": check_share, "time_share": check_share, "footprint_share": check_share, "max_traces_per_user": check_count,
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, levels: int = 4, branching: int = 2, finest: float = 0.0,
                  order: int = 2, l_max: int = 20, select_share: float = 0.1, hour_share: float = 0.05,
-                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
+                 footprint_share: float = FOOTPRINT_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.levels = levels
         self.branching = branching
@@ -616,6 +622,7 @@ class DPT(Synthesizer):
         self.hour_share = hour_share
         self.size_share = size_share
         self.time_share = time_share
+        self.footprint_share = footprint_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -631,6 +638,7 @@ class DPT(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
+        eps = self._fit_footprint(train, check_epsilon(self.epsilon), self.footprint_share, eps)
         hours = "hour" in train.users and self.trip_times_ is None     # the time model gives hours otherwise
         eps_sel, eps_hour = self.select_share * eps, (self.hour_share * eps if hours else 0.0)
         eps_tree = eps - eps_sel - eps_hour

@@ -85,7 +85,7 @@ from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger
 from ..core.validation import check_epsilon
 from ..data.traces import TraceSet
-from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
+from .base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ..core.validation import check_count
 from ..core.validation import check_flag, check_seed, check_share
 
@@ -531,6 +531,9 @@ class NGRAM(Synthesizer):
     time_share : float
         Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
         and hour, step durations by length); 0 releases trips without times.
+    footprint_share : float
+        Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain; 0: none.
     max_traces_per_user : int
         Traces one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trace one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -541,18 +544,20 @@ class NGRAM(Synthesizer):
 
     name = "ngram"
     checks = {"epsilon": check_epsilon, "n_max": check_count, "l_max": check_count, "threshold_leaves": check_flag,
-              "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
+              "size_share": check_share, "time_share": check_share, "footprint_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, n_max: int = 5, l_max: int = 20, threshold_leaves: bool = True,
-                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
+                 footprint_share: float = FOOTPRINT_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.n_max = n_max
         self.l_max = l_max
         self.threshold_leaves = threshold_leaves
         self.size_share = size_share
         self.time_share = time_share
+        self.footprint_share = footprint_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -563,6 +568,7 @@ class NGRAM(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
+        eps = self._fit_footprint(train, check_epsilon(self.epsilon), self.footprint_share, eps)
         allowed = self._allowed()
         self.alphabet_ = np.arange(self.space_.n_locations) if allowed is None else np.flatnonzero(allowed)
         tree = explore(self._index(train, l_max), eps, n_max, l_max, threshold_leaves=bool(self.threshold_leaves))

@@ -141,13 +141,15 @@ def locations_of_states(grid: TwoLevelGrid, xy, allowed: np.ndarray | None = Non
 
 
 def open_states(grid: TwoLevelGrid, xy, allowed: np.ndarray | None) -> np.ndarray | None:
-    """Bool per state: whether an allowed location (``allowed``, bool per location of planar
-    coordinates ``xy``: a public domain) lies inside it; None without a domain. A closed state is a
-    cell the public knowledge says no trajectory crosses."""
+    """Bool per state: whether one of the locations it stands for without a domain (those inside
+    it, or the nearest to its centre: :func:`locations_of_states`) is allowed (``allowed``, bool per
+    location of planar coordinates ``xy``: a public domain); None without a domain. A closed state
+    is a cell the public knowledge says no trajectory crosses; a state smaller than the space's
+    cells, with no location inside, stays open where its nearest location is allowed."""
     if allowed is None:
         return None
-    ids = np.flatnonzero(allowed)
-    return np.bincount(grid.state(xy[0][ids], xy[1][ids]), minlength=grid.n_states) > 0
+    indptr, indices = locations_of_states(grid, xy)
+    return np.add.reduceat(allowed[indices].astype(np.int64), indptr[:-1]) > 0
 
 
 def open_edges(indptr: np.ndarray, indices: np.ndarray, open: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

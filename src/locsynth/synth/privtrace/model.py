@@ -56,7 +56,7 @@ from ...metrics.standard import planar
 from ...privacy.laplace import laplace
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon
-from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
+from ..base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from . import markov
 from ..min_cells import walk_locations
 from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, open_edges, open_states, public_box
@@ -101,6 +101,9 @@ class PrivTrace(Synthesizer):
     time_share : float
         Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
         and hour, step durations by length); 0 releases trips without times.
+    footprint_share : float
+        Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain; 0: none.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -108,18 +111,20 @@ class PrivTrace(Synthesizer):
 
     name = "privtrace"
     checks = {"epsilon": check_epsilon, "split": lambda v, name="split": check_split(v, name),
-              "max_length": check_count, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
+              "max_length": check_count, "size_share": check_share, "time_share": check_share, "footprint_share": check_share, "max_traces_per_user": check_count,
               "seed": check_seed}
     tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, max_length: int = 100,
-                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
+                 footprint_share: float = FOOTPRINT_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.split = tuple(split)
         self.max_length = max_length
         self.size_share = size_share
         self.time_share = time_share
+        self.footprint_share = footprint_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -132,6 +137,7 @@ class PrivTrace(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
+        eps = self._fit_footprint(train, check_epsilon(self.epsilon), self.footprint_share, eps)
         n_hat = self.training_.get("dp_count")
         xy = planar(self.space_)
         x, y, offsets = xy[0][train.loc], xy[1][train.loc], train.offsets
