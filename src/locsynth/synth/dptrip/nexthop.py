@@ -114,5 +114,7 @@ class NextHopTables:
         """Shape (|L|, 121): row x, class k: log p(targets[x, k] | x, destination, hour); -inf off the grid."""
         shift = self.destination[destination] + self.hour_weight * np.float32(hour / (HOURS - 1)) + self.bias
         logits = np.maximum(self.per_current + shift, 0) @ self.out_weight + (self.out_bias + self.off_grid)
-        logits -= logits.max(axis=1, keepdims=True)
-        return logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        top = logits.max(axis=1, keepdims=True)
+        logits -= np.where(np.isfinite(top), top, 0)          # a cell a domain walls in has no class left
+        total = np.exp(logits).sum(axis=1, keepdims=True)
+        return logits - np.log(np.where(total > 0, total, 1.0))
