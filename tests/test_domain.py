@@ -225,3 +225,24 @@ def test_cab_trips_with_a_domain_file_from_the_command_line(tmp_path, data_dir):
     lat0, lat1, lon0, lon1 = ts.space.bbox
     assert lat0 == pytest.approx(37.76) and lon0 == pytest.approx(-122.44) and lat1 < 37.815 and lon1 < -122.375
     assert not ts.space.outside(ts.loc).any() and ts.info["trips"]["outside_domain"] > 0
+
+
+def test_the_dp_footprint_is_spent_only_where_the_trips_can_fill_its_blocks():
+    """Without a domain, 2,000 trips in the L of a 12 x 12 grid fill its 36 blocks of 2 x 2 cells at
+    5 % of epsilon 1 (2,000 x 0.05 / 2 noise scales = 50 >= 36): NGRAM spends the share on a footprint,
+    the ledger still sums to epsilon, and its points leave the L less than without; on 300 trips
+    (7.5 < 36) nothing is spent and the model is the one without a footprint."""
+    big = domain_trips(2000, seed=2)
+    free = replace(big, space=Grid(big.space.rows, big.space.cols, big.space.bbox))
+    model = locsynth.NGRAM(epsilon=1.0).fit(free)
+    assert model.footprint_ is not None and 0 < model.footprint_.sum() < free.space.n_locations
+    spends = [s for s in model.ledger_.spends if "footprint" in s.saw]
+    assert len(spends) == 1 and spends[0].epsilon == pytest.approx(0.05)
+    assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(1.0)
+    walled = big.space.outside(model.sample(3000, seed=1).loc).mean()
+    loose = big.space.outside(locsynth.NGRAM(epsilon=1.0, footprint_share=0).fit(free).sample(3000, seed=1).loc).mean()
+    assert walled < loose
+    small = domain_trips(300)
+    few = locsynth.NGRAM(epsilon=1.0).fit(replace(small, space=Grid(12, 12, small.space.bbox)))
+    assert few.footprint_ is None and not any("footprint" in s.saw for s in few.ledger_.spends)
+    assert locsynth.NGRAM(epsilon=1.0).fit(big).footprint_ is None        # a public domain needs none

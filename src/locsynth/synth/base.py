@@ -39,9 +39,9 @@ from ..data.traces import TraceSet, is_trip_set, read_json_meta
 SIZE_SHARE = 0.05
 #: share of a trip method's epsilon for the model of its trips' times (synth/trip_times.py)
 TIME_SHARE = 0.05
-#: share of a trip method's epsilon for a DP footprint where the set has no public domain
-#: (Synthesizer._fit_footprint): none by default, measured in docs/data.md
-FOOTPRINT_SHARE = 0.0
+#: share of a trip method's epsilon for a DP footprint where the set has no public domain and
+#: enough trips (Synthesizer._fit_footprint); measured in docs/data.md
+FOOTPRINT_SHARE = 0.05
 #: cells a side of the blocks a DP footprint counts (Synthesizer._fit_footprint): 2 x 2 cells of
 #: 500 m, blocks of 1 km, gather four cells' trips against one cell's noise
 FOOTPRINT_BLOCK = 2
@@ -326,8 +326,11 @@ class Synthesizer(_Params):
         """Where the space has no public domain, spend ``share`` of the method's ``epsilon`` on a DP
         footprint (privacy/footprint.py) on blocks of :data:`FOOTPRINT_BLOCK` x that many cells of a
         grid (each location alone elsewhere) and keep to it as to a domain; returns ``left`` less that
-        spend. ``share`` 0, or a public domain (which needs no spend), fits none."""
+        spend. ``share`` 0, a public domain (which needs no spend), or too few trips for the blocks
+        (the DP count times the footprint's epsilon below 2 noise scales a block) fit none."""
         from ..privacy.footprint import noisy_footprint, visit_weights
+
+        from ..privacy.footprint import SCALES
 
         eps, share = check_epsilon(epsilon), check_share(share, "footprint_share")
         self.footprint_ = None
@@ -337,6 +340,12 @@ class Synthesizer(_Params):
             raise InputError(f"`footprint_share` {share:g} leaves nothing of epsilon for the rest of {self.name}: "
                              "the shares must sum to less than 1")
         block, n_blocks = footprint_blocks(train.space)
+        # only where the DP count of trips could fill every block to the threshold (SCALES noise scales):
+        # on fewer, the footprint keeps next to nothing (measured on ships, docs/data.md); the rule reads
+        # the DP count alone (post-processing), and without one no footprint is fitted
+        count = self.training_.get("dp_count")
+        if count is None or count * share * eps / SCALES < n_blocks:
+            return left
         kept = noisy_footprint(visit_weights(train.user, block[train.loc], n_blocks), share * eps,
                                ledger=self.ledger_, unit="trace",
                                saw=f"the {n_blocks} blocks of cells the traces visit, each trace's distinct blocks "

@@ -594,7 +594,9 @@ class DPT(Synthesizer):
         and hour, speeds); 0 releases trips without times.
     footprint_share : float
         Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
-        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain; 0: none.
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain;
+        spent only when the DP count of trips can fill every block (the cabs' size, not a few hundred
+        trips: docs/data.md); 0: never.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
