@@ -30,6 +30,12 @@ def prepare(
     cell_m: Optional[float] = typer.Option(None, "--cell-m", help="cab-trips: square cells of this many metres "
                                            "(paper 004: 250 or 500; default 250)."),
     bbox: Optional[str] = typer.Option(None, help="Bounding box LAT_MIN,LAT_MAX,LON_MIN,LON_MAX."),
+    domain: Optional[Path] = typer.Option(None, help="Trip formats: a file GeoPandas reads (GeoPackage, "
+                                          "GeoJSON, shapefile ...) of polygons or lines, public knowledge of where "
+                                          "the movement can be (a waterway, a road network): the grid covers its box "
+                                          "and only its cells, and no method places a location outside them."),
+    domain_buffer: float = typer.Option(0.0, "--domain-buffer", help="--domain: widen its geometry by this many "
+                                        "metres first (lines: GPS error, a road's width)."),
     pois: Optional[int] = typer.Option(None, help="Keep the N most visited POIs (paper 001 keeps 1000)."),
     dp_epsilon: Optional[float] = typer.Option(None, "--dp-epsilon", help="Choose the --pois under DP (a noisy "
                                                "top-k of visitors, this epsilon per user, recorded in the ledger), "
@@ -81,7 +87,7 @@ def prepare(
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
             seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
             fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start, time_shift=time_shift,
-            candidates=candidates)
+            candidates=candidates, domain=domain, domain_buffer_m=domain_buffer)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out
