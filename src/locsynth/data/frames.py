@@ -309,7 +309,7 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
                      min_speed_kmh: float | None = None, instant: str | None = None,
                      weekdays_only: bool | None = None, max_gap_minutes: float = 5.0,
                      gap_minutes: float | None = None, stay_m: float | None = None,
-                     stay_minutes: float | None = None) -> TraceSet:
+                     stay_minutes: float | None = None, domain=None, domain_buffer_m: float = 0.0) -> TraceSet:
     """A TraceSet of trips (one trace a trip) from a frame of GPS fixes, through paper 004 §8.2's
     steps (:func:`locsynth.data.trips.make_trips`).
 
@@ -320,21 +320,26 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
     (:func:`locsynth.data.trips.segment`). ``mode`` (data/modes.py: walk, bike, car, bus, train,
     ship, taxi) gives the set's public bounds, which it carries (``TraceSet.bounds``): the speed
     bound (a trip faster between a fix and its first fix an instant later is dropped, and no step
-    of the set or of a synthetic set made from it is faster), the slowest speed, the segmentation thresholds, the cell and the
-    instant; each of them given here overrides the mode's. Without a mode: the taxi's bounds
-    (trackintel's thresholds, 250 m cells, one-minute instants) and no speed filter. The grid's
-    square cells cover ``bbox``, the fixes' own box by default (which the ledger notes); days and
-    hours are on ``timezone``'s clock, the fixes' zone by default; ``weekdays_only`` drops trips of
-    weekends and holidays. ``preset`` (:data:`TRIP_PRESETS`: 'cabs', 'geolife') gives known data's
-    settings, which the other arguments override. ``info['trips']`` counts what each step dropped
-    and the fixes that repeat a time of their trip (:func:`locsynth.data.trips.describe_drops`
-    says it in words).
+    of the set or of a synthetic set made from it is faster), the slowest speed, the segmentation
+    thresholds, the cell and the instant; each of them given here overrides the mode's. Without a
+    mode: the taxi's bounds (trackintel's thresholds, 250 m cells, one-minute instants) and no
+    speed filter. The grid's square cells cover ``bbox``, the fixes' own box by default (which the
+    ledger notes); days and hours are on ``timezone``'s clock, the fixes' zone by default;
+    ``weekdays_only`` drops trips of weekends and holidays. ``preset`` (:data:`TRIP_PRESETS`:
+    'cabs', 'geolife') gives known data's settings, which the other arguments override.
+    ``info['trips']`` counts what each step dropped and the fixes that repeat a time of their trip
+    (:func:`locsynth.data.trips.describe_drops` says it in words). ``domain`` (a GeoSeries or
+    GeoDataFrame of polygons or lines, a file GeoPandas reads; lines widened by ``domain_buffer_m``
+    metres: :func:`locsynth.data.domain.as_domain`) is public knowledge of where the movement can be:
+    the grid covers its box and opens only its cells (:func:`locsynth.data.trips.make_trips`).
     """
+    from .domain import as_domain
     from .prepare import framed_trips
 
     own_trip = trajectory_id(frame)
     given_clock = input_clock(frame, time)
     frame = as_frame(frame)
+    area = as_domain(domain, domain_buffer_m)
     if preset is not None and preset not in TRIP_PRESETS:
         raise InputError(f"unknown `preset` {preset!r}; the presets: {', '.join(TRIP_PRESETS)}")
     settings = {**TRIP_PRESETS.get(preset, {})}
@@ -378,11 +383,12 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
     info = {"source": "frame", "input": "a DataFrame", "trips_from": how}
     if given_clock is not None:
         info["clock"] = given_clock
-    trips = make_trips(points, None, max_gap_minutes=max_gap_minutes, info=info, bounds=bounds,
+    trips = make_trips(points, None, max_gap_minutes=max_gap_minutes, info=info, bounds=bounds, domain=area,
                        speed_window_s=bounds.instant_seconds if mode is not None else 0.0, **options)
     box = "the given box" if bbox is not None else (f"the {preset} preset's box" if "bbox" in options else
                                                      "the box of the data")
-    return framed_trips(trips, box)
+    return framed_trips(trips, box if area is None else
+                        ("the domain's box" + (f" within {box}" if "bbox" in options else "")))
 
 
 def input_clock(frame, time: str | None = None) -> str | None:

@@ -405,6 +405,33 @@ def runs(points: pd.DataFrame, marked) -> pd.DataFrame:
     return out
 
 
+# -- a public domain ---------------------------------------------------------------------------
+
+def domain_box(own: tuple[float, float, float, float],
+               bbox: tuple[float, float, float, float] | None) -> tuple[float, float, float, float]:
+    """The box of a grid restricted to a public domain: the domain's ``own``, within ``bbox`` when
+    given (an InputError when the two do not meet)."""
+    if bbox is None:
+        return own
+    lat_min, lat_max = max(own[0], bbox[0]), min(own[1], bbox[1])
+    lon_min, lon_max = max(own[2], bbox[2]), min(own[3], bbox[3])
+    if not (lat_min < lat_max and lon_min < lon_max):
+        raise InputError("the domain ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) and ".format(*own)
+                         + "the box ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) do not meet".format(*bbox))
+    return lat_min, lat_max, lon_min, lon_max
+
+
+def off_domain(grid: Grid, trip: np.ndarray, lat: np.ndarray, lon: np.ndarray, kept: np.ndarray,
+               n_trips: int) -> np.ndarray:
+    """Bool of shape (n_trips,): the ``kept`` trips with a fix in a cell ``grid``'s domain leaves out
+    (fixes sorted by trip; the kept trips' fixes all lie in the box)."""
+    mine = kept[trip]
+    cell = grid.locate(lat[mine], lon[mine])
+    out = np.zeros(n_trips, bool)
+    out[trip[mine][grid.outside(cell)]] = True
+    return out
+
+
 # -- the whole path ----------------------------------------------------------------------------
 
 #: paper 004's settings for the San Francisco cabs (§8.1-8.2): its box, Pacific time, 150 km/h,
@@ -446,7 +473,7 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
                bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
                max_speed_kmh: float = math.inf, max_gap_minutes: float = 5.0, weekdays_only: bool = False,
                owner: str = "person", info: dict | None = None, bounds: Bounds | None = None,
-               speed_window_s: float = 0.0) -> TraceSet:
+               speed_window_s: float = 0.0, domain=None) -> TraceSet:
     """Trips as paper 004 §8.2 prepares them (module docstring) from a points table whose ``user``
     is the trip (``f"{owner}-{k}"``, as ``read_cabs(trips=True)`` and :func:`segment` name them) and
     ``time``, ``lat``, ``lon`` its fixes; ``bbox`` defaults to the fixes' own box, ``timezone`` to
@@ -458,6 +485,13 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
     default) is the grid's cell and becomes theirs. ``max_speed_kmh`` drops trips faster between
     two fixes (none by default), consecutive ones as paper 004 reads it, or each fix and its trip's
     first fix ``speed_window_s`` later (:func:`bad_trips`; a mode's instant, data/frames.py).
+
+    ``domain`` (a :class:`locsynth.data.domain.Domain`: public knowledge of where the movement can
+    be) shrinks the box to the domain's (within ``bbox`` when given) and opens only the cells it
+    covers (:meth:`locsynth.data.space.Grid.restricted`). A trip with a fix in another cell is
+    dropped whole, as one that leaves the box; a minute that :func:`interpolate_gaps` would fill
+    in such a cell stays unfilled (choice: the straight line between two fixes is a guess, and the
+    domain says it is a wrong one there).
 
     Returns a TraceSet with one trace per kept trip and ``info['trips']`` counting what every
     step dropped (:func:`describe_drops`); an InputError saying the same when no trip is left.
@@ -473,19 +507,9 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
         raise InputError(f"max_speed_kmh and max_gap_minutes must be positive, got {max_speed_kmh!r} and "
                          f"{max_gap_minutes!r}")
     lat, lon = points["lat"].to_numpy(np.float64), points["lon"].to_numpy(np.float64)
-    from_data = bbox is None
-    if from_data:                       # a box of one point's width still has cells
-        bbox = (float(lat.min()), max(float(lat.max()), float(lat.min()) + 1e-6), float(lon.min()),
-                max(float(lon.max()), float(lon.min()) + 1e-6))
     timezone = single_zone(lat, lon) if timezone is None else timezone
     check_timezone(timezone)
-    rows, cols, _, _ = _cells(cell_m, bbox)
-    if from_data and rows * cols > MAX_CELLS:
-        lo, hi = np.quantile(lat, [0.05, 0.95]), np.quantile(lon, [0.05, 0.95])
-        raise InputError("the fixes' own box ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) needs ".format(*bbox)
-                         + f"{rows * cols:,} cells of {cell_m:g} m: give `bbox`, the area to keep (90 % of the "
-                         f"fixes lie in ({lo[0]:.4f}, {lo[1]:.4f}, {hi[0]:.4f}, {hi[1]:.4f})), or a larger `cell_m`")
-    grid = trip_grid(cell_m, bbox)
+    grid, bbox, from_data = _trip_space(lat, lon, cell_m, bbox, domain)
     trip, ids = pd.factorize(points["user"], sort=False)
     trip = trip.astype(np.int64)
     times = pd.DatetimeIndex(points["time"])
@@ -504,11 +528,17 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
     keep_trip = ~fast & ~outside & weekday
     steps.update({"too_fast": int(fast.sum()), "outside_box": int((outside & ~fast).sum()),
                   "weekend_or_holiday": int((~weekday & ~fast & ~outside).sum())})
+    if domain is not None:
+        left = off_domain(grid, trip, lat, lon, keep_trip, n_trips)
+        steps["outside_domain"] = int(left.sum())
+        keep_trip &= ~left
     keep = keep_trip[trip]
     cell = grid.locate(lat[keep], lon[keep]).astype(np.int64)
     fixes = Visits(trip[keep], unix[keep], cell)
 
     visits = interpolate_gaps(aggregate(fixes, int(window_s)), grid.cols, max_gap_minutes, window_s)
+    if domain is not None:              # a filled minute in a cell the domain leaves out stays unfilled
+        visits = visits.take(~grid.outside(visits.cell))
     hour = majority_hour(visits, n_trips, timezone, window_s)
     visits, steps["slowed_steps"] = keep_bound(merge_self_loops(visits), grid, bounds.max_speed_kmh, window_s)
     length = np.bincount(visits.trip, minlength=n_trips)
@@ -516,7 +546,8 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
     steps["single_visit"] = int(single.sum())
     visits = visits.take(length[visits.trip] >= MIN_CELLS)
     settings = {"bbox": bbox, "max_speed_kmh": max_speed_kmh, "weekdays_only": weekdays_only,
-                "timezone": timezone, "box_from_data": from_data}
+                "timezone": timezone, "box_from_data": from_data,
+                "domain": None if domain is None else domain.description}
     if len(visits) == 0:
         raise InputError(f"no trip is left of the {n_trips} made (paper 004 §8.2's steps): "
                          + "; ".join(describe_drops({**steps, "kept": 0}, settings)))
@@ -530,6 +561,31 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
     return _traceset(visits, ids, hour, grid, timezone, info, owner, owners, bounds.instant)
 
 
+def _trip_space(lat: np.ndarray, lon: np.ndarray, cell_m: float, bbox, domain) -> tuple[Grid, tuple, bool]:
+    """(grid, box, whether the box is the fixes' own) of :func:`make_trips`: cells of ``cell_m``
+    over ``bbox`` (the domain's box within it, the fixes' own box without either), restricted to
+    the domain's cells; an InputError when it would need more than :data:`MAX_CELLS`."""
+    if domain is not None:
+        bbox = domain_box(domain.bbox, bbox)
+    from_data = bbox is None
+    if from_data:                       # a box of one point's width still has cells
+        bbox = (float(lat.min()), max(float(lat.max()), float(lat.min()) + 1e-6), float(lon.min()),
+                max(float(lon.max()), float(lon.min()) + 1e-6))
+    rows, cols, _, _ = _cells(cell_m, bbox)
+    if domain is not None and rows * cols > MAX_CELLS:
+        raise InputError("the domain's box ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) needs ".format(*bbox)
+                         + f"{rows * cols:,} cells of {cell_m:g} m: give `bbox`, the area to keep, or a larger `cell_m`")
+    if from_data and rows * cols > MAX_CELLS:
+        lo, hi = np.quantile(lat, [0.05, 0.95]), np.quantile(lon, [0.05, 0.95])
+        raise InputError("the fixes' own box ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) needs ".format(*bbox)
+                         + f"{rows * cols:,} cells of {cell_m:g} m: give `bbox`, the area to keep (90 % of the "
+                         f"fixes lie in ({lo[0]:.4f}, {lo[1]:.4f}, {hi[0]:.4f}, {hi[1]:.4f})), or a larger `cell_m`")
+    grid = trip_grid(cell_m, bbox)
+    if domain is not None:
+        grid = grid.restricted(domain.cells(grid), domain.description)
+    return grid, bbox, from_data
+
+
 def describe_drops(steps: dict, settings: dict | None = None) -> list[str]:
     """What each step of :func:`make_trips` dropped (``info['trips']``), in words, one per step that
     dropped any, and what was kept; ``settings`` (box, speed, days) names the setting behind each."""
@@ -540,8 +596,10 @@ def describe_drops(steps: dict, settings: dict | None = None) -> list[str]:
                                           "; `bbox` sets it)"))
     speed = settings.get("max_speed_kmh")
     speed_text = f" (over {speed:g} km/h between two fixes; `max_speed_kmh` sets it)" if speed is not None else ""
+    domain = settings.get("domain")
     said = {"too_fast": f"were too fast{speed_text}",
             "outside_box": f"left the bounding box{box_text}",
+            "outside_domain": "had a fix outside the domain" + (f" ({domain})" if domain else ""),
             "weekend_or_holiday": "started on a weekend or a US federal holiday",
             "single_visit": "never left one cell"}
     lines = [f"{steps[k]} {text}" for k, text in said.items() if steps.get(k)]
