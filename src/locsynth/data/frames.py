@@ -186,10 +186,15 @@ def as_frame(frame) -> pd.DataFrame:
     or Trajectory as its points (its trajectory id column and the time index, on the clock the
     collection was made with: movingpandas keeps aware times naive in UTC and gives them back)."""
     if hasattr(frame, "to_point_gdf"):
-        try:
-            frame = frame.to_point_gdf(return_orig_tz=True)
-        except TypeError:                      # a movingpandas without the option: its naive times
-            frame = frame.to_point_gdf()
+        import warnings
+
+        with warnings.catch_warnings():        # movingpandas' own deprecations under pandas 3, not the caller's
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            try:
+                frame = frame.to_point_gdf(return_orig_tz=True)
+            except TypeError:                  # a movingpandas without the option: its naive times
+                frame = frame.to_point_gdf()
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"a frame of points is a pandas DataFrame (or a GeoDataFrame, or movingpandas' "
                          f"trajectories), got {type(frame).__name__}")
