@@ -171,3 +171,19 @@ def test_the_cabs_warn_on_150_trips_and_not_on_72467(data_dir):
 def test_epsilon_beyond_what_oue_draws_at_is_one_clear_error(few):
     with pytest.raises(InputError, match=r"epsilon 1000000000.0 is too large for OUE's reports \(LDPTrace\).*at most 700"):
         locsynth.LDPTrace(epsilon=1e9).fit(few)
+
+
+def test_dptrips_estimate_is_the_gradient_noise_against_the_batches():
+    """sigma x clip x sqrt(parameters x steps) against steps x batch x clip: noise of norm 100 beside
+    a batch of 100 clipped gradients is half in one step, a tenth of that signal's in 100 (the
+    noise adds up as a square root, the gradients as a sum); no noise, none. With the cabs' plan
+    (sigma 1.45 over 5,445 steps of 200 trips, 578,150 parameters) 7 %; with 150 trips (sigma 17.4,
+    15 steps of all 150) 96 %."""
+    pytest.importorskip("torch")
+    from locsynth.synth.dptrip.model import gradient_noise
+
+    assert gradient_noise(1.0, 10_000, 100) == pytest.approx(0.5)
+    assert gradient_noise(1.0, 10_000, 100, steps=100) == pytest.approx(1 / 11)
+    assert gradient_noise(0.0, 10_000, 100, steps=100) == 0.0
+    assert gradient_noise(1.448, 578_150, 0.002758 * 72467, 5445) == pytest.approx(0.07, abs=0.01)
+    assert gradient_noise(17.36, 578_150, 150, 15) == pytest.approx(0.96, abs=0.01)

@@ -43,7 +43,7 @@ SIZE_SHARE = 0.05
 TIME_SHARE = 0.05
 #: a DP fit warns (SmallDataWarning) when this share or more of what its release is drawn from is
 #: estimated to be noise (privacy/noise.py): at 150 trips and epsilon 1 every trip method's estimate
-#: is above it, on the 200 cabs' 72,467 trips every one is below (docs/data.md)
+#: is above it, on the 200 cabs' 72,467 trips the central methods' below (docs/data.md)
 SMALL_DATA_SHARE = 0.5
 #: share of a trip method's epsilon for a DP footprint where the set has no public domain and
 #: enough trips (Synthesizer._fit_footprint); measured in docs/data.md

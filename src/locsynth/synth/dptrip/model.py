@@ -55,13 +55,15 @@ MAX_ROUNDS = 100
 PAPER_LEARNING_RATES = {1.0: (0.2, 0.1), 2.0: (0.5, 0.15)}
 
 
-def gradient_noise(sigma: float, parameters: int, batch: float) -> float:
-    """The share of noise in one step of DP-SGD (privacy/noise.py's question for a gradient): the
-    noise's norm, sigma x clip x sqrt(parameters), against it plus the largest norm the batch's
-    clipped gradients can sum to, batch x clip (an upper bound on the signal: the share is a lower
-    bound when the gradients disagree)."""
-    noise = float(sigma) * float(np.sqrt(max(int(parameters), 1)))
-    return float(noise / (noise + max(float(batch), 0.0))) if noise > 0 else 0.0
+def gradient_noise(sigma: float, parameters: int, batch: float, steps: int = 1) -> float:
+    """The share of noise in what DP-SGD's ``steps`` add up (privacy/noise.py's question for
+    gradients): the noise's norm over the run, sigma x clip x sqrt(parameters) x sqrt(steps)
+    (independent draws), against it plus the largest norm the batches' clipped gradients can sum
+    to, steps x batch x clip (an upper bound on the signal: the share is a lower bound when the
+    gradients disagree)."""
+    noise = float(sigma) * float(np.sqrt(max(int(parameters), 1))) * float(np.sqrt(max(int(steps), 1)))
+    signal = max(float(batch), 0.0) * max(int(steps), 1)
+    return float(noise / (noise + signal)) if noise > 0 else 0.0
 
 
 class DPTrip(Synthesizer):
@@ -224,7 +226,7 @@ class DPTrip(Synthesizer):
                         f"of trips; delta {delta_source}; the grid and the hours are public; generation is "
                         f"post-processing")
         self.noise_parts_ = {"what the models learn": max(
-            gradient_noise(sigma, sum(p.numel() for p in m.parameters()), q * plan["count"])
+            gradient_noise(sigma, sum(p.numel() for p in m.parameters()), q * plan["count"], steps)
             for sigma, m in ((sigma_init, vae), (sigma_hop, hop)))}
         self.decoder_ = decoder_arrays(vae)
         self.nexthop_ = nexthop_arrays(hop)
