@@ -45,7 +45,7 @@ def test_fit_takes_hyperparameters_from_the_signature(pair, tmp_path):
     res = run("fit", "ppmtf", pair / "train", "--out", tmp_path / "x", "--alpah", "1")
     assert res.exit_code == 1 and "ppmtf has no hyperparameter --alpah; its hyperparameters: --alpha" in res.output
     res = run("fit", "ppmtf", pair / "train", "--out", tmp_path / "x", "--rank", "many")
-    assert res.exit_code == 1 and "--rank must be a whole number, got 'many' (ppmtf)" in res.output
+    assert res.exit_code == 1 and "--rank must be an integer, got 'many' (ppmtf)" in res.output
     res = run("fit", "gan", pair / "train", "--out", tmp_path / "x")
     assert res.exit_code == 1 and "unknown method 'gan'" in res.output
     res = run("fit", "krr", pair / "train", "--out", tmp_path / "x")

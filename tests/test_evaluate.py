@@ -74,6 +74,17 @@ TRAIN = ([[0, 1], [1, 2, 1], [0, 1, 2], [2, 1], [1, 2, 3]], [8, 9, 9, 10, 10])
 SYNTHETIC = ([[0, 1, 2], [0, 1, 2, 3], [1, 2], [2, 3]], [8, 9, 9, 12])
 
 
+def test_a_frame_or_none_for_a_set_is_one_error_saying_how_to_make_one():
+    train = trip_set(*TRAIN)
+    with pytest.raises(InputError, match=r"^evaluate \(its synthetic set\) needs a TraceSet, got DataFrame; make one "
+                                         r"of a frame of points with locsynth.from_frame\(frame\)"):
+        evaluate(train, train, train.to_frame())
+    with pytest.raises(InputError, match=r"^evaluate \(its synthetic set\) needs a TraceSet, got None$"):
+        evaluate(train, train, None)
+    with pytest.raises(InputError, match=r"^evaluate \(its test set\) needs a TraceSet, got str; load a TraceSet"):
+        evaluate(train, "test", train)
+
+
 def test_evaluate_on_trips_gives_the_trip_metrics_of_metrics_trips():
     train, test, syn = trip_set(*TRAIN), trip_set(*TEST), trip_set(*SYNTHETIC)
     report = evaluate(train, test, syn, seed=3)            # default attacks: those of users skipped, with reasons

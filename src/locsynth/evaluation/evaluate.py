@@ -25,7 +25,7 @@ from . import suite
 from ..metrics.groups import Context
 from ..core.progress import reporter, resolve
 from ..core.files import atomic_output
-from ..data.traces import TraceSet, check_same_frame
+from ..data.traces import TraceSet, check_same_frame, require_traceset
 
 #: the attacks (the attack groups of locsynth.evaluation.suite), as earlier versions named them
 ATTACKS = ("reid", "mia")
@@ -209,6 +209,7 @@ def parse_attacks(text) -> tuple[str, ...]:
 def _check_inputs(train: TraceSet, test: TraceSet, synthetic: TraceSet, attacks) -> tuple[str, ...]:
     """The attacks as a tuple, after checking that the three sets can be compared."""
     for name, ts in (("training", train), ("test", test), ("synthetic", synthetic)):
+        require_traceset(ts, f"evaluate (its {name} set)")
         ts.require_exact(f"evaluate (the {name} set)")
     attacks = parse_attacks(attacks)
     for name, ts in (("training", train), ("synthetic", synthetic)):

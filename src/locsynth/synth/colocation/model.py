@@ -107,15 +107,20 @@ class CoLocation(Synthesizer):
             return {}
         _, real = category_matrix(truth, categories)
         _, noisy = category_matrix(self.counts_, categories)
-        return {"mae": float(np.abs(real - noisy).mean()), "mse": float(((real - noisy) ** 2).mean()),
-                "categories": int(real.shape[1])}
+        with np.errstate(over="ignore"):            # inf at a tiny epsilon2, whose noise is 1e300
+            return {"mae": float(np.abs(real - noisy).mean()), "mse": float(((real - noisy) ** 2).mean()),
+                    "categories": int(real.shape[1])}
 
     def expected_theta(self, n: int, days: int) -> int:
-        """theta for ``n`` users over ``days`` days: the given theta, or from Q' (module docstring)."""
+        """theta for ``n`` users over ``days`` days: the given theta, or from Q' (module docstring);
+        at most n T / 2, a public bound (an event takes two users at one instant, and a user is at
+        one place an instant): at a tiny epsilon the noise of Q' asked for 1e305."""
+        bound = n * days * self.time_.instants_per_day // 2
         if self.theta:
-            return int(self.theta)
+            return min(int(self.theta), bound)
         rate = max(float(self.counts_.sum()), 0.0) / (self.n_users * self.days_)
-        return int(round(rate * n * days))
+        wanted = rate * n * days
+        return int(round(wanted)) if np.isfinite(wanted) and wanted < bound else bound
 
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
                 progress=None, client=None) -> TraceSet:

@@ -139,6 +139,9 @@ class LDPTrace(Synthesizer):
     # -- fit: the two rounds of reports -----------------------------------------------------------
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "LDPTrace":
         eps, n = check_epsilon(self.epsilon), int(self.grid_size)
+        for report, each in zip(("the length report", "the mobility report"), user.budgets(eps, self.length_share)):
+            oue.check_report_epsilon(each, f"`epsilon` {eps:g} gives {report} (`length_share` {self.length_share:g}), "
+                                           "whose epsilon")
         self._remember_frame(train)
         if not (train.loc >= 0).all():
             raise InputError("ldptrace needs located events; the training set has generalized ones")
