@@ -47,13 +47,20 @@ class CoLocation(Synthesizer):
 
     Parameters
     ----------
-    epsilon1 : budget of the friendship probability (node DP).
-    epsilon2 : budget of the co-location counts (user-level DP).
-    epsilon_tpm : budget of the transition matrix (user-level DP).
-    trim : c, events read per user for Q and transitions read per user for the chain.
-    theta : co-location events to generate (0: from the DP counts, module docstring).
-    mechanism : 'privelet' (over the space's hierarchy) or 'laplace'.
-    graph : 'erdos-renyi' (the paper) or 'barabasi-albert'.
+    epsilon1 : float
+        budget of the friendship probability (node DP).
+    epsilon2 : float
+        budget of the co-location counts (user-level DP).
+    epsilon_tpm : float
+        budget of the transition matrix (user-level DP).
+    trim : int
+        c, events read per user for Q and transitions read per user for the chain.
+    theta : int
+        co-location events to generate (0: from the DP counts, module docstring).
+    mechanism : {'privelet', 'laplace'}
+        'privelet' (over the space's hierarchy) or 'laplace'.
+    graph : {'erdos-renyi', 'barabasi-albert'}
+        'erdos-renyi' (the paper) or 'barabasi-albert'.
     """
 
     name = "colocation"
