@@ -166,6 +166,35 @@ def test_methods_lists_every_method_and_its_hyperparameters(columns, monkeypatch
         cli_common._console.cache_clear()
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_methods_is_one_line_a_method_at_any_width(columns, monkeypatch):
+    """At 80 columns the list gave its installed column 23 characters for 'yes' and wrapped each
+    description over 5-7 lines (issue 53): now one line a method, grouped by kind, the description
+    cut to the width with an ellipsis; a method whose extra is missing says 'no' and how to install it."""
+    from locsynth.cli import common as cli_common
+    from locsynth.synth import registry
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
+    registry.register("dp-trips", "locsynth.no_such_module", "Nope", "synthesizer", "DP trips that need torch",
+                      requires=("no_such_dependency_xyz",), extra="dp")
+    cli_common._console.cache_clear()
+    try:
+        lines = ok("methods").output.splitlines()
+    finally:
+        cli_common._console.cache_clear()
+    assert max(len(line.rstrip()) for line in lines) <= columns
+    for name in registry.names():
+        rows = [line for line in lines if line.startswith(" ") and line.split()[:1] == [name]]   # table rows
+        assert len(rows) == 1, (name, rows)
+        assert rows[0].split()[1] == ("no" if name == "dp-trips" else "yes")
+    adatrace = next(line for line in lines if line.startswith(" adatrace "))
+    assert adatrace.index("density-aware grid") < 35 and adatrace.rstrip().endswith("…")   # 108 characters cut
+    headings = [line.strip() for line in lines if line.strip() in ("synthesizers", "anonymizers")]
+    assert headings == ["synthesizers", "anonymizers"]
+    assert "dp-trips is not installed: pip install 'locsynth[dp]'" in lines
+
+
 def test_load_refuses_other_directories(pair, tmp_path):
     with pytest.raises(InputError, match="no model.json"):
         load_model(tmp_path)
