@@ -19,6 +19,15 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _state_folder(tmp_path_factory):
+    """What locsynth notes of the files it wrote (core/files.py) goes to a folder of the session,
+    not the user's home."""
+    import os
+
+    os.environ["LOCSYNTH_STATE"] = str(tmp_path_factory.mktemp("locsynth-state"))
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not DATA.is_dir():

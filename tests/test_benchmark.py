@@ -172,17 +172,31 @@ def test_the_command_line_runs_and_prints_a_table(city, tmp_path):
 
 def test_a_second_benchmark_on_one_folder_is_refused_and_a_stale_lock_taken_over(tmp_path):
     """Two benchmarks on one folder used to run every job twice: the folder's lock names the
-    process that holds it; a lock whose process is gone is taken over, and the lock leaves with
-    the benchmark."""
+    process that holds it; a lock whose process is gone, or is not locsynth (pid 1, which the
+    earlier lock refused forever), is taken over, and the lock leaves with the benchmark."""
     import os
+    import subprocess
+    import sys
 
     from locsynth.benchmark.runs import folder_lock
 
-    (tmp_path / ".lock").write_text(str(os.getppid()))                 # a live process, not this one
-    with pytest.raises(InputError, match=rf"another locsynth benchmark \(process {os.getppid()}\) is writing"):
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from locsynth.benchmark.runs import folder_lock\n"
+                               "with folder_lock(Path(sys.argv[1])):\n print('held', flush=True); time.sleep(60)",
+                               str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(InputError, match=rf"another locsynth process {holder.pid} .* is writing {tmp_path} "
+                                             rf"\(a benchmark\).*remove"):
+            with folder_lock(tmp_path):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    for stale in ("999999999", "1"):                                    # no such process; not locsynth
+        (tmp_path / ".lock").write_text(stale)
         with folder_lock(tmp_path):
-            pass
-    (tmp_path / ".lock").write_text("999999999")                       # no such process
-    with folder_lock(tmp_path):
-        assert (tmp_path / ".lock").read_text() == str(os.getpid())
-    assert not (tmp_path / ".lock").exists()
+            assert f'"pid": {os.getpid()}' in (tmp_path / ".lock").read_text()
+        assert not (tmp_path / ".lock").exists()
+
+

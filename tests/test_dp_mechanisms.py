@@ -222,3 +222,17 @@ def test_noisy_top_k_draws_exponential_noise_permute_and_flip_not_gumbel():
     low, high = clopper_pearson(np.array([wins]), np.array([n]), 0.999)
     assert low[0] < 1 - np.exp(-1) / 2 < high[0]
     assert 1 / (1 + np.exp(-1)) < low[0]
+
+
+def test_the_dp_footprint_of_visit_weights():
+    """A trip of one cell added moves that cell's weight by 1 (each trip's distinct cells share 1):
+    whether the footprint keeps that cell passes at EPS, and the footprint at 2 EPS claimed at EPS
+    fails (its threshold, 2 noise scales, moves with it)."""
+    from locsynth.privacy.footprint import noisy_footprint, visit_weights
+
+    trace, cell = np.array([0, 0, 1, 2, 2]), np.array([0, 1, 1, 2, 2])
+    w1 = visit_weights(trace, cell, 3)
+    w2 = visit_weights(np.r_[trace, 3], np.r_[cell, 0], 3)
+    assert np.allclose(w1, [0.5, 1.5, 1.0]) and np.allclose(w2 - w1, [1, 0, 0])
+    check(lambda w, n, eps: noisy_footprint(np.tile(w, (n, 1)), eps)[:, 0].astype(float), w1, w2,
+          bins=np.array([-0.5, 0.5, 1.5]))

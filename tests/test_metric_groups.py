@@ -47,8 +47,8 @@ def daily(users=60, seed=5):
     return train, test, Uniform().fit(train).sample(seed=1)
 
 
-@pytest.mark.parametrize("name", [n for n in suite.BUILT_IN if n not in ("trips", "trip_times", "colocations",
-                                                                           "clusters")])
+@pytest.mark.parametrize("name", [n for n in suite.BUILT_IN if n not in ("trips", "trip_times", "realism",
+                                                                           "colocations", "clusters")])
 def test_every_built_in_group_of_daily_traces_passes_the_check(name):
     group = suite._built_in(name)
     keys = check_metric_group(group, data=daily())
@@ -64,6 +64,7 @@ def test_the_trip_colocation_and_cluster_groups_pass_the_check():
     assert check_metric_group(suite._built_in("trips"), data=(trips, trips, trips))
     timed = locsynth.NGRAM(epsilon=50.0).fit(trips).sample(40, seed=0)
     assert check_metric_group(suite._built_in("trip_times"), data=(trips, trips, timed))
+    assert check_metric_group(suite._built_in("realism"), data=(trips, trips, timed))
     train, test, synthetic = daily()
     edges = np.array([[0, 1], [1, 2], [2, 3]], np.int32)
     friends = (replace(train, friends=edges), test, replace(synthetic, friends=edges))

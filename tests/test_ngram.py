@@ -104,7 +104,7 @@ def test_start_counts_subtract_what_follows_another_cell():
 
 def test_fit_and_sample_trips(tmp_path):
     ts = traceset([[(k, c) for k, c in enumerate(s)] for s in chains()], cols=6)
-    model = NGRAM(epsilon=1e9, l_max=3, time_share=0).fit(ts)
+    model = NGRAM(epsilon=1e9, l_max=3, time_share=0, footprint_share=0).fit(ts)
     count, spend = model.ledger_.spends
     assert (count.mechanism, count.unit, count.sensitivity) == ("discrete-laplace", "trace", 1.0)
     assert (spend.mechanism, spend.unit, spend.sensitivity) == ("laplace", "trace", 3.0)

@@ -16,7 +16,7 @@ class NoObfuscation(Anonymizer):
     """Every event as it is: the contest then only pseudonymizes (paper 003 §4.1, No Obfuscation)."""
 
     name = "none"
-    tags = Tags(baseline=True)
+    tags = Tags(baseline=True, domain=True)
 
     def __init__(self):
         pass
@@ -39,7 +39,7 @@ class Cheat(Anonymizer):
 
     name = "cheat"
     checks = {"p": check_probability}
-    tags = Tags(baseline=True)
+    tags = Tags(baseline=True, domain=True)
 
     def __init__(self, p: float = 1.0):
         self.p = p

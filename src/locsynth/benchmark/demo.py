@@ -18,7 +18,7 @@ from pathlib import Path
 from ..core.errors import InputError
 from ..core.progress import reporter
 from ..synth.registry import skip_reason
-from ..core.files import atomic_output
+from ..core.files import MARKER, atomic_output
 from ..data.traces import TraceSet
 
 DEMO_MARKER = "demo.json"
@@ -63,7 +63,9 @@ def run_demo(out: str | Path, users: int = 1000, seed: int = 0, data: str | Path
         registry.method(name)                          # an unknown name stops here, naming the valid ones
     skipped = {name: reason for name in chosen if (reason := skip_reason(name, train)) is not None}
     runs: dict[str, dict] = {}
-    with atomic_output(out, overwrite=True, directory=True) as tmp:
+    # a demo folder of an earlier version has its own marker but not the one core/files reads
+    with atomic_output(out, overwrite=True, directory=True, inputs=[data],
+                       mine=(out / DEMO_MARKER).is_file() and not (out / MARKER).is_file()) as tmp:
         train.save(tmp / "train")
         test.save(tmp / "test")
         for name in (n for n in chosen if n not in skipped):

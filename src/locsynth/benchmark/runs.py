@@ -37,7 +37,6 @@ not seeded.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
@@ -52,7 +51,7 @@ import pandas as pd
 
 from ..core.errors import InputError
 from ..metrics.standard import check_flavour
-from ..core.files import atomic_output
+from ..core.files import atomic_output, check_inputs, lock_file
 from ..data.traces import TraceSet
 
 MARKER = "benchmark.json"
@@ -177,7 +176,7 @@ def run_one(run: Run, out: str, size: int | None, attacks: list[str], seed: int,
                           "evaluate": round(time.perf_counter() - sampled, 3)}}
     where = Path(out) / "runs" / run.key
     where.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_output(where, overwrite=True, directory=True) as tmp:
+    with atomic_output(where, overwrite=True, directory=True, mine=True) as tmp:
         report.to_json(tmp / "metrics.json")
         (tmp / "run.json").write_text(json.dumps(record, indent=2, default=float))
     return record
@@ -218,11 +217,13 @@ def references(where: Path, train: TraceSet, test: TraceSet) -> tuple[dict, int,
 def _save_references(where: Path, digest: str, store: dict) -> None:
     """Write the store beside the dataset's runs, whole or not at all (another worker may write the
     same file at the same time: the last complete one stays)."""
-    where.mkdir(parents=True, exist_ok=True)
     tmp = where / f".{REFERENCES_FILE}.{os.getpid()}.tmp"
-    tmp.write_bytes(pickle.dumps({"digest": digest, "store": store},
-                                 protocol=pickle.HIGHEST_PROTOCOL))
-    os.replace(tmp, where / REFERENCES_FILE)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(pickle.dumps({"digest": digest, "store": store}, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, where / REFERENCES_FILE)
+    except OSError:                 # a cache: without it the next run computes the references again
+        tmp.unlink(missing_ok=True)
 
 
 def _sample(model, n: int, train: TraceSet, seed: int) -> TraceSet:
@@ -261,8 +262,11 @@ def _check_settings(out: Path, settings: dict) -> None:
         if differ:
             raise InputError(f"{out} holds a benchmark with other settings ({', '.join(f'{k}: {old.get(k, _UNRECORDED)!r}' for k in differ)}); "
                              f"use another `out` or the same settings to resume it")
-    out.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps(settings, indent=2))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(settings, indent=2))
+    except OSError as exc:
+        raise InputError(f"cannot write to {out}: {exc.strerror}") from None
 
 
 def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | None = None,
@@ -290,50 +294,19 @@ def run_benchmark(data: list[Path], out: str | Path, *, methods: list[str] | Non
     runs, skipped = plan([Path(d) for d in data], methods, list(epsilons), repeats)
     settings = {"size": size, "attacks": list(attacks), "seed": seed, "params": params,
                 "standard_flavour": standard_flavour}
+    check_inputs(out, data)
     _check_settings(out, settings)
     with folder_lock(out):
         return _run_planned(out, runs, skipped, size, attacks, seed, params, client, standard_flavour, log, progress,
                             keep_references)
 
 
-@contextlib.contextmanager
 def folder_lock(out: Path):
-    """Hold ``out/.lock`` (this process's id) while a benchmark writes to ``out``: a second
+    """Hold ``out/.lock`` (core/files.lock_file) while a benchmark writes to ``out``: a second
     benchmark on the same folder is refused in one error instead of running every job again; a
-    lock left by a process that no longer runs is taken over."""
+    lock left by a process that no longer runs, or that is not locsynth, is taken over."""
     out.mkdir(parents=True, exist_ok=True)
-    lock = out / ".lock"
-    for _ in range(2):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            break
-        except FileExistsError:
-            try:
-                pid = int(lock.read_text().strip() or 0)
-            except (OSError, ValueError):
-                pid = 0
-            if pid and pid != os.getpid() and _alive(pid):
-                raise InputError(f"another locsynth benchmark (process {pid}) is writing to {out}: wait for it "
-                                 f"to finish (rerunning the same line then resumes) or use another folder") from None
-            lock.unlink(missing_ok=True)
-    else:
-        raise InputError(f"cannot take the lock {lock}")
-    os.write(fd, str(os.getpid()).encode())
-    os.close(fd)
-    try:
-        yield
-    finally:
-        lock.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return lock_file(out / ".lock", f"{out} (a benchmark)")
 
 
 def _run_planned(out, runs, skipped, size, attacks, seed, params, client, standard_flavour, log, progress,
@@ -427,7 +400,7 @@ def write_outputs(out: Path, results: pd.DataFrame, runs: list[Run], skipped: li
     """results.csv and leaderboard.html, each written whole or not at all."""
     from ..evaluation.report.leaderboard import leaderboard_html
 
-    with atomic_output(out / "results.csv", overwrite=True, directory=False) as tmp:
+    with atomic_output(out / "results.csv", overwrite=True, directory=False, mine=True) as tmp:
         results.to_csv(tmp, index=False)
-    with atomic_output(out / "leaderboard.html", overwrite=True, directory=False) as tmp:
+    with atomic_output(out / "leaderboard.html", overwrite=True, directory=False, mine=True) as tmp:
         tmp.write_text(leaderboard_html(results, skipped=skipped, standard_flavour=standard_flavour))

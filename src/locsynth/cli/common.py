@@ -42,6 +42,16 @@ def reports_errors(fn):
 
             _console(True).print(f"[red]error:[/red] {escape(as_flags(str(exc)))}", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
+        except OSError as exc:
+            from ..core.files import WRITE_ERRORS
+
+            if exc.errno not in WRITE_ERRORS:
+                raise
+            # a full or read-only disk met outside an output's own writer (a benchmark's run, a lock)
+            where = f" {exc.filename}" if exc.filename else ""
+            _console(True).print(f"[red]error:[/red] cannot write{where}: {exc.strerror}", highlight=False,
+                                 soft_wrap=True)
+            raise typer.Exit(1) from None
 
     return wrapper
 
@@ -270,10 +280,16 @@ def _new_step(current: str, description: str | None, base: str | None = None) ->
     return not (base and description.startswith(base))
 
 
-def _refuse_existing(*paths: Optional[Path], overwrite: bool) -> None:
+def _claim(*paths: Optional[Path], overwrite: bool, inputs=(), directory: bool = True) -> None:
+    """Claim the command's outputs before its work (core/files.claimed): refused at once when one
+    exists without --overwrite, is not locsynth's to replace, is an input of the command, is being
+    written by another locsynth process or cannot be written; held until the command ends."""
+    from ..core.files import claimed
+
+    ctx = _click("globals").get_current_context()
     for path in paths:
-        if path is not None and path.exists() and not overwrite:
-            raise InputError(f"{path} exists; pass --overwrite to replace it")
+        if path is not None:
+            ctx.with_resource(claimed(path, overwrite=overwrite, directory=directory, inputs=inputs))
 
 
 # -- options declared by the library (metric groups' options), offered as --NAME ---------------------

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import (_refuse_existing, as_flags, declared_command, on_bar, on_spinner, progress_bar, reports_errors,
+from .common import (_claim, as_flags, declared_command, on_bar, on_spinner, progress_bar, reports_errors,
                      say, spinner)
 
 contest_app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -61,7 +61,7 @@ def init(
     from ..contest import teamdata
 
     teamdata.check_counts(teams=teams, users=users, reference_days=reference_days, original_days=original_days)
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[train])
     if (train / "model.json").is_file():
         model = teamdata.load_model(train)
         say(f"loaded {train}: {model.name} trained on {model.training_.get('users', '?')} users")
@@ -106,7 +106,7 @@ def run(
 
     table, read = _frame(regions, times)
     specs = contest.parse_anonymizers(anonymizers or contest.DEFAULT_ANONYMIZERS)
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[org, ref, regions, times])
     original, reference = read(org), read(ref)
     with spinner("contest run") as status:
         entries = contest.run(original, reference, specs, seed=seed, event_share=event_share,
@@ -143,7 +143,7 @@ def anonymize(
 
     table, read = _frame(regions, times)
     anonymizer = parse_anonymizer(spec)
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[org, regions, times], directory=False)
     original = read(org)
     result = anonymizer.transform(original, seed=seed)
     write_traces(result, out, table, overwrite=overwrite)
@@ -167,7 +167,7 @@ def pseudonymize(
     from ..contest.pseudonymize import pseudonymize as shuffle
 
     tt, read = _frame(regions, times)
-    _refuse_existing(out, table, overwrite=overwrite)
+    _claim(out, table, overwrite=overwrite, inputs=[anonymized, regions, times], directory=False)
     published, ids = shuffle(read(anonymized), seed=seed)
     write_traces(published, out, tt, id_column="pse_id", overwrite=overwrite)
     write_id_table(ids, table, overwrite=overwrite)
@@ -201,7 +201,7 @@ def attack(
     from ..contest.run import attack_options
 
     tt, read = _frame(regions, times)
-    _refuse_existing(table_out, traces_out, overwrite=overwrite)
+    _claim(table_out, traces_out, overwrite=overwrite, inputs=[ref, pub, regions, times], directory=False)
     result = run_attack(name, read(ref), read(pub), seed=seed,
                         **attack_options(name, event_share, kit_regions))
     write_id_table(result.table, table_out, overwrite=overwrite)
@@ -256,7 +256,7 @@ def analyze(
     from ..contest.analyses import analyses, describe, write_analyses
 
     _, read = _frame(regions, times)
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[org, *anonymized, regions, ref, times], directory=False)
     original = read(org)
     releases = [(p.name, read(p)) for p in anonymized]
     reference = read(ref) if ref is not None else None
@@ -286,7 +286,7 @@ def leaderboard(
 
     _, read = _frame(regions, times)
     roster = board.read_roster(teams)
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[teams, regions, times])
     with spinner("leaderboard") as status:
         pairs, standings = board.leaderboard(board.roster_teams(roster, teams.parent, read), seed=seed,
                                              event_share=event_share, region_cap=kit_regions,

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from .common import console, declared_command, progress_bar, reports_errors, say, spinner
+from .common import _claim, console, declared_command, progress_bar, reports_errors, say, spinner
 from .root import app
 
 
@@ -30,6 +30,12 @@ def prepare(
     cell_m: Optional[float] = typer.Option(None, "--cell-m", help="cab-trips: square cells of this many metres "
                                            "(paper 004: 250 or 500; default 250)."),
     bbox: Optional[str] = typer.Option(None, help="Bounding box LAT_MIN,LAT_MAX,LON_MIN,LON_MAX."),
+    domain: Optional[Path] = typer.Option(None, help="Trip formats: a file GeoPandas reads (GeoPackage, "
+                                          "GeoJSON, shapefile ...) of polygons or lines, public knowledge of where "
+                                          "the movement can be (a waterway, a road network): the grid covers its box "
+                                          "and only its cells, and no method places a location outside them."),
+    domain_buffer: float = typer.Option(0.0, "--domain-buffer", help="--domain: widen its geometry by this many "
+                                        "metres first (lines: GPS error, a road's width)."),
     pois: Optional[int] = typer.Option(None, help="Keep the N most visited POIs (paper 001 keeps 1000)."),
     dp_epsilon: Optional[float] = typer.Option(None, "--dp-epsilon", help="Choose the --pois under DP (a noisy "
                                                "top-k of visitors, this epsilon per user, recorded in the ledger), "
@@ -72,6 +78,7 @@ def prepare(
     reader_options = {k: v for k, v in {
         "pois_file": pois_file, "user_col": user_col, "time_col": time_col, "lat_col": lat_col,
         "lon_col": lon_col, "venue_col": venue_col, "time_unit": time_unit}.items() if v is not None}
+    _claim(out, overwrite=overwrite, inputs=[input, like, friends, pois_file])
     with spinner(f"preparing {input} ({format})"):
         sets = prep.prepare(
             input, format, out, grid=prep.parse_grid(grid) if grid else None,
@@ -80,7 +87,7 @@ def prepare(
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
             seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
             fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start, time_shift=time_shift,
-            candidates=candidates)
+            candidates=candidates, domain=domain, domain_buffer_m=domain_buffer)
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out
@@ -145,6 +152,7 @@ def export(
     """Write a TraceSet as CSV: user_id,datetime,lat,lon,location_id (internal: see release)."""
     from ..data.traces import TraceSet
 
+    _claim(out, overwrite=overwrite, inputs=[directory], directory=False)
     ts = TraceSet.load(directory)
     ts.to_csv(out, overwrite=overwrite, internal=True)
     say(f"wrote {out}: {ts.n_events} events")
@@ -171,6 +179,7 @@ def simulate(
     from ..data import simulate as sim
     from ..data.prepare import parse_grid
 
+    _claim(out, overwrite=overwrite)
     space = sim.make_space(grid=parse_grid(grid) if grid else None, pois=pois, seed=seed)
     with progress_bar() as bar:
         task = bar.add_task("simulating", total=users)

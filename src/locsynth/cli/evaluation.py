@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import InputError
-from .common import (SCHEDULER_HELP, WORKERS_HELP, _fmt, _refuse_existing, _table, console, declared_command,
+from .common import (SCHEDULER_HELP, WORKERS_HELP, _fmt, _claim, _table, console, declared_command,
                      given_options, on_bar, on_spinner, progress_bar, reports_errors, say, spinner, typer_params)
 from .root import app
 
@@ -49,7 +49,7 @@ def evaluate(
 
     given = given_options(ctx, ["attacks", *suite.options()])
     chosen = given.pop("attacks", "all")
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[train, test, synthetic, key])
     if is_release(synthetic):
         syn = load_release(synthetic, key)
     elif key is not None:
@@ -94,6 +94,7 @@ def compare(
     from ..evaluation.report.labels import run_label
     from ..core.files import atomic_output
 
+    _claim(out, overwrite=overwrite, inputs=runs)
     loaded = [load_metrics(p) for p in runs]
     places = [p.stem if p.is_file() else p.name for p in runs]
     names = [run_label(run_meta(data), place) for data, place in zip(loaded, places)]

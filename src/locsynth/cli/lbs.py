@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import _refuse_existing, as_flags, progress_bar, reports_errors, say
+from .common import _claim, as_flags, progress_bar, reports_errors, say
 from .root import app
 
 
@@ -39,7 +39,7 @@ def lbs(
     from ..lbs.page import lbs_html, lbs_png
     from ..core.files import atomic_output
 
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[test, train, model])
     with progress_bar() as bar:
         task = bar.add_task("LBS", total=None)
         table, what, notes = run_lbs(test, train=train, model=model, clusters=clusters, fakes=fakes,

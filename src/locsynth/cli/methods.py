@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import InputError
-from .common import (PARAMS, SCHEDULER_HELP, WORKERS_HELP, _hyperparameters, _method_args, _refuse_existing,
+from .common import (PARAMS, SCHEDULER_HELP, WORKERS_HELP, _hyperparameters, _method_args, _claim,
                      _table, console, on_bar, progress_bar, reports_errors, say)
 from .root import app
 
@@ -111,7 +111,7 @@ def fit(
     params, options = _method_args(kind, ctx.args, param, kind.fit_options)
     if "seed" in kind.hyperparameters():
         params.setdefault("seed", seed)
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[train])
     from ..data.traces import TraceSet
 
     ts = TraceSet.load(train)
@@ -156,7 +156,7 @@ def sample(
     lists them, e.g. --instants N, --home-regions)."""
     from ..synth.base import Synthesizer
 
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[model_dir])
     model = Synthesizer.load(model_dir)
     _, options = _method_args(type(model), ctx.args, [], model.sample_options, "sample option")
     if (workers is not None or scheduler is not None) and "sample" not in model.distributed:
@@ -192,7 +192,7 @@ def pdtest(
     from ..synth.base import Synthesizer
     from ..data.traces import TraceSet
 
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[model_dir, synthetic])
     model = Synthesizer.load(model_dir)
     if not model.tags.pd_test:
         raise InputError(f"the PD test needs a model with the pd_test tag (locsynth methods shows the tags); "
@@ -227,7 +227,7 @@ def anonymize(
     if registry.method(method).kind != "anonymizer":
         raise InputError(f"{method} is a synthesizer: use locsynth fit {method}")
     anonymizer = kind(**_hyperparameters(kind, ctx.args, param))
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[traces])
     from ..data.traces import TraceSet
 
     result = anonymizer.transform(TraceSet.load(traces), seed=seed)

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import _refuse_existing, reports_errors, say
+from .common import _claim, reports_errors, say
 from .root import app
 
 
@@ -28,7 +28,7 @@ def release(
     from ..release.publish import release as make_release
     from ..data.traces import TraceSet
 
-    _refuse_existing(out, overwrite=overwrite)
+    _claim(out, overwrite=overwrite, inputs=[synthetic, pdtest, evaluation])
     card = make_release(TraceSet.load(synthetic), out, pdtest=pdtest, key=key, evaluation=evaluation,
                         overwrite=overwrite)
     pd_text = (f" that passed the (k={card['pd_test']['k']}, eta={card['pd_test']['eta']:g}) PD test"

@@ -325,7 +325,8 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
                      bbox: tuple[float, float, float, float] | None = None, max_speed_kmh: float | None = None,
                      weekdays_only: bool | None = None, max_gap_minutes: float = 5.0,
                      gap_minutes: float = GAP_MINUTES, stay_m: float = STAY_M,
-                     stay_minutes: float = STAY_MINUTES) -> TraceSet:
+                     stay_minutes: float = STAY_MINUTES,
+                     domain=None, domain_buffer_m: float = 0.0) -> TraceSet:
     """A TraceSet of trips (one trace a trip) from a frame of GPS fixes, through paper 004 §8.2's
     steps (:func:`locsynth.data.trips.make_trips`).
 
@@ -338,11 +339,16 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
     default; ``max_speed_kmh`` (none by default) and ``weekdays_only`` drop whole trips.
     ``preset`` (:data:`TRIP_PRESETS`: 'cabs', 'geolife') gives known data's settings, which the
     other arguments override. ``info['trips']`` counts what each step dropped
-    (:func:`locsynth.data.trips.describe_drops` says it in words).
+    (:func:`locsynth.data.trips.describe_drops` says it in words). ``domain`` (a GeoSeries or
+    GeoDataFrame of polygons or lines, a file GeoPandas reads; lines widened by ``domain_buffer_m``
+    metres: :func:`locsynth.data.domain.as_domain`) is public knowledge of where the movement can be:
+    the grid covers its box and opens only its cells (:func:`locsynth.data.trips.make_trips`).
     """
+    from .domain import as_domain
     from .prepare import framed_trips
 
     frame = as_frame(frame)
+    area = as_domain(domain, domain_buffer_m)
     if preset is not None and preset not in TRIP_PRESETS:
         raise InputError(f"unknown `preset` {preset!r}; the presets: {', '.join(TRIP_PRESETS)}")
     settings = {**TRIP_PRESETS.get(preset, {})}
@@ -376,8 +382,9 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
                if k in settings}
     if settings.get("timezone") == AUTO:
         raise InputError("`timezone` auto does not apply to trips: a set of trips keeps one zone; give its name")
-    trips = make_trips(points, cell_m, max_gap_minutes=max_gap_minutes,
+    trips = make_trips(points, cell_m, max_gap_minutes=max_gap_minutes, domain=area,
                        info={"source": "frame", "input": "a DataFrame", "trips_from": how}, **options)
     box = "the given box" if bbox is not None else (f"the {preset} preset's box" if "bbox" in options else
                                                      "the box of the data")
-    return framed_trips(trips, box)
+    return framed_trips(trips, box if area is None else
+                        ("the domain's box" + (f" within {box}" if "bbox" in options else "")))

@@ -10,12 +10,13 @@ import pandas as pd
 
 from . import io
 from .discretize import discretize, make_space, make_time_axis, read_pf_synthetic
+from .domain import as_domain
 from ..core.errors import InputError, unknown
 from ..privacy.ledger import Ledger
 from .points import shift_times
 from .space import Grid, POISpace
 from .timeaxis import AUTO, local_clock
-from ..core.files import atomic_output
+from ..core.files import atomic_output, check_output
 from .traces import TraceSet
 from .trips import read_geolife_trips, read_trips
 
@@ -87,7 +88,8 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             reader_options: dict | None = None, friends: str | Path | None = None,
             fold_days: bool | None = None, cell_m: float | None = None, dp_epsilon: float | None = None,
             start: str | None = None, time_shift: float | None = None,
-            candidates: str | Path | None = None) -> dict[str, TraceSet]:
+            candidates: str | Path | None = None,
+            domain=None, domain_buffer_m: float = 0.0) -> dict[str, TraceSet]:
     """Read, validate, discretize and save; returns the sets written, by name.
 
     With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
@@ -112,16 +114,21 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     are counted in the sets' ``info['timezones']``. ``time_shift`` (hours, e.g. 8 or -3.5) is added
     to every time right after reading, before time zones and the time axis; None takes the format's
     correction (:data:`locsynth.data.io.TIME_SHIFTS`: +8 h for the VLDB'17 files), recorded in the sets'
-    ``info['time_shift']``.
+    ``info['time_shift']``. ``domain`` (trip formats: a file GeoPandas reads, a GeoSeries or
+    GeoDataFrame of polygons or lines; :func:`locsynth.data.domain.as_domain`, lines widened by
+    ``domain_buffer_m`` metres) is public knowledge of where the movement can be: the grid covers its
+    box and opens only its cells, and no method emits a location outside them.
     """
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise InputError(f"{out} exists; pass `overwrite` to replace it")
+    inputs = [input, like, friends, candidates, (reader_options or {}).get("pois_file")]
+    check_output(out, overwrite=overwrite, directory=True, inputs=inputs)
     if format not in formats():
         raise unknown("format", format, formats())
     if format in TRACE_FORMATS and time_shift is not None:
         raise InputError(f"`time_shift` does not apply to `format` {format}: its traces take the time axis of `like`")
     shift = io.time_shift(format, time_shift)
+    if domain is not None and format not in TRIP_FORMATS:
+        raise InputError(f"`domain` applies to the trip formats ({', '.join(TRIP_FORMATS)}), not to {format}")
     if format in TRIP_FORMATS and timezone == AUTO:
         raise InputError(f"`timezone` auto does not apply to `format` {format}: its trips keep one zone "
                          f"(the cabs' America/Los_Angeles by default); give `timezone` NAME")
@@ -132,7 +139,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
                                    "`duplicates`": None if duplicates == "first" else duplicates,
                                    **{"--" + k.replace("_", "-"): v for k, v in (reader_options or {}).items()}})
         sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed,
-                             time_shift=time_shift)
+                             time_shift=time_shift, domain=domain, domain_buffer_m=domain_buffer_m)
     elif cell_m is not None:
         raise InputError(f"`cell_m` applies to `format` {', '.join(TRIP_FORMATS)} only; use `grid` with {format}")
     elif dp_epsilon is not None and pois is None:
@@ -152,7 +159,7 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     if friends is not None:
         edges = io.read_friends(friends)
         sets = {name: attach_friends(ts, edges) for name, ts in sets.items()}
-    with atomic_output(out, overwrite, directory=True) as tmp:
+    with atomic_output(out, overwrite, directory=True, inputs=inputs) as tmp:
         if list(sets) == [""]:
             sets[""].save(tmp, overwrite=True)
         else:
@@ -163,11 +170,13 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
 
 def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | None = None, *,
                   bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
-                  split: float | None = None, seed: int = 0, time_shift: float | None = None) -> dict[str, TraceSet]:
+                  split: float | None = None, seed: int = 0, time_shift: float | None = None,
+                  domain=None, domain_buffer_m: float = 0.0) -> dict[str, TraceSet]:
     """Passenger trips (paper 004 §8.2, :func:`locsynth.data.trips.read_trips`) on square cells of
     ``cell_m`` metres (the paper's 250 or 500; 250 by default) over ``bbox`` (the paper's box by
     default), hours and weekdays in ``timezone`` (the cabs' Pacific time by default), times moved
-    ``time_shift`` hours first (None: the format's correction, 0 for both trip formats).
+    ``time_shift`` hours first (None: the format's correction, 0 for both trip formats), the grid
+    restricted to a public ``domain`` (:func:`prepare`).
 
     With ``split`` (the test fraction) the trips are split by trip, seeded: paper 004 protects one
     trip (a passenger), so a trip is the unit held out, and trips of one cab may fall on both sides.
@@ -178,11 +187,12 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     path = Path(input)
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")
-    options = {"bbox": bbox, "timezone": timezone}
+    options = {"bbox": bbox, "timezone": timezone, "domain": as_domain(domain, domain_buffer_m)}
     shift = io.time_shift(format, time_shift)
     trips = TRIP_FORMATS[format](path, 250.0 if cell_m is None else cell_m, shift["hours"],
                                     **{k: v for k, v in options.items() if v is not None})
-    trips = framed_trips(trips, "the given box" if bbox else "the format's public box", format, shift)
+    box = "the given box" if bbox else "the format's public box"
+    trips = framed_trips(trips, box + (" within the domain's" if domain is not None else ""), format, shift)
     if split is None:
         return {"": trips}
     train, test = trips.split(split, seed=seed)
@@ -203,6 +213,9 @@ def framed_trips(trips: TraceSet, box: str, format: str = "frame", shift: dict |
         "space": f"a grid of {trips.space.n_locations} cells over {box} "
                  + ("(from the data)" if from_data else "(public)"),
         "time": "from the date of the earliest trip (from the data)"}, format, shift)
+    if trips.space.domain is not None:
+        frame["domain"] = (f"the {trips.space.n_allowed} of {trips.space.n_locations} cells that "
+                           f"{trips.space.domain} covers (public knowledge, as given)")
     return replace(trips, ledger=ledger, info={**trips.info, "frame": frame, "time_shift": shift})
 
 

@@ -299,6 +299,8 @@ class TraceSet:
         }
         if self.space.kind == "grid":
             out["grid"] = f"{self.space.rows}x{self.space.cols}"
+        if self.space.domain is not None:
+            out["domain"] = f"{self.space.domain}: {self.space.n_allowed} cells allowed (public)"
         if self.n_events:
             days = self.time.day(self.t)
             first, last = self.time.start_of(np.array([self.t.min(), self.t.max()]))

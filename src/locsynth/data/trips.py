@@ -356,6 +356,33 @@ def runs(points: pd.DataFrame, marked) -> pd.DataFrame:
     return out
 
 
+# -- a public domain ---------------------------------------------------------------------------
+
+def domain_box(own: tuple[float, float, float, float],
+               bbox: tuple[float, float, float, float] | None) -> tuple[float, float, float, float]:
+    """The box of a grid restricted to a public domain: the domain's ``own``, within ``bbox`` when
+    given (an InputError when the two do not meet)."""
+    if bbox is None:
+        return own
+    lat_min, lat_max = max(own[0], bbox[0]), min(own[1], bbox[1])
+    lon_min, lon_max = max(own[2], bbox[2]), min(own[3], bbox[3])
+    if not (lat_min < lat_max and lon_min < lon_max):
+        raise InputError("the domain ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) and ".format(*own)
+                         + "the box ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) do not meet".format(*bbox))
+    return lat_min, lat_max, lon_min, lon_max
+
+
+def off_domain(grid: Grid, trip: np.ndarray, lat: np.ndarray, lon: np.ndarray, kept: np.ndarray,
+               n_trips: int) -> np.ndarray:
+    """Bool of shape (n_trips,): the ``kept`` trips with a fix in a cell ``grid``'s domain leaves out
+    (fixes sorted by trip; the kept trips' fixes all lie in the box)."""
+    mine = kept[trip]
+    cell = grid.locate(lat[mine], lon[mine])
+    out = np.zeros(n_trips, bool)
+    out[trip[mine][grid.outside(cell)]] = True
+    return out
+
+
 # -- the whole path ----------------------------------------------------------------------------
 
 #: paper 004's settings for the San Francisco cabs (§8.1-8.2): its box, Pacific time, 150 km/h,
@@ -396,11 +423,18 @@ def read_geolife_trips(path: str | Path, cell_m: float = 250.0, time_shift: floa
 def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
                bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
                max_speed_kmh: float = math.inf, max_gap_minutes: float = 5.0, weekdays_only: bool = False,
-               owner: str = "person", info: dict | None = None) -> TraceSet:
+               owner: str = "person", info: dict | None = None, domain=None) -> TraceSet:
     """Trips as paper 004 §8.2 prepares them (module docstring) from a points table whose ``user``
     is the trip (``f"{owner}-{k}"``, as ``read_cabs(trips=True)`` and :func:`segment` name them) and
     ``time``, ``lat``, ``lon`` its fixes; ``bbox`` defaults to the fixes' own box, ``timezone`` to
     the one zone they lie in (:data:`CABS` holds the cabs' settings).
+
+    ``domain`` (a :class:`locsynth.data.domain.Domain`: public knowledge of where the movement can
+    be) shrinks the box to the domain's (within ``bbox`` when given) and opens only the cells it
+    covers (:meth:`locsynth.data.space.Grid.restricted`). A trip with a fix in another cell is
+    dropped whole, as one that leaves the box; a minute that :func:`interpolate_gaps` would fill
+    in such a cell stays unfilled (choice: the straight line between two fixes is a guess, and the
+    domain says it is a wrong one there).
 
     Returns a TraceSet with one trace per kept trip and ``info['trips']`` counting what every
     step dropped (:func:`describe_drops`); an InputError saying the same when no trip is left.
@@ -414,6 +448,8 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
         raise InputError(f"max_speed_kmh and max_gap_minutes must be positive, got {max_speed_kmh!r} and "
                          f"{max_gap_minutes!r}")
     lat, lon = points["lat"].to_numpy(np.float64), points["lon"].to_numpy(np.float64)
+    if domain is not None:
+        bbox = domain_box(domain.bbox, bbox)
     from_data = bbox is None
     if from_data:                       # a box of one point's width still has cells
         bbox = (float(lat.min()), max(float(lat.max()), float(lat.min()) + 1e-6), float(lon.min()),
@@ -421,12 +457,17 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     timezone = single_zone(lat, lon) if timezone is None else timezone
     check_timezone(timezone)
     rows, cols, _, _ = _cells(cell_m, bbox)
+    if domain is not None and rows * cols > MAX_CELLS:
+        raise InputError("the domain's box ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) needs ".format(*bbox)
+                         + f"{rows * cols:,} cells of {cell_m:g} m: give `bbox`, the area to keep, or a larger `cell_m`")
     if from_data and rows * cols > MAX_CELLS:
         lo, hi = np.quantile(lat, [0.05, 0.95]), np.quantile(lon, [0.05, 0.95])
         raise InputError("the fixes' own box ({:.4f}-{:.4f} N, {:.4f}-{:.4f} E) needs ".format(*bbox)
                          + f"{rows * cols:,} cells of {cell_m:g} m: give `bbox`, the area to keep (90 % of the "
                          f"fixes lie in ({lo[0]:.4f}, {lo[1]:.4f}, {hi[0]:.4f}, {hi[1]:.4f})), or a larger `cell_m`")
     grid = trip_grid(cell_m, bbox)
+    if domain is not None:
+        grid = grid.restricted(domain.cells(grid), domain.description)
     trip, ids = pd.factorize(points["user"], sort=False)
     trip = trip.astype(np.int64)
     times = pd.DatetimeIndex(points["time"])
@@ -444,11 +485,17 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     keep_trip = ~fast & ~outside & weekday
     steps.update({"too_fast": int(fast.sum()), "outside_box": int((outside & ~fast).sum()),
                   "weekend_or_holiday": int((~weekday & ~fast & ~outside).sum())})
+    if domain is not None:
+        left = off_domain(grid, trip, lat, lon, keep_trip, n_trips)
+        steps["outside_domain"] = int(left.sum())
+        keep_trip &= ~left
     keep = keep_trip[trip]
     cell = grid.locate(lat[keep], lon[keep]).astype(np.int64)
     fixes = Visits(trip[keep], unix[keep], cell)
 
     visits = interpolate_gaps(aggregate(fixes, 60), grid.cols, max_gap_minutes)
+    if domain is not None:              # a filled minute in a cell the domain leaves out stays unfilled
+        visits = visits.take(~grid.outside(visits.cell))
     hour = majority_hour(visits, n_trips, timezone)
     visits = merge_self_loops(visits)
     length = np.bincount(visits.trip, minlength=n_trips)
@@ -456,7 +503,8 @@ def make_trips(points: pd.DataFrame, cell_m: float = 250.0, *,
     steps["single_visit"] = int(single.sum())
     visits = visits.take(length[visits.trip] >= MIN_CELLS)
     settings = {"bbox": bbox, "max_speed_kmh": max_speed_kmh, "weekdays_only": weekdays_only,
-                "timezone": timezone, "box_from_data": from_data}
+                "timezone": timezone, "box_from_data": from_data,
+                "domain": None if domain is None else domain.description}
     if len(visits) == 0:
         raise InputError(f"no trip is left of the {n_trips} made (paper 004 §8.2's steps): "
                          + "; ".join(describe_drops({**steps, "kept": 0}, settings)))
@@ -479,8 +527,10 @@ def describe_drops(steps: dict, settings: dict | None = None) -> list[str]:
                                           "; `bbox` sets it)"))
     speed = settings.get("max_speed_kmh")
     speed_text = f" (over {speed:g} km/h between two fixes; `max_speed_kmh` sets it)" if speed is not None else ""
+    domain = settings.get("domain")
     said = {"too_fast": f"were too fast{speed_text}",
             "outside_box": f"left the bounding box{box_text}",
+            "outside_domain": "had a fix outside the domain" + (f" ({domain})" if domain else ""),
             "weekend_or_holiday": "started on a weekend or a US federal holiday",
             "single_visit": "never left one cell"}
     lines = [f"{steps[k]} {text}" for k, text in said.items() if steps.get(k)]

@@ -31,6 +31,7 @@ BUILT_IN = {
     "trips": "locsynth.metrics.trips:GROUP",
     "trip_times": "locsynth.metrics.trip_times:GROUP",
     "standard": "locsynth.metrics.standard:GROUP",
+    "realism": "locsynth.metrics.realism:GROUP",
     "reid": "locsynth.attacks.groups:REIDENTIFICATION",
     "mia": "locsynth.attacks.groups:MEMBERSHIP",
     "distance_mia": "locsynth.attacks.distance_mia:GROUP",

@@ -155,6 +155,7 @@ def card_markdown(card: dict) -> str:
              f"(pseudonym, datetime, lat, lon, location_id); pseudonyms are random and say nothing "
              f"about who the synthesizer learned from.",
              f"- `locations.csv`: the {card['space']['n_locations']} locations ({card['space']['kind']}).",
+             *_domain_lines(card['space']),
              f"- Times: {card.get('times', 'in UTC')}.",
              f"- Time axis: {card['time_description']}.", "",
              "## What protects it", ""]
@@ -190,6 +191,15 @@ def card_markdown(card: dict) -> str:
     return "\n".join(lines)
 
 
+def _domain_lines(space: dict) -> list[str]:
+    """The card's line on a public domain (none without one)."""
+    if not space.get("domain"):
+        return []
+    return [f"- Public domain: every location lies in the {space.get('n_allowed', '?')} cells that {space['domain']} "
+            f"covers (`allowed` in `locations.csv`): public knowledge given apart from the training data, which "
+            f"no epsilon needs to cover."]
+
+
 def _pd_filter(synthetic: TraceSet, pdtest) -> tuple[np.ndarray, dict | None]:
     if pdtest is None:
         return np.ones(synthetic.n_traces, bool), None
@@ -215,7 +225,8 @@ def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
         "method": info.get("source"), "params": info.get("params"),
         "training": training_facts(info.get("training", {}), ledger),
         "traces": released.n_traces, "events": released.n_events,
-        "space": {**released.space.meta(), "n_locations": released.space.n_locations},
+        "space": {**released.space.meta(), "n_locations": released.space.n_locations,
+                  **({"n_allowed": released.space.n_allowed} if released.space.domain is not None else {})},
         "time": released.time.meta(), "time_description": released.time.describe(),
         "times": times_phrase(synthetic), "has_times": synthetic.has_times,
         "pd_test": pd_card, "ledger": ledger.to_dict(), "ledger_summary": ledger.describe(),

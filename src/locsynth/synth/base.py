@@ -41,6 +41,22 @@ from ..data.traces import TraceSet, is_trip_set, read_json_meta, require_tracese
 SIZE_SHARE = 0.05
 #: share of a trip method's epsilon for the model of its trips' times (synth/trip_times.py)
 TIME_SHARE = 0.05
+#: share of a trip method's epsilon for a DP footprint where the set has no public domain and
+#: enough trips (Synthesizer._fit_footprint); measured in docs/data.md
+FOOTPRINT_SHARE = 0.05
+#: cells a side of the blocks a DP footprint counts (Synthesizer._fit_footprint): 2 x 2 cells of
+#: 500 m, blocks of 1 km, gather four cells' trips against one cell's noise
+FOOTPRINT_BLOCK = 2
+
+
+def footprint_blocks(space) -> tuple[np.ndarray, int]:
+    """(block of every location, number of blocks): FOOTPRINT_BLOCK x FOOTPRINT_BLOCK cells of a grid,
+    each location its own block on any other space."""
+    if space.kind != "grid":
+        return np.arange(space.n_locations), space.n_locations
+    b = FOOTPRINT_BLOCK
+    cols = -(-space.cols // b)
+    return (space.row // b) * cols + space.col // b, (-(-space.rows // b)) * cols
 
 #: the most traces a set holds: its trace and user numbers are int32 (data/traces.py)
 MAX_TRACES = MAX_COUNT
@@ -70,6 +86,8 @@ class Tags:
         traces, but the demo's daily traces are not what it is for.
     baseline : a reference point, not a protection: it releases the real traces (training, none,
         cheat) or random ones (uniform); comparisons show it apart and never mark it best.
+    domain : keeps every location it makes inside a public domain (``Space.allowed``, data/domain.py);
+        a method without it refuses a training set that has one.
     """
 
     virtual_users: bool = False
@@ -81,6 +99,7 @@ class Tags:
     generalizes: bool = False
     trips: bool = False
     baseline: bool = False
+    domain: bool = False
 
     def names(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]
@@ -103,6 +122,9 @@ class Tags:
             return "needs a training set with a friend graph (prepare it with `friends`)"
         if self.needs_categories and train.space.category is None:
             return "needs locations with categories"
+        if train.space.allowed is not None and not self.domain:
+            return (f"cannot keep its locations inside a public domain, and this set has one ({train.space.domain}); "
+                    f"the methods tagged 'domain' can")
         return None
 
 
@@ -312,6 +334,44 @@ class Synthesizer(_Params):
         if not self.tags.dp:
             self.ledger_.note_uncovered(f"{self.name} was fitted on the training data without differential privacy")
 
+    def _allowed(self) -> np.ndarray | None:
+        """Bool per location: where this model may place one, the space's public domain
+        (``Space.allowed``, data/domain.py) or, without one, the DP footprint it fitted
+        (:meth:`_fit_footprint`); None: anywhere."""
+        footprint = getattr(self, "footprint_", None)
+        return self.space_.allowed if footprint is None else footprint
+
+    def _fit_footprint(self, train: TraceSet, epsilon: float, share: float, left: float) -> float:
+        """Where the space has no public domain, spend ``share`` of the method's ``epsilon`` on a DP
+        footprint (privacy/footprint.py) on blocks of :data:`FOOTPRINT_BLOCK` x that many cells of a
+        grid (each location alone elsewhere) and keep to it as to a domain; returns ``left`` less that
+        spend. ``share`` 0, a public domain (which needs no spend), or too few trips for the blocks
+        (the DP count times the footprint's epsilon below 2 noise scales a block) fit none."""
+        from ..privacy.footprint import noisy_footprint, visit_weights
+
+        from ..privacy.footprint import SCALES
+
+        eps, share = check_epsilon(epsilon), check_share(share, "footprint_share")
+        self.footprint_ = None
+        if share == 0 or train.space.allowed is not None:
+            return left
+        if share * eps >= left:
+            raise InputError(f"`footprint_share` {share:g} leaves nothing of epsilon for the rest of {self.name}: "
+                             "the shares must sum to less than 1")
+        block, n_blocks = footprint_blocks(train.space)
+        # only where the DP count of trips could fill every block to the threshold (SCALES noise scales):
+        # on fewer, the footprint keeps next to nothing (measured on ships, docs/data.md); the rule reads
+        # the DP count alone (post-processing), and without one no footprint is fitted
+        count = self.training_.get("dp_count")
+        if count is None or count * share * eps / SCALES < n_blocks:
+            return left
+        kept = noisy_footprint(visit_weights(train.user, block[train.loc], n_blocks), share * eps,
+                               ledger=self.ledger_, unit="trace",
+                               saw=f"the {n_blocks} blocks of cells the traces visit, each trace's distinct blocks "
+                                   f"sharing 1 (its footprint)")
+        self.footprint_ = kept[block]
+        return left - share * eps
+
     def _bounded_traces(self, train: TraceSet, k: int) -> TraceSet:
         """``train`` with at most ``k`` traces of each user id (their first ``k`` rows), for a method
         that spends on one trace: the bound, enforced here and recorded in the ledger, is what turns
@@ -399,6 +459,7 @@ class Synthesizer(_Params):
                 "training": dict(self.training_), **(info or {})}
         if getattr(self, "min_cells_", 1) > 1:                 # the public rule its trips respect
             meta["min_cells"] = int(self.min_cells_)
+        check_inside(self.space_, loc, self.name)
         if not presorted:
             return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends,
                                         self.ledger_.copy())
@@ -484,7 +545,9 @@ class Synthesizer(_Params):
                     "min_cells": int(getattr(self, "min_cells_", 1))}
             (tmp / "model.json").write_text(json.dumps(meta, indent=2))
             times = getattr(self, "trip_times_", None)
-            np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}))
+            footprint = getattr(self, "footprint_", None)
+            np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}),
+                     **({"footprint": footprint} if footprint is not None else {}))
             pq.write_table(pa.Table.from_pandas(self.users_, preserve_index=False), tmp / "users.parquet")
             pq.write_table(pa.Table.from_pandas(self.space_.to_frame(), preserve_index=False),
                            tmp / "locations.parquet")
@@ -520,6 +583,7 @@ class Synthesizer(_Params):
             from .trip_times import TripTimes
 
             model.trip_times_ = TripTimes.from_arrays(arrays)
+        model.footprint_ = arrays["footprint"].astype(bool) if "footprint" in arrays else None
         model._restore(arrays, meta.get("fitted", {}))
         return model
 
@@ -543,6 +607,9 @@ class Anonymizer(_Params):
         if traces.n_events == 0:
             raise InputError("the trace set to anonymize is empty")
         traces.require_exact(self.name)
+        unmet = self.tags.unmet(traces)
+        if unmet:
+            raise InputError(f"{self.name} {unmet}")
 
     def _anonymized(self, traces: TraceSet, loc: np.ndarray, ledger: Ledger | None = None, *,
                     locsets=None, source: np.ndarray | None = None) -> TraceSet:
@@ -558,7 +625,19 @@ class Anonymizer(_Params):
             after.note_uncovered(f"{self.name} released the input's traces without differential privacy")
         out = replace(traces, loc=np.asarray(loc, np.int32), users=users, info=info, ledger=after, locsets=locsets)
         out.check()
+        check_inside(out.space, out.loc, self.name)
         return out
+
+
+def check_inside(space: Space, loc: np.ndarray, name: str) -> None:
+    """A RuntimeError when a method placed a location outside the space's public domain: each method
+    tagged ``domain`` keeps to it by its own construction (masked states, a smaller alphabet, ...),
+    and this is the promise checked on every set made."""
+    loc = np.asarray(loc)
+    outside = space.outside(loc[loc >= 0])
+    if outside.any():
+        raise RuntimeError(f"{name} placed {int(outside.sum())} of {loc.size} locations outside the public domain "
+                           f"({space.domain})")
 
 
 def parameter_docs(cls) -> dict[str, str]:

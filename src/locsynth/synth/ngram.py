@@ -57,7 +57,9 @@ steps, in the order the data flows:
 
 The alphabet is every location of the training space (the whole grid, which is public), not
 only the cells the trips visit as in the authors' runs (paper 004 Table 1's |L|): which cells are
-visited is itself a fact about the data.
+visited is itself a fact about the data. A public domain (data/domain.py) is public knowledge of
+where trips can be: the alphabet is then the locations it allows, so that no walk can leave it and
+the thresholds (ln(L / 2)) count only those.
 
 The paper's NGRAM releases no time; here the trip methods' time model (synth/trip_times.py,
 ``time_share`` of epsilon) gives each synthetic trip a start and its steps durations. With
@@ -83,7 +85,7 @@ from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger
 from ..core.validation import check_epsilon
 from ..data.traces import TraceSet
-from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
+from .base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ..core.validation import check_count
 from ..core.validation import check_flag, check_seed, check_share
 
@@ -529,6 +531,11 @@ class NGRAM(Synthesizer):
     time_share : float
         Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
         and hour, step durations by length); 0 releases trips without times.
+    footprint_share : float
+        Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain;
+        spent only when the DP count of trips can fill every block (the cabs' size, not a few hundred
+        trips: docs/data.md); 0: never.
     max_traces_per_user : int
         Traces one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trace one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -539,18 +546,20 @@ class NGRAM(Synthesizer):
 
     name = "ngram"
     checks = {"epsilon": check_epsilon, "n_max": check_count, "l_max": check_count, "threshold_leaves": check_flag,
-              "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
-    tags = Tags(virtual_users=True, ragged=True, dp=True)
+              "size_share": check_share, "time_share": check_share, "footprint_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
+    tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, n_max: int = 5, l_max: int = 20, threshold_leaves: bool = True,
-                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
+                 footprint_share: float = FOOTPRINT_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.n_max = n_max
         self.l_max = l_max
         self.threshold_leaves = threshold_leaves
         self.size_share = size_share
         self.time_share = time_share
+        self.footprint_share = footprint_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -561,8 +570,10 @@ class NGRAM(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
-        tree = explore(GramIndex.from_traces(train, l_max), eps, n_max, l_max,
-                       threshold_leaves=bool(self.threshold_leaves))
+        eps = self._fit_footprint(train, check_epsilon(self.epsilon), self.footprint_share, eps)
+        allowed = self._allowed()
+        self.alphabet_ = np.arange(self.space_.n_locations) if allowed is None else np.flatnonzero(allowed)
+        tree = explore(self._index(train, l_max), eps, n_max, l_max, threshold_leaves=bool(self.threshold_leaves))
         # the guarantee is the budget every path may spend, not the most one realised path spent: a
         # path stops where released counts say so, and the outputs that let it go on are possible
         self.ledger_.record(
@@ -580,6 +591,17 @@ class NGRAM(Synthesizer):
         self.starts_ = start_counts(tree)
         return self
 
+    def _index(self, train: TraceSet, l_max: int) -> GramIndex:
+        """The training traces as sequences over the alphabet (its positions), truncated: with a
+        public domain, a location outside it is left out of its trace (public rule, applied to each
+        trace alone; the sequences stay at most l_max long)."""
+        code = np.full(self.space_.n_locations, -1, np.int64)
+        code[self.alphabet_] = np.arange(self.alphabet_.size)
+        symbol = code[train.loc]
+        inside = symbol >= 0
+        lengths = np.bincount(train.user[inside], minlength=train.n_traces)
+        return GramIndex.from_flat(symbol[inside], lengths, int(self.alphabet_.size), l_max)
+
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
                 progress=None, client=None) -> TraceSet:
         """``n`` synthetic trips (default: the DP count of training traces) of 1 .. l_max locations
@@ -587,8 +609,8 @@ class NGRAM(Synthesizer):
         the common protocol and checked; NGRAM has no time."""
         m = self._size(n)
         l_max = check_count(self.l_max, "l_max")
-        loc, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max, seed, self.min_cells_)
-        return self._untimed(loc, length, seed)
+        symbols, length = walk(self.counts_, self.next_node_, self.starts_, m, l_max, seed, self.min_cells_)
+        return self._untimed(self.alphabet_[symbols], length, seed)
 
     def summary(self) -> dict:
         levels = np.bincount(self.level_) if hasattr(self, "level_") else []
@@ -598,7 +620,7 @@ class NGRAM(Synthesizer):
     def _arrays(self):
         return {"counts": self.counts_, "next_node": self.next_node_, "starts": self.starts_,
                 "parent": self.parent_, "symbol": self.symbol_, "level": self.level_,
-                "node_epsilon": self.node_epsilon_}
+                "node_epsilon": self.node_epsilon_, "alphabet": self.alphabet_}
 
     def _restore(self, arrays, fitted):
         for key in ("counts", "next_node", "starts", "parent", "symbol", "level", "node_epsilon"):
@@ -607,6 +629,9 @@ class NGRAM(Synthesizer):
         self.counts_, self.next_node_, self.starts_ = arrays["counts"], arrays["next_node"], arrays["starts"]
         self.parent_, self.symbol_, self.level_ = arrays["parent"], arrays["symbol"], arrays["level"]
         self.node_epsilon_ = arrays["node_epsilon"]
-        L = self.space_.n_locations
-        if self.counts_.shape[1] != L + 1 or self.next_node_.shape != self.counts_.shape or self.starts_.shape != (L,):
+        # models saved before public domains: every location is a symbol
+        self.alphabet_ = arrays.get("alphabet", np.arange(self.space_.n_locations))
+        L = self.alphabet_.size
+        if self.counts_.shape[1] != L + 1 or self.next_node_.shape != self.counts_.shape or self.starts_.shape != (L,) \
+                or self.alphabet_.max(initial=0) >= self.space_.n_locations:
             raise InputError("the saved NGRAM arrays do not match its space")

@@ -141,21 +141,47 @@ def public_box(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float, flo
     return float(xs.min()) - px, float(ys.min()) - py, float(xs.max()) + px, float(ys.max()) + py
 
 
-def locations_of_states(grid: TwoLevelGrid, xy) -> tuple[np.ndarray, np.ndarray]:
+def locations_of_states(grid: TwoLevelGrid, xy, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per state, the locations (of planar coordinates ``xy``) inside its cell, or the one nearest
-    to its centre when none lies inside: CSR (indptr, indices)."""
+    to its centre when none lies inside: CSR (indptr, indices). With ``allowed`` (bool per location:
+    a public domain) only the allowed locations count, so that no state maps outside it."""
     from scipy.spatial import cKDTree
 
-    state = grid.state(*xy)
+    ids = np.arange(xy[0].size) if allowed is None else np.flatnonzero(allowed)
+    x, y = xy[0][ids], xy[1][ids]
+    state = grid.state(x, y)
     s = grid.n_states
     order = np.argsort(state, kind="stable")
     counts = np.bincount(state, minlength=s)
     empty = np.flatnonzero(counts == 0)
     rect = grid.rectangles()[empty]
-    nearest = cKDTree(np.column_stack(xy)).query(np.column_stack([(rect[:, 0] + rect[:, 2]) / 2,
-                                                                  (rect[:, 1] + rect[:, 3]) / 2]))[1]
+    nearest = cKDTree(np.column_stack([x, y])).query(np.column_stack([(rect[:, 0] + rect[:, 2]) / 2,
+                                                                      (rect[:, 1] + rect[:, 3]) / 2]))[1]
     members = np.concatenate([order, nearest])
     owner = np.concatenate([state[order], empty])
     by = np.argsort(owner, kind="stable")
     indptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=s))]).astype(np.int64)
-    return indptr, members[by].astype(np.int64)
+    return indptr, ids[members[by]].astype(np.int64)
+
+
+def open_states(grid: TwoLevelGrid, xy, allowed: np.ndarray | None) -> np.ndarray | None:
+    """Bool per state: whether one of the locations it stands for without a domain (those inside
+    it, or the nearest to its centre: :func:`locations_of_states`) is allowed (``allowed``, bool per
+    location of planar coordinates ``xy``: a public domain); None without a domain. A closed state
+    is a cell the public knowledge says no trajectory crosses; a state smaller than the space's
+    cells, with no location inside, stays open where its nearest location is allowed."""
+    if allowed is None:
+        return None
+    indptr, indices = locations_of_states(grid, xy)
+    return np.add.reduceat(allowed[indices].astype(np.int64), indptr[:-1]) > 0
+
+
+def open_edges(indptr: np.ndarray, indices: np.ndarray, open: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR neighbour graph (indptr, indices) with only the edges between open states (``open``,
+    bool per state; None: every edge): a walk on it never enters a closed state."""
+    if open is None:
+        return indptr, indices
+    row = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    keep = open[row] & open[indices]
+    counts = np.bincount(row[keep], minlength=indptr.size - 1)
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), indices[keep].astype(np.int64)
