@@ -77,7 +77,8 @@ SYNTHETIC = ([[0, 1, 2], [0, 1, 2, 3], [1, 2], [2, 3]], [8, 9, 9, 12])
 def test_evaluate_on_trips_gives_the_trip_metrics_of_metrics_trips():
     train, test, syn = trip_set(*TRAIN), trip_set(*TEST), trip_set(*SYNTHETIC)
     report = evaluate(train, test, syn, seed=3)            # default attacks: those of users skipped, with reasons
-    attacks = [key for name in ("distance_mia", "copies", "sniffing", "bayesian", "outliers") for key in group(name).keys]
+    attacks = [key for name in ("distance_mia", "copies", "near_copies", "sniffing", "bayesian", "outliers")
+               for key in group(name).keys]
     times = list(group("trip_times").keys)               # trips with hours and instants have times
     assert list(report.metrics) == list(TRIPS) + times + list(STANDARD) + attacks
     for name, other in (("synthetic", syn), ("training", train)):
