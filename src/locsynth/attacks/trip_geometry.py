@@ -178,13 +178,24 @@ def distinct(t: Trajectories) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.searchsorted(rows, rep)
 
 
+def same_walk(targets: Trajectories, pool: Trajectories) -> np.ndarray:
+    """For every target, the smallest pool row with the same points (-1 where none): hashed, then
+    compared point by point (:func:`distinct`)."""
+    _, group = distinct(Trajectories.concat([targets, pool]))
+    first = np.full(group.max() + 1 if group.size else 0, len(pool), np.int64)
+    np.minimum.at(first, group[len(targets):], np.arange(len(pool)))     # the smallest row of each group
+    found = first[group[:len(targets)]]
+    return np.where(found < len(pool), found, -1)
+
+
 def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet", leaf: int = 16,
             exclude: np.ndarray | None = None, ties: bool = False, within=np.inf, smallest: bool = True):
     """For every target, its distance to the nearest trajectory of ``pool`` (exact; module docstring).
 
     The pool's trajectories are searched through a tree over their starts, ends and bounding boxes
     (trip_index.py), whose lower bounds skip every pool trajectory that cannot win or tie, so the
-    work follows how many trajectories lie about as near as the nearest, never all pairs. Without
+    work follows how many trajectories lie about as near as the nearest, never all pairs; a target
+    that the pool holds verbatim (found by hashing first) starts at distance 0. Without
     ``exclude`` the pool's repeated sequences are searched once (:func:`distinct`): a release can
     hold thousands of copies of one short walk, all at one distance; likewise repeated targets are
     searched once, each copy given the answer of its first.
@@ -251,10 +262,12 @@ def _nearest(targets: Trajectories, pool: Trajectories, distance: str, leaf: int
         best, row = np.full(n, np.inf), np.full(n, -1, np.int64)
         return (best, row, [np.zeros(0, np.int64) for _ in range(n)]) if ties else (best, row)
     exclude = np.full(n, -1, np.int64) if exclude is None else np.asarray(exclude, np.int64)
+    known = same_walk(targets, pool)
+    known[known == exclude] = -1
     t_features, p_features = features(targets.x, targets.y, targets.offsets), features(pool.x, pool.y, pool.offsets)
     best, row = search(targets.x, targets.y, targets.offsets, t_features, pool.x, pool.y, pool.offsets, p_features,
                        build(p_features, leaf), DISTANCES.index(distance), exclude,
-                       np.array(np.broadcast_to(within, (n,)), np.float64), smallest or ties)
+                       np.array(np.broadcast_to(within, (n,)), np.float64), known, smallest or ties)
     if not ties:
         return best, row
     from scipy.spatial import cKDTree

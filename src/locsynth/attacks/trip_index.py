@@ -57,12 +57,21 @@ def coupled(ax, ay, bx, by, frechet, bound, row):
             value = np.inf
             if before <= bound:
                 dx, dy = abs(ax[i] - bx[j]), abs(ay[i] - by[j])
-                # each offset is at most the point distance (and at most the sum with what came before)
-                if (max(dx, dy) <= bound) if frechet else (before + max(dx, dy) <= bound):
-                    d = np.hypot(dx, dy)
-                    value = max(before, d) if frechet else before + d
-                    if value > bound:
-                        value = np.inf
+                if frechet:
+                    # squares decide, with a margin far beyond their rounding, where the point distance
+                    # is surely past the bound or surely under what came before (the value is then
+                    # ``before`` itself); only the rest needs the distance
+                    square = dx * dx + dy * dy
+                    if square > bound * bound * (1 + 1e-12):
+                        pass
+                    elif square < before * before * (1 - 1e-12):
+                        value = before
+                    else:
+                        value = max(before, np.hypot(dx, dy))
+                elif before + max(dx, dy) <= bound:        # an offset is at most the point distance
+                    value = before + np.hypot(dx, dy)
+                if value > bound:
+                    value = np.inf
             prev_diag, row[j] = row[j], value
             low = min(low, value)
         if low > bound:
@@ -154,16 +163,17 @@ def build(f, leaf):
 
 
 @njit(cache=True, parallel=True)
-def search(tx, ty, toff, tf, px, py, poff, pf, tree, kind, exclude, within, smallest):
+def search(tx, ty, toff, tf, px, py, poff, pf, tree, kind, exclude, within, known, smallest):
     """(distance, row) of every target's nearest pool trajectory (module docstring): kind 0 the
     discrete Frechet distance, 1 DTW; ``exclude[t]`` a pool row target t may not match (or -1);
-    only rows at ``within[t]`` or nearer (inf and -1 where there is none). ``smallest``: of rows at
-    that distance the smallest, as brute force gives it (every node and pair at a bound equal to
-    the best visited); else the first the search meets (one whose bound equals the best so far is
-    skipped: the distance is the same, and where many pool trajectories tie the search is shorter)."""
+    only rows at ``within[t]`` or nearer (inf and -1 where there is none); ``known[t]`` a pool row
+    already known to be at distance 0 (the same points), or -1. ``smallest``: of rows at that
+    distance the smallest, as brute force gives it (every node and pair at a bound equal to the best
+    visited); else the first the search meets (one whose bound equals the best so far is skipped:
+    the distance is the same, and where many pool trajectories tie the search is shorter)."""
     order, lo, hi, first, last, children = tree
     n = toff.size - 1
-    best, row = within.copy(), np.full(n, -1, np.int64)
+    best, row = np.where(known >= 0, 0.0, within), known.copy()
     longest = 1
     for j in range(poff.size - 1):
         longest = max(longest, poff[j + 1] - poff[j])
@@ -171,7 +181,8 @@ def search(tx, ty, toff, tf, px, py, poff, pf, tree, kind, exclude, within, smal
         buffer = np.empty(longest)
         nodes, bounds = np.empty(STACK, np.int64), np.empty(STACK)
         ta, tb = toff[t], toff[t + 1]
-        b, r, cut = best[t], np.int64(-1), best[t]      # what may still be taken: at most cut
+        b, r = best[t], row[t]
+        cut = b if smallest or r < 0 else np.nextafter(b, -np.inf)   # what may still be taken
         nodes[0], bounds[0], top = 0, node_bound(tf, t, lo[0], hi[0]), 1
         while top:
             top -= 1
