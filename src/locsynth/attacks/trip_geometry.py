@@ -272,13 +272,17 @@ def _nearest(targets: Trajectories, pool: Trajectories, distance: str, leaf: int
         return best, row
     from scipy.spatial import cKDTree
 
+    # every row tied with the best lies within sqrt(2) x it by (start, end): those scored in one call
     tree, q = cKDTree(pool.ends()), targets.ends()
     tied = [np.zeros(0, np.int64) for _ in range(n)]
-    for t in np.flatnonzero(np.isfinite(best)):
-        cand = np.asarray(tree.query_ball_point(q[t], best[t] * SQRT2 * (1 + 1e-9) + 1e-9), np.int64)
-        cand = cand[cand != exclude[t]]
-        dc = pair_distances(targets, pool, np.full(cand.size, t), cand, distance)
-        tied[t] = np.sort(cand[dc <= best[t] * (1 + 1e-12)])
+    found = np.flatnonzero(np.isfinite(best))
+    cands = [np.asarray(c, np.int64) for c in tree.query_ball_point(q[found], best[found] * SQRT2 * (1 + 1e-9) + 1e-9)]
+    left = np.repeat(found, [c.size for c in cands])
+    right = np.concatenate(cands) if cands else np.zeros(0, np.int64)
+    keep = (right != exclude[left]) & (pair_distances(targets, pool, left, right, distance) <= best[left] * (1 + 1e-12))
+    left, right = left[keep], right[keep]
+    for t, rows in zip(found, np.split(right, np.searchsorted(left, found[1:]))):
+        tied[t] = np.sort(rows)
     return best, row, tied
 
 
