@@ -82,7 +82,8 @@ def against(data: Path, before: Path, synthetic: Path | None, repeats: int) -> N
             from locsynth.synth.ngram import NGRAM
 
             test = TraceSet.load(data / "test")
-            synthetic = NGRAM(epsilon=1.0).fit(TraceSet.load(data / "train")).sample(test.n_traces, seed=0).save(tmp / "syn")
+            model = NGRAM(epsilon=1.0).fit(TraceSet.load(data / "train"))
+            synthetic = model.sample(test.n_traces, seed=0).save(tmp / "syn")
         codes = {"before": before, "after": HERE}
         for name, src in codes.items():                                 # warm-up: numba's caches, the disk's
             command(src, data, synthetic, tmp / f"warm-{name}")

@@ -213,15 +213,20 @@ def _compute(ctx) -> GroupResult:
     far = diagonal(public_box(ctx.train.space))
     result = check_release(released(ctx), train, test, far, seed)
     base = ctx.reference(("copies", seed), lambda: check_release(train, train, test, far, seed))
-    metrics = {"copy_score": row(result.score, base.score, 0.0),
-               "copy_p_value": row(result.p_value, base.p_value, None)}
+    return group_result("copies", ("copy_score", "copy_p_value"), result, base)
+
+
+def group_result(group: str, keys: tuple[str, str], result: CopyCheck, base: CopyCheck, **details) -> GroupResult:
+    """A check's metrics (``keys``: its score and p-value, beside the training set's and chance), its
+    details (with ``details`` added) and its sample sizes, for the group named ``group``."""
+    metrics = {keys[0]: row(result.score, base.score, 0.0), keys[1]: row(result.p_value, base.p_value, None)}
     details = {"p_value": result.p_value, "score": result.score, "z": result.z, "flagged": result.flagged,
-               "alpha": ALPHA, "walks": result.walks, "decided": result.decided,
+               "alpha": ALPHA, **details, "walks": result.walks, "decided": result.decided,
                "training_wins": result.training_wins, "hold_out_wins": result.hold_out_wins,
                "parts": result.parts, "set_size": result.set_size}
-    return GroupResult(metrics, {"copies": details},
-                       {"attack_samples": {"copies": {"walks": result.walks, "parts": result.parts,
-                                                      "set_size": result.set_size}}})
+    return GroupResult(metrics, {group: details},
+                       {"attack_samples": {group: {"walks": result.walks, "parts": result.parts,
+                                                   "set_size": result.set_size}}})
 
 
 GROUP = MetricGroup(

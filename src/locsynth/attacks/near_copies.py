@@ -41,9 +41,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..metrics.groups import GroupResult, Metric, MetricGroup, row
+from ..metrics.groups import Metric, MetricGroup
 from ..metrics.standard import planar
-from .copies import ALPHA, CopyCheck, calibration, copy_check
+from .copies import CopyCheck, calibration, copy_check, group_result
 from .trip_geometry import Trajectories, applies, distinct, nearest, real_sets, released
 
 #: the reach, in the space's spacings: distances beyond it read as it (module docstring)
@@ -115,15 +115,8 @@ def _compute(ctx) -> GroupResult:
     reach = REACH_CELLS * spacing(ctx.train.space)
     result = check_release(released(ctx), train, test, reach, seed)
     base = ctx.reference(("near_copies", seed), lambda: check_release(train, train, test, reach, seed))
-    metrics = {"near_copy_score": row(result.score, base.score, 0.0),
-               "near_copy_p_value": row(result.p_value, base.p_value, None)}
-    details = {"p_value": result.p_value, "score": result.score, "z": result.z, "flagged": result.flagged,
-               "alpha": ALPHA, "reach_m": reach, "distance": DISTANCE, "walks": result.walks,
-               "decided": result.decided, "training_wins": result.training_wins,
-               "hold_out_wins": result.hold_out_wins, "parts": result.parts, "set_size": result.set_size}
-    return GroupResult(metrics, {"near_copies": details},
-                       {"attack_samples": {"near_copies": {"walks": result.walks, "parts": result.parts,
-                                                           "set_size": result.set_size}}})
+    return group_result("near_copies", ("near_copy_score", "near_copy_p_value"), result, base, reach_m=reach,
+                        distance=DISTANCE)
 
 
 GROUP = MetricGroup(
@@ -132,7 +125,8 @@ GROUP = MetricGroup(
             "by up to about a cell (jittered, snapped back or not): the copy check with the discrete Frechet "
             "distance, capped at two cells, instead of exact shapes: how much less often than chance a hold-out "
             "trajectory is the nearest real one of a synthetic walk, among the walks one set is nearest to (0 for "
-            "a release independent of its training trips, 1 when every such walk is a training trip's)", range=(None, 1.0), short="near copies"),
+            "a release independent of its training trips, 1 when every such walk is a training trip's)",
+            range=(None, 1.0), short="near copies"),
      Metric("near_copy_p_value", "Near-copy check p-value", "one-sided p-value of the same check (flagged below "
             "0.01): how likely a release independent of which trips were trained on scores as high or higher",
             range=(0.0, 1.0), goal="higher", short="near copies p")),
