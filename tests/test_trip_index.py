@@ -83,3 +83,20 @@ def test_repeated_targets_and_pool_walks_get_brute_forces_answers():
     np.testing.assert_array_equal(best, want)
     found = np.isfinite(want)
     assert (row[found] == np.argmax(d[found] == want[found, None], axis=1)).all()
+
+
+def test_a_target_the_pool_holds_starts_at_zero_unless_that_row_is_excluded():
+    """Targets found verbatim in the pool (hashed first) are at 0 with the smallest such row; with
+    their own row excluded, at 0 again only where another row holds the same points."""
+    rng = np.random.default_rng(5)
+    pool = lattice_walks(300, rng, size=5, longest=3)
+    own = rng.choice(len(pool), 60, replace=False)
+    targets = pool.subset(own)
+    d = all_pairs(targets, pool, "frechet")
+    for exclude in (None, own):
+        e = d.copy()
+        if exclude is not None:
+            e[np.arange(len(own)), own] = np.inf
+        best, row = nearest(targets, pool, exclude=exclude)
+        np.testing.assert_array_equal(best, e.min(axis=1))
+        np.testing.assert_array_equal(row, np.argmin(e, axis=1))
