@@ -88,7 +88,8 @@ def test_a_frame_or_none_for_a_set_is_one_error_saying_how_to_make_one():
 def test_evaluate_on_trips_gives_the_trip_metrics_of_metrics_trips():
     train, test, syn = trip_set(*TRAIN), trip_set(*TEST), trip_set(*SYNTHETIC)
     report = evaluate(train, test, syn, seed=3)            # default attacks: those of users skipped, with reasons
-    attacks = [key for name in ("distance_mia", "copies", "sniffing", "bayesian", "outliers") for key in group(name).keys]
+    attacks = [key for name in ("distance_mia", "copies", "near_copies", "sniffing", "bayesian", "outliers")
+               for key in group(name).keys]
     times = list(group("trip_times").keys)               # trips with hours and instants have times
     realism = list(group("realism").keys)
     assert list(report.metrics) == list(TRIPS) + times + list(STANDARD) + realism + attacks
