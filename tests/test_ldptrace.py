@@ -6,13 +6,14 @@ tally drawn in law (binomials by inversion against an exact reference, the law o
 users' bits), audited on neighbouring sets of reports and through the fit on neighbouring sets."""
 
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from helpers import traceset
+from helpers import traceset, trip_set
 from locsynth import InputError
 from locsynth.privacy.ledger import Ledger, Spend
 from locsynth.privacy import oue
@@ -54,6 +55,21 @@ def test_oue_refuses_bad_values():
         oue.perturb([0.5], 4, 1.0)
     with pytest.raises(InputError, match="epsilon must be"):
         oue.perturb([0], 4, -1.0)
+
+
+@pytest.mark.parametrize("epsilon, fate", [(1e9, "underflows to 0"), (1e-300, "rounds to 1/2")])
+def test_oue_refuses_an_epsilon_it_cannot_draw_as_stated(epsilon, fate):
+    """At 1e9 the flip probability underflowed to 0 and the ledger divided by it; at 1e-300 it
+    rounded to 1/2 and the ledger refused an epsilon of 0.0 (issue 53)."""
+    with pytest.raises(InputError, match=rf"an OUE report's epsilon is {re.escape(f'{epsilon:.3g}')}, outside the 1e-12 to 700 that "
+                                         rf"OUE draws as stated: its flip probability 1 / \(e\^epsilon \+ 1\) {fate}"):
+        oue.flip_probability(epsilon)
+    assert oue.oue_epsilon(oue.P, oue.flip_probability(700.0)) == pytest.approx(700.0)
+    assert oue.oue_epsilon(oue.P, oue.flip_probability(1e-12)) == pytest.approx(1e-12, rel=1e-3)
+    with pytest.raises(InputError, match=rf"^`epsilon` {re.escape(f'{epsilon:g}')} gives the length report "
+                                         rf"\(`length_share` 0.1\), whose epsilon is {re.escape(f'{epsilon / 10:.3g}')}, "
+                                         "outside"):
+        LDPTrace(epsilon=epsilon).fit(trip_set([[0, 1, 2], [1, 2]], [8, 9]))
 
 
 # -- the collector's tally, drawn in law ---------------------------------------------------------

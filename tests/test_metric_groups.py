@@ -102,8 +102,8 @@ def test_evaluate_validates_options_against_the_declarations():
         evaluate(train, test, synthetic, groups=["population", "nope"])
     report = evaluate(train, test, synthetic, groups=["population"], options={"top": 10}, attacks="both")
     assert set(report.metrics) == {"tp_tv", "tp_tv_top50"} and report.meta["options"]["top"] == 10
-    assert report.meta["options"]["attacks"] == ["reid", "mia", "distance_mia", "copies", "sniffing", "bayesian",
-                                                 "outliers"]
+    assert report.meta["options"]["attacks"] == ["reid", "mia", "distance_mia", "copies", "near_copies", "sniffing",
+                                                 "bayesian", "outliers"]
 
 
 def test_a_toy_group_in_one_new_module_reaches_every_surface(tmp_path):

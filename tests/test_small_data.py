@@ -169,7 +169,7 @@ def test_the_cabs_warn_on_150_trips_and_not_on_72467(data_dir):
 
 
 def test_epsilon_beyond_what_oue_draws_at_is_one_clear_error(few):
-    with pytest.raises(InputError, match=r"epsilon 1000000000.0 is too large for OUE's reports \(LDPTrace\).*at most 700"):
+    with pytest.raises(InputError, match=r"`epsilon` 1e\+09 gives .* outside the 1e-12 to 700 that OUE draws as stated"):
         locsynth.LDPTrace(epsilon=1e9).fit(few)
 
 

@@ -22,7 +22,7 @@ class NoObfuscation(Anonymizer):
         pass
 
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
-        self._check(traces)
+        self._check(traces, seed)
         return self._anonymized(traces, traces.loc)
 
 
@@ -45,7 +45,7 @@ class Cheat(Anonymizer):
         self.p = p
 
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
-        self._check(traces)
+        self._check(traces, seed)
         k = int(np.floor(traces.n_traces * float(self.p)))
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(32,)))
         source = np.arange(traces.n_traces)

@@ -80,7 +80,7 @@ def points(ts, internal: bool = False) -> pd.DataFrame:
     deleted or generalized event has no coordinates and its negative code as location_id."""
     known = ts.loc >= 0
     where = np.where(known, ts.loc, 0)
-    out = pd.DataFrame({"user_id": ids(ts, internal)[ts.user], "datetime": times(ts).to_numpy()})
+    out = pd.DataFrame({"user_id": ids(ts, internal)[ts.user], "datetime": times(ts).array})
     if not ts.has_times:
         out["step"] = steps(ts)
         if "hour" in ts.users:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
-from .points import parse_datetimes, validate_points
+from .points import check_not_swapped, check_unix_range, check_years, parse_datetimes, validate_points
 from .timeaxis import AUTO, check_timezone, single_zone
 from .traces import TraceSet
 from .modes import mode_bounds
@@ -78,7 +78,11 @@ def columns(frame: pd.DataFrame, **given: str | None) -> dict[str, str | None]:
                                  f"{_listed(frame.columns)}")
             out[role] = name
         else:
-            out[role] = next((found[_key(n)] for n in names if _key(n) in found), None)
+            present = list(dict.fromkeys(found[_key(n)] for n in names if _key(n) in found))
+            if role in ("lat", "lon") and len(present) > 1:    # a stated choice: synonyms are not guessed between
+                raise InputError(f"the frame has {len(present)} columns for {role}, "
+                                 f"{' and '.join(map(repr, present))}: name the one to use with `{role}`")
+            out[role] = present[0] if present else None
     taken = [c for c in out.values() if c is not None]
     if len(set(map(str, taken))) < len(taken):
         twice = next(c for c in taken if taken.count(c) > 1)
@@ -107,8 +111,29 @@ def _geometry(frame: pd.DataFrame):
     return pd.Series(geo.y, index=frame.index), pd.Series(geo.x, index=frame.index)
 
 
+def _check_geometry_agrees(coords, lat: pd.Series, lon: pd.Series, lat_col, lon_col) -> None:
+    """A GeoDataFrame's point geometry and the lat/lon columns found by name beside it must say the
+    same (to a millionth of a degree, about 0.1 m): a stated choice, since either may be stale (the
+    geometry moved with ``to_crs`` or edited, the columns left behind, or the other way round)."""
+    y, x = coords
+    far = ~(np.isclose(pd.to_numeric(lat, errors="coerce").to_numpy(np.float64), y.to_numpy(np.float64), rtol=0,
+                       atol=1e-6)
+            & np.isclose(pd.to_numeric(lon, errors="coerce").to_numpy(np.float64), x.to_numpy(np.float64), rtol=0,
+                         atol=1e-6))
+    if far.any():
+        i = int(np.flatnonzero(far)[0])
+        raise InputError(f"the frame's geometry and its columns {lat_col!r}, {lon_col!r} differ at {_at(lat, i)} "
+                         f"(geometry {y.iloc[i]:.6f}, {x.iloc[i]:.6f}; columns {_show(lat.iloc[i])}, "
+                         f"{_show(lon.iloc[i])}): name the columns with `lat` and `lon` to read them, or drop them "
+                         "to read the geometry")
+
+
 def _missing(role: str, frame: pd.DataFrame) -> InputError:
     names = ", ".join(NAMES[role])
+    levels = [n for n in frame.index.names if n is not None]
+    if any(_key(n) in {_key(m) for m in NAMES[role]} for n in levels):
+        return InputError(f"the frame's {role} is in its index ({', '.join(map(repr, levels))}), not a column: call "
+                          "frame.reset_index() first")
     extra = " (or a geometry of points, a GeoDataFrame)" if role in ("lat", "lon") else ""
     extra += " (or a DatetimeIndex)" if role == "time" else ""
     return InputError(f"the frame has no {role} column{extra}: name it with `{role}`; the names looked for: "
@@ -146,6 +171,7 @@ def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit:
         if time_unit not in ("s", "ms"):
             raise InputError(f"{_column(column, 'time')} holds numbers ({_show(values.iloc[0])} at {_at(values, 0)}): "
                              "give `time_unit` 's' or 'ms' for unix times")
+        check_unix_range(values, time_unit, lambda i: f"in {_column(column, 'time')} at {_at(values, i)}")
         times = pd.to_datetime(values, unit=time_unit, utc=True, errors="coerce")
     else:
         times = parse_datetimes(values, lambda i: f"in column {column!r} at {_at(values, i)}")
@@ -165,7 +191,9 @@ def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit:
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"column {column!r} at {_at(values, i)}: {values.iloc[i]!s} happens twice in "
                              f"{timezone} (a daylight-saving change); give times with their offsets")
-    return pd.Series(times.dt.tz_convert("UTC").to_numpy(), index=values.index, dtype="datetime64[ns, UTC]")
+    times = times.dt.tz_convert("UTC")
+    check_years(times, lambda i: f"in {_column(column, 'time')} at {_at(values, i)}")
+    return pd.Series(times.to_numpy(), index=values.index, dtype="datetime64[ns, UTC]")
 
 
 def trajectory_id(frame) -> str | None:
@@ -224,7 +252,11 @@ def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str
     if len(frame) == 0:
         raise InputError("the frame has no rows")
     cols = columns(frame, user=user, time=time, lat=lat, lon=lon, venue=venue, category=category)
-    coords = _geometry(frame) if cols["lat"] is None or cols["lon"] is None else None
+    coords = _geometry(frame)
+    if coords is not None and cols["lat"] is not None and cols["lon"] is not None:
+        if lat is None and lon is None:
+            _check_geometry_agrees(coords, frame[cols["lat"]], frame[cols["lon"]], cols["lat"], cols["lon"])
+        coords = None                                  # the columns, named or the same as the geometry
     if cols["time"] is None and isinstance(frame.index, pd.DatetimeIndex):
         raw_time, time_col = frame.index.to_series(index=pd.RangeIndex(len(frame))), frame.index.name or "index"
     elif cols["time"] is None:
@@ -240,6 +272,9 @@ def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str
     else:
         lat_values = _coordinates(frame[cols["lat"]], cols["lat"], "lat", frame[cols["lon"]])
         lon_values = _coordinates(frame[cols["lon"]], cols["lon"], "lon", frame[cols["lat"]])
+        if lat is None and lon is None:
+            check_not_swapped(lat_values, lon_values, f"columns {cols['lat']!r} and {cols['lon']!r}",
+                              "name them with `lat` and `lon` to keep them as they are")
     ids = frame[cols["user"]]
     if ids.isna().any():
         i = int(np.flatnonzero(ids.isna().to_numpy())[0])

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.validation import check_memory, size_text
 from ..core.geo import haversine_m
 from ..privacy.hierarchy import Hierarchy
 
@@ -151,6 +152,23 @@ class Space:
         raise InputError(f"unknown space kind {kind!r} in meta.json; expected 'grid' or 'pois'")
 
 
+#: the most locations a space holds: location ids are int32 (data/traces.py)
+MAX_LOCATIONS = 2 ** 31 - 1
+#: bytes a grid's cell takes while the grid is made (its row, column, latitude and longitude)
+GRID_CELL_BYTES = 40
+
+
+def check_grid_size(rows: int, cols: int, what: str) -> None:
+    """An InputError naming the grid's size, before it is made, when ``rows`` x ``cols`` cells are
+    more than :data:`MAX_LOCATIONS` or more than this machine's memory holds."""
+    cells = rows * cols
+    need = cells * GRID_CELL_BYTES
+    if cells > MAX_LOCATIONS:
+        raise InputError(f"{what} has {cells:,} cells ({size_text(need)} to make), more than the "
+                         f"{MAX_LOCATIONS:,} locations a space holds: use larger cells or a smaller box")
+    check_memory(need, f"{what} ({cells:,} cells)")
+
+
 class Grid(Space):
     """A rows x cols grid over a bounding box; cell id = row * cols + col, row 0 in the south.
 
@@ -178,6 +196,7 @@ class Grid(Space):
             raise InputError(f"bad bounding box {bbox}: expected lat_min < lat_max in [-90, 90] "
                              "and lon_min < lon_max in [-180, 180]")
         rows, cols = int(rows), int(cols)
+        check_grid_size(rows, cols, f"a grid of {rows:,} x {cols:,}")
         dy, dx = (lat_max - lat_min) / rows, (lon_max - lon_min) / cols
         r, c = np.divmod(np.arange(rows * cols), cols)
         object.__setattr__(self, "rows", rows)

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from ..core.errors import InputError
 from ..core.files import atomic_output
+from ..core.validation import check_seed
 from ..privacy.ledger import Ledger
 from .modes import TAXI, Bounds
 from .space import Space
@@ -380,7 +381,7 @@ class TraceSet:
         uniq = pd.unique(ids)
         if uniq.size < 2:
             raise InputError(f"cannot split {uniq.size} user into train and test")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(check_seed(seed))
         n_test = min(max(int(round(test * uniq.size)), 1), uniq.size - 1)
         test_ids = uniq[rng.permutation(uniq.size)[:n_test]]
         is_test = np.isin(ids, test_ids)
@@ -557,6 +558,24 @@ class TraceSetWriter:
                 raise
         self._close_writers()
         return self._atomic.__exit__(exc_type, exc, tb)
+
+
+def require_traceset(given, what: str) -> None:
+    """An InputError unless ``given`` is a TraceSet: ``what`` needs one, and how to make one of what
+    was given instead (movingpandas' trajectories, a frame of points, a folder or file)."""
+    if isinstance(given, TraceSet):
+        return
+    how = ""
+    if hasattr(given, "to_point_gdf"):
+        how = ("; make trips of movingpandas trajectories with locsynth.trips_from_frame(collection, mode=...) "
+               "(each trajectory one trip; mode: walk, bike, car, bus, train, ship or taxi, the movement's public "
+               "bounds)")
+    elif isinstance(given, pd.DataFrame):
+        how = "; make one of a frame of points with locsynth.from_frame(frame) (its columns are found by name)"
+    elif isinstance(given, (str, Path)):
+        how = ("; load a TraceSet folder with locsynth.TraceSet.load(path), or read a file with pandas and make "
+               "one with locsynth.from_frame(frame)")
+    raise InputError(f"{what} needs a TraceSet, got {'None' if given is None else type(given).__name__}{how}")
 
 
 def read_json_meta(path: Path, file: str, format_name: str, version: int, what: str) -> dict:

@@ -55,7 +55,7 @@ from ..core.errors import InputError
 from .points import shift_times
 from ..core.geo import EARTH_RADIUS_M, haversine_m
 from .modes import TAXI, Bounds
-from .space import Grid
+from .space import Grid, check_grid_size
 from .timeaxis import TimeAxis, check_timezone, single_zone
 from .traces import TraceSet
 
@@ -96,6 +96,7 @@ def trip_grid(cell_m: float = 250.0, bbox: tuple[float, float, float, float] = P
     9 x 10 km), hence 94 x 58 cells of 250 m and 47 x 29 of 500 m.
     """
     rows, cols, dlat, dlon = _cells(cell_m, bbox)
+    check_grid_size(rows, cols, f"the grid of `cell_m` = {cell_m:g} m cells over the box ({rows:,} x {cols:,})")
     lat_min, lon_min = float(bbox[0]), float(bbox[2])
     return Grid(rows, cols, (lat_min, lat_min + rows * dlat, lon_min, lon_min + cols * dlon))
 

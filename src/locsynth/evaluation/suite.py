@@ -36,6 +36,7 @@ BUILT_IN = {
     "mia": "locsynth.attacks.groups:MEMBERSHIP",
     "distance_mia": "locsynth.attacks.distance_mia:GROUP",
     "copies": "locsynth.attacks.copies:GROUP",
+    "near_copies": "locsynth.attacks.near_copies:GROUP",
     "sniffing": "locsynth.attacks.sniffing:GROUP",
     "bayesian": "locsynth.attacks.bayesian:GROUP",
     "outliers": "locsynth.attacks.outliers:GROUP",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
@@ -26,14 +27,15 @@ import pandas as pd
 
 from ..core.errors import InputError, SmallDataWarning
 from ..core.jsonable import jsonable
+from ..privacy.count import MAX_COUNT
 from ..privacy.ledger import Ledger
 from ..privacy.noise import describe_noise
-from ..core.validation import check_count, check_epsilon, check_share, parse_value
+from ..core.validation import check_count, check_epsilon, check_seed, check_share, parse_value
 from ..data.modes import Bounds
 from ..data.space import Space
 from ..data.timeaxis import TimeAxis
 from ..core.files import atomic_output
-from ..data.traces import TraceSet, is_trip_set, read_json_meta
+from ..data.traces import TraceSet, is_trip_set, read_json_meta, require_traceset
 
 #: share of epsilon a DP synthesizer spends by default on counting its training units, the default
 #: size of its synthetic set (privacy/count.py): at epsilon 1 a count of scale 20, about 3 % off
@@ -61,6 +63,9 @@ def footprint_blocks(space) -> tuple[np.ndarray, int]:
     b = FOOTPRINT_BLOCK
     cols = -(-space.cols // b)
     return (space.row // b) * cols + space.col // b, (-(-space.rows // b)) * cols
+
+#: the most traces a set holds: its trace and user numbers are int32 (data/traces.py)
+MAX_TRACES = MAX_COUNT
 
 MODEL_FORMAT = "locsynth.model"
 MODEL_VERSION = 2
@@ -291,22 +296,37 @@ class Synthesizer(_Params):
                              f"traces_per_user must be 1, got {traces_per_user!r}")
         if users is not None and self.tags.virtual_users:
             raise InputError(f"{self.name} makes virtual users, not traces of training users: give n, not users")
-        if seed is None:
-            seed = int(getattr(self, "seed", 0) or 0)
+        seed = check_seed(int(getattr(self, "seed", 0) or 0) if seed is None else seed)
+        n = None if n is None else check_count(n, "n")
+        if n is not None and n * k > MAX_TRACES:
+            raise InputError(f"n = {n:,} users{f' x {k} traces each' if k > 1 else ''} is more than the "
+                             f"{MAX_TRACES:,} traces a set holds (its trace numbers are int32)")
         from ..core.progress import Bar, resolve
 
         progress = resolve(progress, f"sample {self.name}")
         if isinstance(progress, Bar):
             progress(0, None, "sampling")
         try:
-            out = self._sample(n, days=days, seed=int(seed), traces_per_user=k, users=users, progress=progress,
+            out = self._sample(n, days=days, seed=seed, traces_per_user=k, users=users, progress=progress,
                                client=client, **{k: options.get(k, spec[0]) for k, spec in self.sample_options.items()})
             if isinstance(progress, Bar):                     # the bar ends on what it sampled
                 progress(out.n_traces, out.n_traces, "traces sampled")
             return out
+        except MemoryError as exc:          # numpy refuses an array beyond the memory before filling it
+            raise InputError(f"sampling {self._asked(n, k, days)} from {self.name} needs more memory than this "
+                             f"machine has ({exc}): ask for fewer (n)") from None
         finally:
             if isinstance(progress, Bar):
                 progress.close()
+
+    def _asked(self, n: int | None, k: int, days: int) -> str:
+        """What a sample call asked for, in words: its users (and where their number came from),
+        traces and days."""
+        if n is None and "dp_count" in self.training_:
+            what = f"{self.training_['dp_count']:,} users (the DP count of training {self.training_['unit']}s)"
+        else:
+            what = f"{self.n_users if n is None else n:,} users"
+        return what + (f" x {k} traces" if k > 1 else "") + (f" of {days} days" if days > 1 else "")
 
     def _sample(self, n: int | None, *, days: int, seed: int, traces_per_user: int, users, progress, client,
                 **options) -> TraceSet:
@@ -330,8 +350,7 @@ class Synthesizer(_Params):
 
     # -- the training set's frame --------------------------------------------------------------
     def _remember_frame(self, train: TraceSet) -> None:
-        if not isinstance(train, TraceSet):
-            raise InputError(f"fit needs a TraceSet, got {type(train).__name__}{_how_to_make(train)}")
+        require_traceset(train, "fit")
         if train.n_traces == 0 or train.n_events == 0:
             raise InputError("the training set is empty")
         train.require_exact(f"fitting {self.name}")
@@ -414,11 +433,12 @@ class Synthesizer(_Params):
         per trace: a user's history, or a trip), the default size of :meth:`sample`
         (privacy/count.py); returns the epsilon left for the model. ``share`` = 0 counts nothing:
         ``sample`` then needs n."""
-        from ..privacy.count import noisy_count
+        from ..privacy.count import check_count_scale, noisy_count
 
         eps, share = check_epsilon(epsilon), check_share(share, "size_share")
         if share == 0:
             return eps
+        check_count_scale(share * eps, f"`size_share` {share:g} of `epsilon` {eps:g}")
         count = noisy_count(count, share * eps, ledger=self.ledger_, unit=unit)
         self.training_ = {"dp_count": count, "unit": unit, "dp_count_epsilon": share * eps}
         return (1 - share) * eps
@@ -592,7 +612,6 @@ class Synthesizer(_Params):
     @classmethod
     def load(cls, path: str | Path) -> "Synthesizer":
         """Load a model directory written by :meth:`save` (any method when called on the base)."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         from . import registry
@@ -603,13 +622,13 @@ class Synthesizer(_Params):
         if cls is not Synthesizer and not issubclass(kind, cls):
             raise InputError(f"{path} holds a {kind.__name__}, not a {cls.__name__}")
         model = kind(**meta["params"])
-        try:
+        with _damaged(path / "arrays.npz"):
             with np.load(path / "arrays.npz", allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
+        with _damaged(path / "users.parquet"):
             users = pq.read_table(path / "users.parquet").to_pandas()
+        with _damaged(path / "locations.parquet"):
             locations = pq.read_table(path / "locations.parquet").to_pandas()
-        except (OSError, ValueError, pa.ArrowException) as exc:
-            raise InputError(f"{path} is damaged: {exc}") from None
         model.users_ = users
         model.space_ = Space.from_saved(locations, meta["space"])
         model.time_ = TimeAxis.from_meta(meta["time"])
@@ -642,10 +661,10 @@ class Anonymizer(_Params):
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
         raise NotImplementedError
 
-    def _check(self, traces: TraceSet) -> None:
+    def _check(self, traces: TraceSet, seed: int = 0) -> None:
         self._validate_params()
-        if not isinstance(traces, TraceSet):
-            raise InputError(f"transform needs a TraceSet, got {type(traces).__name__}{_how_to_make(traces)}")
+        check_seed(seed)
+        require_traceset(traces, "transform")
         if traces.n_events == 0:
             raise InputError("the trace set to anonymize is empty")
         traces.require_exact(self.name)
@@ -716,22 +735,44 @@ def read_model_meta(path: Path) -> dict:
     return read_json_meta(Path(path), "model.json", MODEL_FORMAT, MODEL_VERSION, "model")
 
 
+@contextmanager
+def _damaged(file: Path):
+    """A file of a saved model that cannot be read (missing, cut short, not what it should be) as one
+    InputError naming it."""
+    import zipfile
+    import zlib
+
+    import pyarrow as pa
+
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError(f"{file} is missing: the model is incomplete; fit it again") from None
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, pa.ArrowException) as exc:
+        raise InputError(f"{file} is damaged ({type(exc).__name__}: {exc}): fit the model again") from None
+
+
+def check_model_files(path: str | Path) -> None:
+    """An InputError naming the first file of the saved model ``path`` that is missing or damaged:
+    every member of ``arrays.npz`` read against its checksum (a file cut short, as by a full disk,
+    fails here), the Parquet files' footers. Nothing is loaded into a model (``locsynth info``)."""
+    import zipfile
+
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    with _damaged(path / "arrays.npz"):
+        with zipfile.ZipFile(path / "arrays.npz") as archive:
+            bad = archive.testzip()
+        if bad is not None:
+            raise ValueError(f"its member {bad} fails its checksum")
+    for name in ("users.parquet", "locations.parquet"):
+        with _damaged(path / name):
+            pq.read_metadata(path / name)
+
+
 def load_model(path: str | Path) -> Synthesizer:
     """Load any saved synthesizer: :meth:`Synthesizer.load`, the one loader, under the name the
     API guide gave it first."""
     return Synthesizer.load(path)
 
-
-def _how_to_make(given) -> str:
-    """How to make a TraceSet of what was given instead: movingpandas' trajectories, a frame of
-    points, a folder or file."""
-    if hasattr(given, "to_point_gdf"):
-        return ("; make trips of movingpandas trajectories with locsynth.trips_from_frame(collection, mode=...) "
-                "(each trajectory one trip; mode: walk, bike, car, bus, train, ship or taxi, the movement's public "
-                "bounds)")
-    if isinstance(given, pd.DataFrame):
-        return "; make one of a frame of points with locsynth.from_frame(frame) (its columns are found by name)"
-    if isinstance(given, (str, Path)):
-        return ("; load a TraceSet folder with locsynth.TraceSet.load(path), or read a file with pandas and make "
-                "one with locsynth.from_frame(frame)")
-    return ""

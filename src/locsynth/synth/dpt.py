@@ -725,7 +725,8 @@ class DPT(Synthesizer):
         total = np.bincount(level, weights=starts, minlength=self.rs_.levels)
         w = np.where(total > 0, self.level_weights_, 0.0)
         w = w if w.sum() > 0 else (total > 0).astype(np.float64)
-        self.starts_ = np.divide(starts * w[level], total[level], out=np.zeros_like(starts), where=total[level] > 0)
+        # the share within its level first: at a tiny epsilon starts and weights near 1e300 overflowed
+        self.starts_ = np.divide(starts, total[level], out=np.zeros_like(starts), where=total[level] > 0) * w[level]
 
     def _hours(self, train: TraceSet, epsilon: float) -> np.ndarray:
         """The noisy histogram of the trips' hours (-1, 0 .. 23), negatives 0 (step 7)."""

@@ -440,8 +440,8 @@ def trip_summary(metrics: dict, distance: bool = False, claimed: float | None = 
 
 
 def trip_privacy(metrics: dict, claimed: float | None = None, ceiling: float | None = None) -> str:
-    """The attacks on trajectories (attacks/distance_mia.py, copies.py, sniffing.py, bayesian.py,
-    outliers.py) in words; the distance MIA's bound beside the release's ``claimed`` epsilon per
+    """The attacks on trajectories (attacks/distance_mia.py, copies.py, near_copies.py, sniffing.py,
+    bayesian.py, outliers.py) in words; the distance MIA's bound beside the release's ``claimed`` epsilon per
     person (None: no claim) and the bound's ``ceiling`` at its numbers of targets."""
     def value(key, which="synthetic"):
         v = (metrics.get(key) or {}).get(which)
@@ -467,6 +467,12 @@ def trip_privacy(metrics: dict, claimed: float | None = None, ceiling: float | N
                       "the copy check finds no more synthetic trips near training trips than near hold-out trips "
                       "of equal number than chance allows") + f" (p = {p:.2g}"
                      + (f", score {score:+.3f}; 0 is no copying)" if score is not None else ")"))
+    p = value("near_copy_p_value")
+    if p is not None:
+        parts.append(("the near-copy check flags the release: training trips copied with their points moved by up to "
+                      "about a cell are nearer its synthetic trips than hold-out trips are, far more often than chance"
+                      if p < 0.01 else "the near-copy check finds no synthetic trips nearer training trips than "
+                      "hold-out trips more often than chance allows") + f" (p = {p:.2g})")
     for key, what in (("sniff_advantage", "a sniffed part reconstructs"), ("outlier_advantage", "outlier leakage")):
         v = value(key)
         if v is not None:

@@ -139,7 +139,7 @@ class LDPTrace(Synthesizer):
     """
 
     name = "ldptrace"
-    checks = {"epsilon": lambda v, name="epsilon": oue.check_epsilon_oue(v, name), "grid_size": whole(1), "length_share": user.check_length_share,
+    checks = {"epsilon": check_epsilon, "grid_size": whole(1), "length_share": user.check_length_share,
               "length_quantile": in_range(0.0, 1.0, open_low=True), "time_share": check_share,
               "max_traces_per_user": check_count,
               "seed": check_seed}
@@ -160,6 +160,9 @@ class LDPTrace(Synthesizer):
     # -- fit: the two rounds of reports -----------------------------------------------------------
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "LDPTrace":
         eps, n = check_epsilon(self.epsilon), int(self.grid_size)
+        for report, each in zip(("the length report", "the mobility report"), user.budgets(eps, self.length_share)):
+            oue.check_report_epsilon(each, f"`epsilon` {eps:g} gives {report} (`length_share` {self.length_share:g}), "
+                                           "whose epsilon")
         self._remember_frame(train)
         if not (train.loc >= 0).all():
             raise InputError("ldptrace needs located events; the training set has generalized ones")

@@ -20,6 +20,11 @@ LEVEL1_MAX = 60
 LEVEL2_DENSITY = 200.0
 #: a level-1 cell is split when its noisy density exceeds this share of trajectories per cell
 SPLIT_SHARE = 0.05
+#: at most this many states per location of the public space: a public bound of ours (the authors'
+#: rule has none), met by lowering the largest splits (post-processing of the noisy densities). The
+#: rule makes 1 state per location on the 200 cabs at 500 m and 10 at 24 times their trips
+#: (docs/scale.md); a tiny epsilon's noise made 67 million states of 1,363 locations (issue 53)
+STATES_PER_LOCATION = 16
 
 
 def level1_size(points: float, level1_points: float = LEVEL1_POINTS, level1_max: int = LEVEL1_MAX) -> int:
@@ -28,14 +33,33 @@ def level1_size(points: float, level1_points: float = LEVEL1_POINTS, level1_max:
     return int(np.clip(np.floor(np.sqrt(max(points, 0.0) / level1_points)), 1, level1_max))
 
 
-def level2_sizes(noisy_density: np.ndarray, trajectories: float, level2_density: float = LEVEL2_DENSITY
-                 ) -> np.ndarray:
+def level2_sizes(noisy_density: np.ndarray, trajectories: float, level2_density: float = LEVEL2_DENSITY,
+                 max_states: int | None = None) -> np.ndarray:
     """m per level-1 cell: ceil(sqrt(density / 200)) where the noisy density exceeds
-    0.05 x trajectories / k^2 (the authors' grid.py), else 1."""
+    0.05 x trajectories / k^2 (the authors' grid.py), else 1; the states, sum of m^2, at most
+    ``max_states`` (:func:`capped_splits`)."""
     density = np.asarray(noisy_density, np.float64)
     split = density > SPLIT_SHARE * max(trajectories, 0.0) / density.size
-    m = np.ceil(np.sqrt(np.maximum(density, 0.0) / level2_density)).astype(np.int64)
-    return np.where(split, np.maximum(m, 1), 1)
+    # 2^20 a side keeps m^2 summed over 3,600 cells inside int64 (a density of 1e300 asks for 7e148)
+    m = np.clip(np.ceil(np.sqrt(np.maximum(density, 0.0) / level2_density)), 1, 2 ** 20).astype(np.int64)
+    m = np.where(split, m, 1)
+    return m if max_states is None else capped_splits(m, max_states)
+
+
+def capped_splits(m: np.ndarray, max_states: int) -> np.ndarray:
+    """``m`` with its largest sides lowered to one common side M, the largest for which the states
+    (sum of min(m, M)^2) stay within ``max_states``; all 1 when even that is too many."""
+    m = np.asarray(m, np.int64)
+    if int((m ** 2).sum()) <= max_states:
+        return m
+    lo, hi = 1, int(m.max())
+    while lo < hi:                                    # the largest side M that fits
+        mid = (lo + hi + 1) // 2
+        if int((np.minimum(m, mid) ** 2).sum()) <= max_states:
+            lo = mid
+        else:
+            hi = mid - 1
+    return np.minimum(m, lo)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,9 @@ trajectory added or removed. The steps, in the order the data flows:
    ``max_length`` (a quarter of the grid's share), where the authors' code reads the exact
    number. The level-1 densities (markov.density, sensitivity 1) get the other three quarters;
    a cell denser than 0.05 x trajectories / k^2 is split into ceil(sqrt(density / 200))^2.
+   Choice: at most 16 states per location of the public space in all (grid.STATES_PER_LOCATION,
+   the largest splits lowered first), a public bound the authors' rule lacks: a tiny epsilon's
+   noisy densities asked for 67 million states. It post-processes the noisy densities (DP kept).
 4. States (markov.states): each trajectory's points, its locations' coordinates, interpolated
    so that consecutive states touch, consecutive repeats merged.
 5. First order (§4.2, markov.first_order): moves between touching states, from the virtual start
@@ -60,7 +63,8 @@ from ...core.validation import check_count, check_epsilon
 from ..base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from . import markov
 from ..min_cells import walk_locations
-from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, open_edges, open_states, public_box
+from .grid import (STATES_PER_LOCATION, TwoLevelGrid, level1_size, level2_sizes, locations_of_states, open_edges,
+                   open_states, public_box)
 from ...core.validation import check_seed, check_share
 
 #: the authors' default split of epsilon: grid, first order, second order
@@ -192,7 +196,8 @@ class PrivTrace(Synthesizer):
         coarse = TwoLevelGrid(box, k, np.ones(k * k, np.int64))
         dens = self._noise(markov.density(coarse, x, y, offsets), 3 * epsilon / 4,
                            "level-1 densities, each trajectory's points sharing 1")
-        return TwoLevelGrid(box, k, level2_sizes(dens, max(float(dens.sum()), 0.0) if n_hat is None else n_hat))
+        return TwoLevelGrid(box, k, level2_sizes(dens, max(float(dens.sum()), 0.0) if n_hat is None else n_hat,
+                                                 max_states=STATES_PER_LOCATION * self.space_.n_locations))
 
     def _locations_of_states(self, xy) -> None:
         """Per state, the locations inside its cell (CSR), or the nearest one to its centre (those
