@@ -258,3 +258,17 @@ def test_n_given_as_text_says_it_must_be_an_integer(trips):
     model = locsynth.NGRAM(epsilon=1.0).fit(trips)
     with pytest.raises(InputError, match=r"n must be an integer, got '10'"):
         model.sample(n="10")
+
+
+def test_traces_of_one_point_are_left_out_of_movingpandas_with_a_word(trips):
+    pytest.importorskip("movingpandas")
+    one = trips.select_users(np.arange(5))
+    first = np.r_[True, one.user[1:] != one.user[:-1]]
+    singles = one.__class__(one.user[first], one.t[first], one.loc[first], one.users, one.space, one.time, one.info)
+    with pytest.raises(InputError, match="none of the 5 traces has them"):
+        singles.to_movingpandas()
+    mixed = one.__class__(np.r_[singles.user, one.user[one.user >= 3]], np.r_[singles.t, one.t[one.user >= 3]],
+                          np.r_[singles.loc, one.loc[one.user >= 3]], one.users, one.space, one.time, one.info)
+    mixed = mixed.__class__.from_events(mixed.user, mixed.t, mixed.loc, one.users, one.space, one.time, one.info)
+    with pytest.warns(UserWarning, match="3 of the 5 traces have a single point"):
+        assert len(mixed.to_movingpandas()) == 2

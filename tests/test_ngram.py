@@ -205,3 +205,21 @@ def test_noisy_tree_holds_epsilon_and_a_mutant_without_truncation_is_caught():
 def _level_diff(x1, x2, n):
     c1, c2 = gram_counts(x1, n), gram_counts(x2, n)
     return [(c1.get(g, 0), c2.get(g, 0)) for g in set(c1) | set(c2)]
+
+
+def test_a_walk_leaves_its_first_cell_when_the_root_released_one():
+    """On a few hundred trips one noisy cell alone may pass the root's threshold: every walk then
+    starts there, and the public minimum of two cells sends it to another symbol, uniformly, instead
+    of stopping at one point (issue 54)."""
+    from locsynth.synth.ngram import walk
+
+    L = 6
+    counts = np.zeros((1, L + 1))
+    counts[0, 2] = 40.0                                      # the root released cell 2 alone
+    next_node = np.zeros((1, L + 1), np.int64)
+    loc, length = walk(counts, next_node, counts[0, :-1].copy(), 500, 5, seed=0, min_len=2)
+    assert (length >= 2).all()
+    starts = np.r_[0, np.cumsum(length)[:-1]]
+    assert (loc[starts] == 2).all() and (loc[starts + 1] != 2).all()
+    assert set(loc[starts + 1].tolist()) == {0, 1, 3, 4, 5}
+    assert np.array_equal(walk(counts, next_node, counts[0, :-1].copy(), 500, 5, seed=0, min_len=2)[0], loc)

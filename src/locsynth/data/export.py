@@ -180,9 +180,17 @@ def movingpandas(ts, internal: bool = False, crs=None):
     mpd = _movingpandas()
     clock = given_clock(ts)
     gdf = geodataframe(ts, "points", internal, crs)
-    counts = np.diff(ts.offsets)
-    keep = (counts > 1)[ts.user]
-    keep[1:] &= ~((ts.user[1:] == ts.user[:-1]) & (ts.t[1:] == ts.t[:-1]))     # movingpandas keeps the first
+    keep = np.ones(ts.n_events, bool)
+    keep[1:] = ~((ts.user[1:] == ts.user[:-1]) & (ts.t[1:] == ts.t[:-1]))     # movingpandas keeps the first
+    distinct = np.bincount(ts.user[keep], minlength=ts.n_traces)
+    keep &= (distinct > 1)[ts.user]
+    single = int((distinct < 2).sum())
+    if single == ts.n_traces > 0:                    # an empty set gives an empty collection
+        raise InputError(f"movingpandas needs two points at two times a trajectory, and none of the {ts.n_traces} "
+                         "traces has them (to_frame or to_geodataframe show single points)")
+    if single:
+        warnings.warn(f"{single} of the {ts.n_traces} traces have a single point (or time) and are left out: a "
+                      "movingpandas trajectory needs two", UserWarning, stacklevel=3)
     gdf = gdf.loc[keep]
     when = gdf["datetime"]
     gdf = gdf.assign(t=when if clock is not None else when.dt.tz_localize(None)).drop(columns="datetime")

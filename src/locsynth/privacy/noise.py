@@ -42,16 +42,19 @@ def kept_normal(sd, threshold=0.0):
     return float(out) if out.ndim == 0 else out
 
 
-def noise_mass(released, scale, threshold=0.0, law: str = "laplace") -> float:
-    """The expected mass noise alone put into ``released``, an array of noisy counts kept where
-    they exceeded ``threshold`` and 0 elsewhere (``scale``: the Laplace scale, or the normal's sd
-    with ``law="normal"``; each a float or an array of ``released``'s shape).
+def noise_mass(released, scale, threshold=0.0, law: str = "laplace", spread: float = 2.0) -> float:
+    """The mass noise alone put into ``released``, an array of noisy counts kept where they
+    exceeded ``threshold`` and 0 elsewhere (``scale``: the Laplace scale, or the normal's sd with
+    ``law="normal"``; each a float or an array of ``released``'s shape): its expectation plus
+    ``spread`` standard deviations, at most all cells' expected noise and its spread.
 
     Which cells are empty is not known, but an empty cell is zeroed with a known chance, so each
     zero stands for 1 / that chance empty cells (Horvitz-Thompson), each of which keeps
-    :func:`kept_laplace` (:func:`kept_normal`) on average; at most all cells empty. A cell whose
-    count is small beside the noise is zeroed almost as often, and counted as empty: its mass is
-    mostly noise too."""
+    :func:`kept_laplace` (:func:`kept_normal`) on average. A cell whose count is small beside the
+    noise is zeroed almost as often, and counted as empty: its mass is mostly noise too. The spread
+    (choice: two standard deviations) keeps a release that is all noise from reading as part
+    signal when its noise happened to keep more than it does on average: a few hundred trips' start
+    histogram read 44 % noise once in 30 fits without it."""
     released = np.asarray(released, np.float64).ravel()
     scale = np.broadcast_to(np.asarray(scale, np.float64), released.shape)
     threshold = np.broadcast_to(np.maximum(np.asarray(threshold, np.float64), 0.0), released.shape)
@@ -59,15 +62,24 @@ def noise_mass(released, scale, threshold=0.0, law: str = "laplace") -> float:
     if law == "laplace":
         kept = np.asarray(kept_laplace(scale, threshold))
         zeroed = 1.0 - 0.5 * np.exp(-threshold / safe)
+        # E[X^2 1{X > t}] = e^(-t/b) (t^2 + 2 t b + 2 b^2) / 2
+        square = np.where(scale > 0, 0.5 * np.exp(-threshold / safe) * (threshold ** 2 + 2 * threshold * safe
+                                                                         + 2 * safe ** 2), 0.0)
     elif law == "normal":
         from scipy.special import ndtr
 
         kept = np.asarray(kept_normal(scale, threshold))
-        zeroed = ndtr(threshold / safe)
+        z = threshold / safe
+        zeroed = ndtr(z)
+        # E[X^2 1{X > t}] = sd^2 (z phi(z) + 1 - Phi(z))
+        square = np.where(scale > 0, safe ** 2 * (z * np.exp(-z * z / 2) / math.sqrt(2 * math.pi) + 1 - zeroed), 0.0)
     else:
         raise ValueError(f"unknown law {law!r}: 'laplace' or 'normal'")
-    estimate = np.where(released <= 0, kept / np.maximum(zeroed, 1e-12), 0.0)
-    return float(min(estimate.sum(), np.broadcast_to(kept, released.shape).sum()))
+    kept, square = np.broadcast_to(kept, released.shape), np.broadcast_to(square, released.shape)
+    empty = np.where(released <= 0, 1.0 / np.maximum(zeroed, 1e-12), 0.0)
+    variance = square - kept ** 2
+    mass = float((empty * kept).sum()) + spread * math.sqrt(float((empty * variance).sum()))
+    return float(min(mass, kept.sum() + spread * math.sqrt(float(variance.sum()))))
 
 
 def share(noise_mass: float, total: float) -> float:

@@ -487,7 +487,9 @@ def _walks(start_cdf, cdf, next_node, root, l_max, min_len, uniforms, out, lengt
     the row of the current context; the end symbol (the last column) or l_max symbols stop. Until a
     walk holds ``min_len`` symbols (the training set's public minimum of cells) it neither ends nor
     repeats its last symbol (a repeat is no new cell): the draw leaves both out, and where the row
-    gives nothing else, the root's unigrams do (CCS 2012's back-off to the shortest context)."""
+    gives nothing else, the root's unigrams do (CCS 2012's back-off to the shortest context), and
+    where the root holds no other symbol either (on a few hundred trips one noisy cell alone may pass
+    its threshold, and every walk would stop at one point), any other symbol, uniformly."""
     n = uniforms.shape[0]
     end = cdf.shape[1] - 1
     for i in range(n):
@@ -501,6 +503,9 @@ def _walks(start_cdf, cdf, next_node, root, l_max, min_len, uniforms, out, lengt
                 y = _draw_except(row, end, out[i, k - 1], uniforms[i, k])
                 if y < 0:
                     y = _draw_except(cdf[root], end, out[i, k - 1], uniforms[i, k])
+                if y < 0 and end > 1:           # the root holds no other symbol: any other, uniformly
+                    y = min(int(uniforms[i, k] * (end - 1)), end - 2)
+                    y += y >= out[i, k - 1]
                 if y < 0:
                     break
             else:
