@@ -53,8 +53,7 @@ def noise_mass(released, scale, threshold=0.0, law: str = "laplace", spread: flo
     :func:`kept_laplace` (:func:`kept_normal`) on average. A cell whose count is small beside the
     noise is zeroed almost as often, and counted as empty: its mass is mostly noise too. The spread
     (choice: two standard deviations) keeps a release that is all noise from reading as part
-    signal when its noise happened to keep more than it does on average: a few hundred trips' start
-    histogram read 44 % noise once in 30 fits without it."""
+    signal when its noise happened to keep more than it does on average (docs/data.md)."""
     released = np.asarray(released, np.float64).ravel()
     scale = np.broadcast_to(np.asarray(scale, np.float64), released.shape)
     threshold = np.broadcast_to(np.maximum(np.asarray(threshold, np.float64), 0.0), released.shape)

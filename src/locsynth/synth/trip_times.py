@@ -36,8 +36,8 @@ effect; counts under two noise scales become 0 (post-processing: noise alone wou
 a share to every hour and speed). Then the starts fall back toward a uniform guess (all days of the
 period alike, every hour of its window alike) as far as noise fills them: the expected mass noise
 alone keeps in the start bins (privacy/noise.py), against what they kept, is the weight of the
-uniform (post-processing; on the 200 cabs about 2 %, on a few hundred trips most of it), so that
-a noisy bin that survives the threshold alone does not take the starts of a small set.
+uniform (post-processing; docs/methods/trips.md measures it), so that a noisy bin that survives
+the threshold alone does not take the starts of a small set.
 
 Sampling: a start bin from the first histogram, a date of that day among the period's days, an
 instant of that hour uniformly (so trips start on no particular minute); a speed from the second,
