@@ -160,9 +160,12 @@ def test_no_method_places_a_location_outside_the_domain(name, tmp_path):
                                                                             seed=4)
     assert again.space.domain == ts.space.domain and not ts.space.outside(again.loc).any()
     if name != "training":
+        # without the domain, and without the DP footprint that would keep it near the visited cells
         free = replace(ts, space=Grid(ts.space.rows, ts.space.cols, ts.space.bbox))
-        loose = cls(**METHODS[name]).fit(free).sample(2000 if cls.tags.virtual_users else None, seed=3)
-        assert ts.space.outside(loose.loc).any()
+        params = {**METHODS[name], **({"footprint_share": 0.0} if "footprint_share" in cls.hyperparameters() else {})}
+        # a DP fit keeps no noise outside now and then (DPT about one fit in ten): any of five fits
+        assert any(ts.space.outside(cls(**params).fit(free).sample(2000 if cls.tags.virtual_users else None,
+                                                                     seed=3).loc).any() for _ in range(5))
 
 
 def test_dptrip_keeps_to_the_domain():

@@ -257,11 +257,12 @@ def test_the_fast_step_metric_reads_the_test_sets_bound():
     # one km an hour and two: 1 and 2 km/h; a bound of 1.5 km/h makes one step of three too fast
     slow = replace(ts, info={"bounds": mode_bounds("walk", max_speed_kmh=1.5, min_speed_kmh=0.1).to_dict()})
     synthetic = replace(slow, users=slow.users.assign(source=np.int32(-1), trace_no=np.int32(0)))
-    report = evaluate(slow, slow, synthetic, groups=["trip_times"])
-    assert report.metrics["trip_fast_steps"]["synthetic"] == pytest.approx(1 / 3)
+    report = evaluate(slow, slow, synthetic, groups=["trip_times", "realism"])
+    assert report.metrics["realism_fast_steps"]["synthetic"] == pytest.approx(1 / 3)
     assert report.meta["speed_bound"] == {"kmh": 1.5, "mode": "walk, adjusted"}
-    cabs = evaluate(ts, ts, replace(synthetic, info={}), groups=["trip_times"])
-    assert cabs.metrics["trip_fast_steps"]["synthetic"] == 0 and cabs.meta["speed_bound"]["kmh"] == 150
+    assert report.meta["realism"]["speed_bound_kmh"] == 1.5
+    cabs = evaluate(ts, ts, replace(synthetic, info={}), groups=["trip_times", "realism"])
+    assert cabs.metrics["realism_fast_steps"]["synthetic"] == 0 and cabs.meta["speed_bound"]["kmh"] == 150
 
 
 # -- on real data -----------------------------------------------------------------------------------

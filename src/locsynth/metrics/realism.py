@@ -39,13 +39,12 @@ from .trip_times import trip_times
 CELL_SIDES = 1.5
 #: the second distance, in metres
 FAR_M = 1000.0
-#: the speed bound of a set that states none: paper 004's, the cabs'
-DEFAULT_BOUND_KMH = 150.0
 
 
 def speed_bound(ts: TraceSet) -> float:
-    """The set's public speed bound in km/h (its ``bounds``; the cabs' 150 for a set without one)."""
-    return float(getattr(getattr(ts, "bounds", None), "max_speed_kmh", DEFAULT_BOUND_KMH))
+    """The set's public speed bound in km/h (its ``bounds``: the cabs' 150 for a set prepared without a
+    mode, data/modes.py)."""
+    return float(ts.bounds.max_speed_kmh)
 
 
 def cell_m(ts: TraceSet) -> float:

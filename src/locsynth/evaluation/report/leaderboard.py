@@ -26,8 +26,7 @@ from .labels import (attack_keys, flavour_description, format_metric, higher_is_
                      metric_label)
 
 #: the seeds' own metrics shown beside the standard suite (all of them are in results.csv), then
-#: the trip times' divergences (trip_fast_steps is left to results.csv: fewer is not better below
-#: the real share)
+#: the trip times' divergences
 SEED_METRICS = ("tp_tv", "vf_tv", "trip_length_jsd", "trip_sd_emd_m",
                 "trip_start_hour_jsd", "trip_duration_jsd", "trip_speed_jsd",
                 # the realism of trips (metrics/realism.py: on the map, within the bound, lasting as long)
