@@ -6,12 +6,29 @@ attributed to the training users (so both attacks run at full size). Prints each
 seconds and the ratio of time at one size to the size half as large (2.0 = linear).
 
     python benchmarks/bench_evaluate.py --users 200000
+
+With ``--data``, the command a user waits for on a prepared trips dataset instead (issue 53):
+``locsynth evaluate --train DATA/train --test DATA/test --synthetic SYN --out OUT``, every default
+group, run by this checkout and by an earlier one (``--before``, the ``src`` folder of another
+checkout, e.g. a worktree of the commit before) one after the other, ``--repeats`` times, each in a
+fresh process; prints each run's wall seconds and each group's, the medians and their ratio (after
+/ before), and whether the two metrics.json hold equal values for every metric both computed (to
+the last digit). The synthetic set is an NGRAM release at epsilon 1 of the test set's size
+(``--synthetic`` to give one).
+
+    python benchmarks/bench_evaluate.py --data cabs200 --before /path/to/before/src --repeats 3
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -35,10 +52,76 @@ def run(n_users: int, seed: int = 0) -> dict[str, float]:
     return seconds
 
 
+HERE = Path(__file__).resolve().parents[1] / "src"
+
+
+def command(src: Path, data: Path, synthetic: Path, out: Path) -> tuple[float, dict]:
+    """Wall seconds of ``locsynth evaluate`` run by the code in ``src``, and its metrics.json."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    run_it = [sys.executable, "-c", "from locsynth.cli import main; main()", "--quiet", "evaluate", "--train",
+              str(data / "train"), "--test", str(data / "test"), "--synthetic", str(synthetic), "--out", str(out)]
+    start = time.perf_counter()
+    done = subprocess.run(run_it, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{src}: locsynth evaluate failed:\n{done.stderr[-3000:]}")
+    wall = time.perf_counter() - start
+    return wall, json.loads((out / "metrics.json").read_text())
+
+
+def equal(before: dict, after: dict) -> list[str]:
+    """The metrics both computed whose values differ (every column, to the last digit)."""
+    return [key for key in before if not key.startswith("_") and key in after and before[key] != after[key]]
+
+
+def against(data: Path, before: Path, synthetic: Path | None, repeats: int) -> None:
+    """The command on ``data`` by ``before`` and by this checkout (module docstring)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        if synthetic is None:
+            from locsynth import TraceSet
+            from locsynth.synth.ngram import NGRAM
+
+            test = TraceSet.load(data / "test")
+            model = NGRAM(epsilon=1.0).fit(TraceSet.load(data / "train"))
+            synthetic = model.sample(test.n_traces, seed=0).save(tmp / "syn")
+        codes = {"before": before, "after": HERE}
+        for name, src in codes.items():                                 # warm-up: numba's caches, the disk's
+            command(src, data, synthetic, tmp / f"warm-{name}")
+        walls: dict = {name: [] for name in codes}
+        groups: dict = {name: [] for name in codes}
+        for r in range(repeats):
+            for name, src in codes.items():
+                wall, metrics = command(src, data, synthetic, tmp / f"{name}-{r}")
+                walls[name].append(wall)
+                groups[name].append(metrics["_meta"]["seconds"])
+                print(f"run {r} {name:6}: {wall:6.1f} s  " + " ".join(f"{g} {v:.2f}" for g, v in
+                                                               metrics["_meta"]["seconds"].items()), flush=True)
+        first = {name: json.loads((tmp / f"{name}-0" / "metrics.json").read_text()) for name in codes}
+        differ = equal(first["before"], first["after"])
+        median = {name: float(np.median(v)) for name, v in walls.items()}
+        print(f"median wall: before {median['before']:.1f} s, after {median['after']:.1f} s, after / before "
+              f"{median['after'] / median['before']:.2f}")
+        for name in codes:
+            keys = sorted({g for run in groups[name] for g in run})
+            print(f"{name:6} median per group: " + ", ".join(
+                f"{g} {np.median([run.get(g, np.nan) for run in groups[name]]):.2f}" for g in keys))
+        new = sorted(k for k in first["after"] if not k.startswith("_") and k not in first["before"])
+        print(f"metrics equal in both: {'yes' if not differ else 'NO: ' + ', '.join(differ)} "
+              f"({sum(1 for k in first['before'] if not k.startswith('_') and k in first['after'])} metrics; "
+              f"new: {', '.join(new) or 'none'})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=200_000)
+    parser.add_argument("--data", type=Path, default=None, help="a prepared trips dataset (train/ and test/)")
+    parser.add_argument("--before", type=Path, default=None, help="the src folder of the code to compare with")
+    parser.add_argument("--synthetic", type=Path, default=None)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    if args.data is not None:
+        against(args.data, args.before or HERE, args.synthetic, args.repeats)
+        return
     run(2000)  # warm-up: numba compilation and imports
     sizes = [args.users // 8, args.users // 4, args.users // 2, args.users]
     rows = {n: run(n) for n in sizes}

@@ -30,7 +30,7 @@ from locsynth.attacks.trip_geometry import trajectories
 from locsynth.evaluation.evaluate import evaluate
 from locsynth.synth.ngram import NGRAM
 
-ATTACKS = ("distance_mia", "copies", "sniffing", "bayesian", "outliers")
+ATTACKS = ("distance_mia", "copies", "near_copies", "sniffing", "bayesian", "outliers")
 #: seconds an attack may take on the cabs' full sets on 2 cores (issue 48)
 BUDGET_S = 60.0
 

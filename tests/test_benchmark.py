@@ -4,6 +4,7 @@ cluster's results equal to the serial ones."""
 
 import json
 import re
+import shutil
 
 import pandas as pd
 import pytest
@@ -149,10 +150,24 @@ def test_the_command_line_runs_and_prints_a_table(city, tmp_path):
                                       "--standard-flavour", "corrected"])
     assert result.exit_code == 0, result.output
     assert "tpm ε=1" in result.output and "results.csv" in result.output and "corrected flavour" in result.output
-    metrics = json.loads(next((out / "runs").glob("**/metrics.json")).read_text())
+    file = next((out / "runs").glob("**/metrics.json"))
+    metrics = json.loads(file.read_text())
     assert metrics["_meta"]["standard"]["flavour"] == "corrected"
     bad = CliRunner().invoke(app, ["benchmark", "--data", str(city), "--epsilon", "one", "--out", str(out)])
     assert bad.exit_code == 1 and "--epsilon takes numbers" in bad.output
+    # a finished run's metrics.json cut short: one line naming it and how to redo that run alone (issue 53)
+    text = file.read_text()
+    file.write_text(text[: len(text) // 2])
+    again = ["benchmark", "--data", str(city), "--methods", "tpm,uniform", "--epsilon", "1", "--repeats", "1",
+             "--attacks", "mia", "--out", str(out), "--standard-flavour", "corrected"]
+    bad = CliRunner().invoke(app, again)
+    lines = [line for line in bad.output.splitlines() if line.strip() and not line.startswith(("plan", "skip"))]
+    assert bad.exit_code == 1 and "Traceback" not in bad.output, bad.output
+    assert f"error: {file} is damaged" in " ".join(bad.output.split()) and "rerun the same command" in bad.output
+    assert lines[-1].startswith("error: ")
+    shutil.rmtree(file.parent)
+    assert CliRunner().invoke(app, again).exit_code == 0
+    assert json.loads(file.read_text())["_meta"]["standard"]["flavour"] == "corrected"
 
 
 def test_a_second_benchmark_on_one_folder_is_refused_and_a_stale_lock_taken_over(tmp_path):

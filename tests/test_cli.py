@@ -1,6 +1,7 @@
 """The command line: real runs, and bad input as one line, a non-zero exit and nothing written."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -63,6 +64,12 @@ GOOD = ["u1,2024-01-01T10:00:00Z,35.0,139.0", "u1,2024-01-01T11:00:00Z,35.1,139.
     (GOOD, ["--duplicates", "most"], "unknown duplicate policy 'most'"),
     (GOOD, ["--time-shift", "8h"], "--time-shift must be a number of hours in [-24, 24] (e.g. 8 or -3.5), got '8h'"),
     (GOOD, ["--time-shift", "480"], "--time-shift must be a number of hours in [-24, 24]"),
+    ([f"u1,{1704103200000 + 60000 * k},35.0,139.0" for k in range(3)], ["--time-unit", "s"],
+     "time 1704103200000 in {path} row 1 read as unix seconds is year 55,971, outside 1990-2100; they look like "
+     "milliseconds: give --time-unit 'ms'"),
+    ([f"u1,{1704103200 + 60 * k},35.0,139.0" for k in range(3)], ["--time-unit", "ms"],
+     "time 1704103200 in {path} row 1 read as unix milliseconds is 1970-01-20 17:21, outside 1990-2100; they look "
+     "like seconds: give --time-unit 's'"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, rows, extra, message):
     path = write_points(tmp_path / "points.csv", rows)
@@ -292,3 +299,80 @@ def test_the_attacks_sample_sizes_take_none_as_their_help_says(tmp_path):
     assert run(*args, "--out", tmp_path / "ev2", "--dmia-targets", "5").exit_code == 0
     res = run(*args, "--out", tmp_path / "ev3", "--dmia-targets", "many")
     assert res.exit_code == 1 and "dmia_targets must be a whole number >= 1, got 'many'" in res.output
+
+
+# -- faults: each one line, a non-zero exit and nothing written (issue 53) ---------------------------
+
+def one_line(res) -> str:
+    """The one error line of a failed command, its spaces folded (rich wraps long lines)."""
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.output
+    return " ".join(res.output.split())
+
+
+@pytest.fixture
+def tpm_model(tmp_path):
+    from locsynth.data.simulate import simulate
+    from locsynth.synth.tpm import TPM
+
+    TPM(epsilon=1.0).fit(simulate(30, seed=1)).save(tmp_path / "tpm")
+    return tmp_path / "tpm"
+
+
+def test_a_damaged_model_is_one_line_and_info_finds_it(tmp_path, tpm_model):
+    """A truncated arrays.npz raised BadZipFile when sampled, and `info` said nothing of it."""
+    arrays = tpm_model / "arrays.npz"
+    assert run("info", tpm_model).exit_code == 0
+    whole = arrays.read_bytes()
+    arrays.write_bytes(whole[: len(whole) // 2])                   # cut short, as by a full disk
+    for args in (("info", tpm_model), ("sample", tpm_model, "--out", tmp_path / "s")):
+        assert f"error: {arrays} is damaged (BadZipFile: " in one_line(run(*args))
+    middle = len(whole) // 2                                       # the directory intact, a member altered
+    arrays.write_bytes(whole[:middle] + bytes([whole[middle] ^ 0xFF]) + whole[middle + 1:])
+    assert "fails its checksum): fit the model again" in one_line(run("info", tpm_model))
+    arrays.write_bytes(whole)
+    (tpm_model / "users.parquet").unlink()
+    assert f"error: {tpm_model / 'users.parquet'} is missing" in one_line(run("info", tpm_model))
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seed", "-1"], "error: seed must be a whole number >= 0, got -1"),
+    (["--users", "10000000000"], "error: n = 10,000,000,000 users is more than the 2,147,483,647 traces a set holds"),
+    (["--users", "0"], "error: n must be at least 1, got 0"),
+])
+def test_sample_refuses_a_bad_seed_or_size_in_one_line(tmp_path, tpm_model, args, message):
+    assert message in one_line(run("sample", tpm_model, "--out", tmp_path / "s", *args))
+    assert not (tmp_path / "s").exists()
+
+
+def test_running_out_of_memory_while_sampling_is_one_error_naming_the_size(tpm_model, monkeypatch):
+    """numpy refuses an array beyond the memory before filling it (1e9 TPM users: 179 GiB)."""
+    from locsynth import InputError
+    from locsynth.synth.base import Synthesizer
+    from locsynth.synth.tpm import TPM
+
+    model = Synthesizer.load(tpm_model)
+
+    def too_big(*args, **kwargs):
+        raise MemoryError("Unable to allocate 179. GiB for an array with shape (1000000000, 24)")
+
+    monkeypatch.setattr(TPM, "_sample", too_big)
+    with pytest.raises(InputError, match=r"^sampling 1,000,000,000 users from tpm needs more memory than this "
+                                         r"machine has \(Unable to allocate 179. GiB .*\): ask for fewer \(n\)$"):
+        model.sample(1_000_000_000)
+    with pytest.raises(InputError, match=r"^sampling \d[\d,]* users \(the DP count of training users\) from tpm"):
+        model.sample()
+
+
+def test_prepare_refuses_a_grid_too_large_before_making_it_and_a_folder_for_a_file(tmp_path):
+    cabs = tmp_path / "cabs"
+    cabs.mkdir()
+    (cabs / "new_abc.txt").write_text("".join(f"37.7{k} -122.4{k} 1 {1211000000 + 60 * k}\n" for k in range(5)))
+    msg = one_line(run("prepare", cabs, "--format", "cab-trips", "--cell-m", "0.01", "--out", tmp_path / "o"))
+    assert re.search(r"error: the grid of --cell-m = 0.01 m cells over the box \([\d,]+ x [\d,]+\) has [\d,]+ cells "
+                     r"\([\d.]+ TiB to make\), more than the 2,147,483,647 locations a space holds", msg)
+    msg = one_line(run("prepare", cabs, "--format", "csv", "--out", tmp_path / "o"))
+    assert f"error: {cabs} is a folder; this format reads one file" in msg
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cabs"]

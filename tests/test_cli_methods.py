@@ -45,7 +45,7 @@ def test_fit_takes_hyperparameters_from_the_signature(pair, tmp_path):
     res = run("fit", "ppmtf", pair / "train", "--out", tmp_path / "x", "--alpah", "1")
     assert res.exit_code == 1 and "ppmtf has no hyperparameter --alpah; its hyperparameters: --alpha" in res.output
     res = run("fit", "ppmtf", pair / "train", "--out", tmp_path / "x", "--rank", "many")
-    assert res.exit_code == 1 and "--rank must be a whole number, got 'many' (ppmtf)" in res.output
+    assert res.exit_code == 1 and "--rank must be an integer, got 'many' (ppmtf)" in res.output
     res = run("fit", "gan", pair / "train", "--out", tmp_path / "x")
     assert res.exit_code == 1 and "unknown method 'gan'" in res.output
     res = run("fit", "krr", pair / "train", "--out", tmp_path / "x")
@@ -164,6 +164,35 @@ def test_methods_lists_every_method_and_its_hyperparameters(columns, monkeypatch
         assert "--alpha" in res.output and "200.0" in res.output and "--checkpoint" in res.output
     finally:
         cli_common._console.cache_clear()
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_methods_is_one_line_a_method_at_any_width(columns, monkeypatch):
+    """At 80 columns the list gave its installed column 23 characters for 'yes' and wrapped each
+    description over 5-7 lines (issue 53): now one line a method, grouped by kind, the description
+    cut to the width with an ellipsis; a method whose extra is missing says 'no' and how to install it."""
+    from locsynth.cli import common as cli_common
+    from locsynth.synth import registry
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setattr(registry, "_METHODS", dict(registry._METHODS))
+    registry.register("dp-trips", "locsynth.no_such_module", "Nope", "synthesizer", "DP trips that need torch",
+                      requires=("no_such_dependency_xyz",), extra="dp")
+    cli_common._console.cache_clear()
+    try:
+        lines = ok("methods").output.splitlines()
+    finally:
+        cli_common._console.cache_clear()
+    assert max(len(line.rstrip()) for line in lines) <= columns
+    for name in registry.names():
+        rows = [line for line in lines if line.startswith(" ") and line.split()[:1] == [name]]   # table rows
+        assert len(rows) == 1, (name, rows)
+        assert rows[0].split()[1] == ("no" if name == "dp-trips" else "yes")
+    adatrace = next(line for line in lines if line.startswith(" adatrace "))
+    assert adatrace.index("density-aware grid") < 35 and adatrace.rstrip().endswith("…")   # 108 characters cut
+    headings = [line.strip() for line in lines if line.strip() in ("synthesizers", "anonymizers")]
+    assert headings == ["synthesizers", "anonymizers"]
+    assert "dp-trips is not installed: pip install 'locsynth[dp]'" in lines
 
 
 def test_load_refuses_other_directories(pair, tmp_path):

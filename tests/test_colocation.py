@@ -353,3 +353,17 @@ def test_leaf_rule_then_networkx_gives_maximum_matchings_of_sparse_graphs():
         if rest:
             matched += len(nx.max_weight_matching(nx.Graph(rest), maxcardinality=True))
         assert matched == len(nx.max_weight_matching(nx.Graph(sorted(edges)), maxcardinality=True)), trial
+
+
+def test_theta_from_the_noisy_counts_is_bounded_by_one_event_per_user_and_instant():
+    """At epsilon2 = 1e-300 the sum of Q' (noise of scale 1e300) asked for some 1e305 co-location
+    events, too large an integer for the placing loop; an event takes two users at one instant,
+    so n T / 2 is a public bound (issue 53)."""
+    from locsynth.testing import check_data
+
+    data = check_data()
+    model = CoLocation(epsilon1=1.0, epsilon2=1e-300, epsilon_tpm=1.0, mechanism="laplace").fit(data)
+    T = model.time_.instants_per_day
+    assert 0 <= model.expected_theta(10, 2) <= 10 * 2 * T // 2
+    assert model.sample(10, days=2, seed=0).n_traces == 10
+    assert CoLocation(theta=10 ** 9).fit(data).expected_theta(10, 1) == 10 * T // 2

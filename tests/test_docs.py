@@ -105,6 +105,24 @@ def test_no_raw_sphinx_role_on_the_site_and_every_method_says_what_it_is(site):
             assert not re.fullmatch(r"\w+ \(module docstring\)\.", first), name
 
 
+def test_no_literal_double_backquotes_and_no_prose_in_a_type_column(site):
+    """A docstring's compact ``name : text`` line puts its text in the API reference's type column,
+    shown as code as it is: RST's double backquotes stayed there as they were written (issue 53:
+    six on the page, ``privacy_test``, ``status`` ...). No page shows two backquotes outside a code
+    block, inside <code> or not, and no parameter's type is prose."""
+    import html
+
+    for page in site.rglob("*.html"):
+        text = re.sub(r"<pre.*?</pre>", "", page.read_text(), flags=re.S)
+        found = re.findall(r"[^\n]{0,60}``[^\n]{0,30}", text)
+        assert not found, (page.name, found[:3])
+    reference = (site / "api_reference.html").read_text()
+    types = re.findall(r'<tr class="doc-section-item">\s*<td>.*?</td>\s*<td>\s*<code>(.*?)</code>', reference,
+                       flags=re.S)
+    prose = [t for t in (html.unescape(re.sub(r"<[^>]+>", "", t)) for t in types) if len(t) > 50]
+    assert len(types) > 100 and not prose, prose[:3]
+
+
 def test_every_public_name_the_guide_and_the_notebook_use_is_in_the_api_reference(site):
     """locsynth.NAME (a class or function) and every TraceSet method the API guide or the notebook
     calls has its entry on the API reference page."""

@@ -143,6 +143,22 @@ def test_bad_parameters_are_one_clear_error(call, message):
         call()
 
 
+def test_the_size_count_is_clamped_to_a_public_bound_and_refused_where_its_noise_says_nothing():
+    """At epsilon 1e-300 the DP count's noise (scale 1e300) sized 9.2e18 users (array is too big);
+    clamped to 1 .. 2^31 - 1 it is post-processing, and a count of scale above 100,000 is refused
+    from its public epsilon, before anything is spent (issue 53)."""
+    from locsynth.privacy.count import MAX_COUNT, MAX_COUNT_SCALE, check_count_scale, noisy_count
+
+    assert {noisy_count(448, 1e-300) for _ in range(20)} <= {1, MAX_COUNT} and MAX_COUNT == 2 ** 31 - 1
+    assert check_count_scale(1 / MAX_COUNT_SCALE, "here") == 1e-5
+    ledger = Ledger()
+    with pytest.raises(InputError, match=r"^the DP count of the training set's size would get epsilon 5e-08 \(a share "
+                                         r"of 1e-06\): its noise, of scale 2e\+07, is beyond 100,000 and says nothing "
+                                         r"of the size; raise `epsilon` or `size_share`, or give `size_share` 0"):
+        check_count_scale(5e-8, "a share of 1e-06")
+    assert not ledger.spends
+
+
 @pytest.mark.parametrize("h", [Hierarchy.quadtree(3, 5), Hierarchy.from_levels(list("aabbbc"), list("xyxxyz")),
                                Hierarchy.flat(4)], ids=["quadtree", "levels", "flat"])
 def test_privelet_transform_and_its_generalized_sensitivity(h):
@@ -206,3 +222,17 @@ def test_noisy_top_k_draws_exponential_noise_permute_and_flip_not_gumbel():
     low, high = clopper_pearson(np.array([wins]), np.array([n]), 0.999)
     assert low[0] < 1 - np.exp(-1) / 2 < high[0]
     assert 1 / (1 + np.exp(-1)) < low[0]
+
+
+def test_the_dp_footprint_of_visit_weights():
+    """A trip of one cell added moves that cell's weight by 1 (each trip's distinct cells share 1):
+    whether the footprint keeps that cell passes at EPS, and the footprint at 2 EPS claimed at EPS
+    fails (its threshold, 2 noise scales, moves with it)."""
+    from locsynth.privacy.footprint import noisy_footprint, visit_weights
+
+    trace, cell = np.array([0, 0, 1, 2, 2]), np.array([0, 1, 1, 2, 2])
+    w1 = visit_weights(trace, cell, 3)
+    w2 = visit_weights(np.r_[trace, 3], np.r_[cell, 0], 3)
+    assert np.allclose(w1, [0.5, 1.5, 1.0]) and np.allclose(w2 - w1, [1, 0, 0])
+    check(lambda w, n, eps: noisy_footprint(np.tile(w, (n, 1)), eps)[:, 0].astype(float), w1, w2,
+          bins=np.array([-0.5, 0.5, 1.5]))

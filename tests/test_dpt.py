@@ -196,7 +196,7 @@ def test_transition_probabilities_sum_to_one_and_back_off():
 
 def test_fit_and_sample_give_dp_sized_trips_with_hours():
     ts = trips()
-    model = DPT(epsilon=40.0, time_share=0).fit(ts)
+    model = DPT(epsilon=40.0, time_share=0, footprint_share=0).fit(ts)
     totals = model.ledger_.totals()["person"]
     assert totals["epsilon"] == pytest.approx(40.0) and totals["relation"] == "add-remove" and totals["spends"] == 4
     assert model.ledger_.totals()["trace"]["epsilon"] == pytest.approx(80.0)       # a kept trace displaced: 2
@@ -214,11 +214,11 @@ def test_fit_and_sample_give_dp_sized_trips_with_hours():
 
 
 def test_a_set_without_hours_spends_nothing_on_them_and_one_of_hours_minus_one_gets_none():
-    model = DPT(epsilon=1.0, time_share=0).fit(trips(hours=False))
+    model = DPT(epsilon=1.0, time_share=0, footprint_share=0).fit(trips(hours=False))
     assert model.ledger_.totals()["trace"]["spends"] == 3
     assert (model.sample(seed=0).users["hour"] == -1).all()
     # a trip set without time (NGRAM's output) has the column, all -1: its histogram's largest bin is -1
-    untimed = DPT(epsilon=40.0, time_share=0).fit(trip_set([[0, 1, 2], [2, 1], [1, 2, 3]] * 50, [-1] * 150, cols=4))
+    untimed = DPT(epsilon=40.0, time_share=0, footprint_share=0).fit(trip_set([[0, 1, 2], [2, 1], [1, 2, 3]] * 50, [-1] * 150, cols=4))
     assert untimed.ledger_.totals()["trace"]["spends"] == 4 and (untimed.sample(seed=0).users["hour"] == -1).all()
 
 

@@ -74,12 +74,25 @@ TRAIN = ([[0, 1], [1, 2, 1], [0, 1, 2], [2, 1], [1, 2, 3]], [8, 9, 9, 10, 10])
 SYNTHETIC = ([[0, 1, 2], [0, 1, 2, 3], [1, 2], [2, 3]], [8, 9, 9, 12])
 
 
+def test_a_frame_or_none_for_a_set_is_one_error_saying_how_to_make_one():
+    train = trip_set(*TRAIN)
+    with pytest.raises(InputError, match=r"^evaluate \(its synthetic set\) needs a TraceSet, got DataFrame; make one "
+                                         r"of a frame of points with locsynth.from_frame\(frame\)"):
+        evaluate(train, train, train.to_frame())
+    with pytest.raises(InputError, match=r"^evaluate \(its synthetic set\) needs a TraceSet, got None$"):
+        evaluate(train, train, None)
+    with pytest.raises(InputError, match=r"^evaluate \(its test set\) needs a TraceSet, got str; load a TraceSet"):
+        evaluate(train, "test", train)
+
+
 def test_evaluate_on_trips_gives_the_trip_metrics_of_metrics_trips():
     train, test, syn = trip_set(*TRAIN), trip_set(*TEST), trip_set(*SYNTHETIC)
     report = evaluate(train, test, syn, seed=3)            # default attacks: those of users skipped, with reasons
-    attacks = [key for name in ("distance_mia", "copies", "sniffing", "bayesian", "outliers") for key in group(name).keys]
+    attacks = [key for name in ("distance_mia", "copies", "near_copies", "sniffing", "bayesian", "outliers")
+               for key in group(name).keys]
     times = list(group("trip_times").keys)               # trips with hours and instants have times
-    assert list(report.metrics) == list(TRIPS) + times + list(STANDARD) + attacks
+    realism = list(group("realism").keys)
+    assert list(report.metrics) == list(TRIPS) + times + list(STANDARD) + realism + attacks
     for name, other in (("synthetic", syn), ("training", train)):
         jsd, emd = trip_length_jsd(test, other), source_destination_emd(test, other, seed=3)
         top = frequent_pattern_precision(test, other)
@@ -92,7 +105,9 @@ def test_evaluate_on_trips_gives_the_trip_metrics_of_metrics_trips():
         for key, direct in (("length_jsd", jsd["by_hour"]), ("sd_emd_m", emd["by_hour"])):
             got = np.array([np.nan if v is None else v for v in curves[key][name]["by_hour"]])
             np.testing.assert_array_equal(got, direct)
-    assert all(row["uniform"] is None for key, row in report.metrics.items() if key not in attacks + times)
+    mapped = ["realism_far_cell", "realism_far_km"]                  # a uniform draw's points off the map
+    assert all(row["uniform"] is None for key, row in report.metrics.items() if key not in attacks + times + mapped)
+    assert all(0 <= report.metrics[key]["uniform"] <= 1 for key in mapped)
     assert report.metrics["trip_start_hour_jsd"]["uniform"] > 0          # all hours alike, against real hours
     skipped = {entry["group"]: entry for entry in report.meta["skipped"]}
     assert set(skipped) == {"population", "transitions", "visit_fractions", "sglt", "reid", "mia"}

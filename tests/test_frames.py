@@ -8,7 +8,7 @@ import pytest
 import locsynth
 from locsynth import InputError
 from locsynth.data.discretize import discretize, make_space, make_time_axis
-from locsynth.data.frames import columns, from_frame, points_from_frame
+from locsynth.data.frames import columns, from_frame, points_from_frame, trips_from_frame
 from locsynth.data.points import validate_points
 
 
@@ -78,10 +78,77 @@ def test_times_in_any_format_pandas_reads_and_naive_ones_on_the_given_clock():
     (lambda d: d.assign(uid=d.uid.astype(object).where(d.index != 5, None)), r"column 'uid' \(user\) at index 5: missing"),
     (lambda d: d.assign(datetime=d.datetime.where(d.index != 2, "2012-04-03 12:00")),
      r"timestamp '2012-04-03 12:00' in column 'datetime' at index 2 has no timezone while others have one"),
+    (lambda d: d.assign(datetime=d.datetime.where(d.index != 4, "1700-04-03T12:00:00Z")),   # a slip of the year
+     r"time 1700-04-03T12:00:00\+00:00 in column 'datetime' \(time\) at index 4 is in year 1700: locsynth reads "
+     r"times from 1900 to 2100"),
+    (lambda d: d.assign(datetime=[pd.Timestamp(t).tz_localize(None) if i == 1 else pd.Timestamp(t)
+                                  for i, t in enumerate(d.datetime)]),
+     r"time 2012-04-.* in column 'datetime' at index 1 has no time zone while others have one; give every time a zone"),
+    (lambda d: d.set_index(["uid", "datetime"]), r"the frame's time is in its index \('uid', 'datetime'\), not a "
+                                                 r"column: call frame.reset_index\(\) first"),
+    (lambda d: d.assign(latitude=d.lat + 0.01), r"the frame has 2 columns for lat, 'lat' and 'latitude': name the "
+                                                r"one to use with `lat`"),
+    (lambda d: d.assign(lat=d.lng, lng=d.lat),                    # New York's coordinates, swapped: Antarctica
+     r"the points lie in Antarctica \(median point -73.9\d+, 40.7\d+, time zone Antarctica/Syowa\); with latitude and "
+     r"longitude swapped they lie in America/New_York: are columns 'lat' and 'lng' swapped\? If not, name them with "
+     r"`lat` and `lon`"),
 ])
 def test_each_naive_mistake_is_one_error_naming_the_fix(change, message):
     with pytest.raises(InputError, match=message):
         from_frame(change(checkins(30)), grid=(4, 4))
+
+
+def unix(df: pd.DataFrame, per_second: int = 1) -> pd.DataFrame:
+    """``df`` with its times as unix numbers, ``per_second`` ticks a second (1: seconds, 1000: ms)."""
+    seconds = (pd.to_datetime(df.datetime) - pd.Timestamp(0, tz="UTC")) // pd.Timedelta("1s")
+    return df.assign(datetime=seconds * per_second)
+
+
+@pytest.mark.parametrize("ticks, unit, message", [
+    (1000, "s", r"time 133\d{10} in column 'datetime' \(time\) at index 0 read as unix seconds is year 44,2\d\d, "
+                r"outside 1990-2100; they look like milliseconds: give `time_unit` 'ms'"),
+    (1, "ms", r"time 133\d{7} in column 'datetime' \(time\) at index 0 read as unix milliseconds is 1970-01-16 "
+              r"\d\d:\d\d, outside 1990-2100; they look like seconds: give `time_unit` 's'"),
+    (10 ** 6, "ms", r"read as unix milliseconds is year 44,2\d\d, outside 1990-2100; they look like microseconds: "
+                    r"divide them by 1,000 and give `time_unit` 'ms'"),
+])
+def test_numeric_times_in_the_wrong_unit_name_the_unit_they_look_like(ticks, unit, message):
+    """Milliseconds read as seconds wrapped to 1970-72 and seconds read as milliseconds collapsed to
+    one day of 1970 (issue 53): both are one error, from a frame of points or of GPS fixes."""
+    df = unix(checkins(30), ticks)
+    with pytest.raises(InputError, match=message):
+        from_frame(df, grid=(4, 4), time_unit=unit)
+    with pytest.raises(InputError, match=message):
+        trips_from_frame(df.rename(columns={"uid": "trip"}), time_unit=unit)
+    assert points_from_frame(unix(checkins(30)), time_unit="s")["time"].equals(points_from_frame(checkins(30))["time"])
+
+
+def test_times_that_are_not_unix_times_and_the_cabs_preset_in_milliseconds():
+    relative = unix(checkins(30)).assign(datetime=lambda d: d.datetime - d.datetime.min())
+    with pytest.raises(InputError, match=r"read as unix seconds is 1970-01-\d\d .*they are not unix times in any unit "
+                                         r"\(s, ms, us, ns\): convert them to dates first"):
+        points_from_frame(relative, time_unit="s")
+    cabs = unix(checkins(30), 1000).rename(columns={"uid": "cab"}).assign(occupancy=1)
+    with pytest.raises(InputError, match=r"read as unix seconds is year 44,\d+.*give `time_unit` 'ms'"):
+        trips_from_frame(cabs, preset="cabs")
+
+
+def test_timestamps_of_several_zones_are_read_as_the_instants_they_are():
+    df = checkins(30)
+    zoned = df.assign(datetime=[pd.Timestamp(t).tz_convert("Asia/Tokyo" if i % 2 else "America/New_York")
+                                for i, t in enumerate(df.datetime)])
+    assert zoned.datetime.dtype == object
+    assert points_from_frame(zoned)["time"].equals(points_from_frame(df)["time"])
+
+
+def test_two_names_of_a_coordinate_and_swapped_ones_are_read_when_named():
+    df = checkins(30)
+    both = df.assign(latitude=df.lat + 0.01)
+    assert np.allclose(points_from_frame(both, lat="latitude")["lat"], df.lat + 0.01)
+    swapped = df.assign(lat=df.lng, lng=df.lat)
+    assert np.allclose(points_from_frame(swapped, lat="lat", lon="lng")["lat"], df.lng)
+    south = df.assign(lat=-69.0 + df.lat - 40.7, lng=39.58 + df.lng + 74.0)    # Syowa Station: swapped it is at sea
+    assert from_frame(south, grid=(4, 4)).time.timezone == "Antarctica/Syowa"
 
 
 def test_pois_without_venues_a_wrong_name_and_two_zones_name_the_fix():
@@ -111,6 +178,22 @@ def test_a_geodataframe_gives_its_points_in_degrees():
     assert np.allclose(points_from_frame(gdf.to_crs("EPSG:3857"))[["lat", "lon"]], expected[["lat", "lon"]])
 
 
+def test_a_geodataframes_stale_columns_are_refused_unless_named():
+    """A GeoDataFrame with lat/lon columns beside its geometry: the same points are read; columns
+    left behind when the geometry moved are an error, and read when named (issue 53)."""
+    gpd = pytest.importorskip("geopandas")
+    df = checkins(40)
+    gdf = gpd.GeoDataFrame(df, geometry=gpd.points_from_xy(df.lng, df.lat), crs="EPSG:4326")
+    assert points_from_frame(gdf).equals(points_from_frame(df))
+    moved = gdf.set_geometry(gpd.points_from_xy(df.lng + 0.01, df.lat))
+    with pytest.raises(InputError, match=r"the frame's geometry and its columns 'lat', 'lng' differ at index 0 "
+                                         r"\(geometry 40.\d+, -73.\d+; columns 40.\d+, -73.\d+\): name the columns "
+                                         r"with `lat` and `lon` to read them, or drop them to read the geometry"):
+        points_from_frame(moved)
+    assert np.allclose(points_from_frame(moved, lat="lat", lon="lng")["lon"], df.lng)
+    assert np.allclose(points_from_frame(moved.drop(columns=["lat", "lng"]))["lon"], df.lng + 0.01)
+
+
 def test_tsmc_check_ins_as_they_are_on_disk(data_dir):
     df = pd.read_csv(data_dir / "foursquare-nyc-tsmc2014" / "NYC_val.csv")
     ts = locsynth.from_frame(df)
@@ -122,7 +205,6 @@ def test_tsmc_check_ins_as_they_are_on_disk(data_dir):
 
 
 # -- trips ------------------------------------------------------------------------------------------
-from locsynth.data.frames import trips_from_frame  # noqa: E402
 from locsynth.data.trips import CABS, describe_drops, segment  # noqa: E402
 from locsynth.core.geo import haversine_m  # noqa: E402
 
@@ -213,7 +295,12 @@ def test_what_each_filter_dropped_is_said_and_no_trip_left_names_the_setting():
                                          r"`bbox` sets it\)"):
         trips_from_frame(walks, preset="cabs", time_unit=None)
     fast = trips_from_frame(walks, max_speed_kmh=11)           # to work at 12 km/h, the walk at 10
-    assert describe_drops(fast.info["trips"]) == ["2 were too fast", "2 of 4 trips kept"]
+    said = describe_drops(fast.info["trips"])
+    # a cell of 250 m in a minute reads as 15 km/h: the walk's steps take the time the bound of 11 asks
+    assert said[0] == "2 were too fast" and said[-1] == "2 of 4 trips kept"
+    assert said[1].startswith(f"{fast.info['trips']['slowed_steps']} steps were given the time") and \
+        fast.info["trips"]["slowed_steps"] > 0
+    assert fast.bounds.max_speed_kmh == 11 and fast.bounds.mode == "taxi, adjusted"
     far = pd.concat([walks, fixes("cy", "2012-04-03 08:00", 3, 35.68, 139.76, dlat=0.01)], ignore_index=True)
     with pytest.raises(InputError, match=r"2 time zones"):
         trips_from_frame(far)

@@ -43,7 +43,7 @@ FLOOR = {part: floor for floor, (_, parts) in FLOORS.items() for part in parts}
 #: import others; what a folder's storeys do not list stands above them, and the folder's own
 #: __init__ above all (it may gather its modules, as synth's exports the methods), and __main__ above that
 STOREYS = {
-    "data": [("the data model", {"points", "space", "timeaxis", "traces", "categories", "export"})],
+    "data": [("the data model", {"points", "space", "timeaxis", "modes", "traces", "categories", "export"})],
     "synth": [("the registry", {"registry"}), ("the protocol", {"base", "trip_times"})],
     "evaluation": [("the metric groups", {"suite"}), ("the pages", {"report"})],
     "release": [("the release", {"publish"})],

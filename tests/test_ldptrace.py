@@ -6,13 +6,14 @@ tally drawn in law (binomials by inversion against an exact reference, the law o
 users' bits), audited on neighbouring sets of reports and through the fit on neighbouring sets."""
 
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from helpers import traceset
+from helpers import traceset, trip_set
 from locsynth import InputError
 from locsynth.privacy.ledger import Ledger, Spend
 from locsynth.privacy import oue
@@ -54,6 +55,21 @@ def test_oue_refuses_bad_values():
         oue.perturb([0.5], 4, 1.0)
     with pytest.raises(InputError, match="epsilon must be"):
         oue.perturb([0], 4, -1.0)
+
+
+@pytest.mark.parametrize("epsilon, fate", [(1e9, "underflows to 0"), (1e-300, "rounds to 1/2")])
+def test_oue_refuses_an_epsilon_it_cannot_draw_as_stated(epsilon, fate):
+    """At 1e9 the flip probability underflowed to 0 and the ledger divided by it; at 1e-300 it
+    rounded to 1/2 and the ledger refused an epsilon of 0.0 (issue 53)."""
+    with pytest.raises(InputError, match=rf"an OUE report's epsilon is {re.escape(f'{epsilon:.3g}')}, outside the 1e-12 to 700 that "
+                                         rf"OUE draws as stated: its flip probability 1 / \(e\^epsilon \+ 1\) {fate}"):
+        oue.flip_probability(epsilon)
+    assert oue.oue_epsilon(oue.P, oue.flip_probability(700.0)) == pytest.approx(700.0)
+    assert oue.oue_epsilon(oue.P, oue.flip_probability(1e-12)) == pytest.approx(1e-12, rel=1e-3)
+    with pytest.raises(InputError, match=rf"^`epsilon` {re.escape(f'{epsilon:g}')} gives the length report "
+                                         rf"\(`length_share` 0.1\), whose epsilon is {re.escape(f'{epsilon / 10:.3g}')}, "
+                                         "outside"):
+        LDPTrace(epsilon=epsilon).fit(trip_set([[0, 1, 2], [1, 2]], [8, 9]))
 
 
 # -- the collector's tally, drawn in law ---------------------------------------------------------
@@ -510,6 +526,7 @@ def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(mon
     """The tally given its mean: the starts are each day kind's exact hours of the start group
     projected on the day's harmonics, the speeds the speed group's exact counts on the coarse grid
     spread evenly over the fine one (each counted by a plain loop here)."""
+    from locsynth.privacy.noise import toward_uniform
     from locsynth.synth import trip_times as tt
 
     monkeypatch.setattr(oue, "tally", expected_tally)
@@ -522,7 +539,10 @@ def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(mon
     hours = np.zeros(24)
     for i in starting:
         hours[train.events_of(i)[0][0] % 24] += 1              # 2024-01-01 is a Monday: every start a weekday
-    assert model.starts[:24] == pytest.approx(times.smooth_hours(hours)) and not model.starts[24:].any()
+    # then toward uniform by the share of noise the public noise level predicts (privacy/noise.py)
+    uniform = tt.uniform_starts(2, 1, train.time)
+    expected = toward_uniform(np.r_[times.smooth_hours(hours), np.zeros(24)], uniform, model.noise)
+    assert 0 < model.noise < 0.2 and model.starts == pytest.approx(expected) and not model.starts[24:].any()
     coarse = np.zeros((3, 10))
     for i in speeding:
         t, loc = train.events_of(i)

@@ -47,8 +47,8 @@ def daily(users=60, seed=5):
     return train, test, Uniform().fit(train).sample(seed=1)
 
 
-@pytest.mark.parametrize("name", [n for n in suite.BUILT_IN if n not in ("trips", "trip_times", "colocations",
-                                                                           "clusters")])
+@pytest.mark.parametrize("name", [n for n in suite.BUILT_IN if n not in ("trips", "trip_times", "realism",
+                                                                           "colocations", "clusters")])
 def test_every_built_in_group_of_daily_traces_passes_the_check(name):
     group = suite._built_in(name)
     keys = check_metric_group(group, data=daily())
@@ -64,6 +64,7 @@ def test_the_trip_colocation_and_cluster_groups_pass_the_check():
     assert check_metric_group(suite._built_in("trips"), data=(trips, trips, trips))
     timed = locsynth.NGRAM(epsilon=50.0).fit(trips).sample(40, seed=0)
     assert check_metric_group(suite._built_in("trip_times"), data=(trips, trips, timed))
+    assert check_metric_group(suite._built_in("realism"), data=(trips, trips, timed))
     train, test, synthetic = daily()
     edges = np.array([[0, 1], [1, 2], [2, 3]], np.int32)
     friends = (replace(train, friends=edges), test, replace(synthetic, friends=edges))
@@ -101,8 +102,8 @@ def test_evaluate_validates_options_against_the_declarations():
         evaluate(train, test, synthetic, groups=["population", "nope"])
     report = evaluate(train, test, synthetic, groups=["population"], options={"top": 10}, attacks="both")
     assert set(report.metrics) == {"tp_tv", "tp_tv_top50"} and report.meta["options"]["top"] == 10
-    assert report.meta["options"]["attacks"] == ["reid", "mia", "distance_mia", "copies", "sniffing", "bayesian",
-                                                 "outliers"]
+    assert report.meta["options"]["attacks"] == ["reid", "mia", "distance_mia", "copies", "near_copies", "sniffing",
+                                                 "bayesian", "outliers"]
 
 
 def test_a_toy_group_in_one_new_module_reaches_every_surface(tmp_path):

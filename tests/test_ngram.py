@@ -104,7 +104,7 @@ def test_start_counts_subtract_what_follows_another_cell():
 
 def test_fit_and_sample_trips(tmp_path):
     ts = traceset([[(k, c) for k, c in enumerate(s)] for s in chains()], cols=6)
-    model = NGRAM(epsilon=1e9, l_max=3, time_share=0).fit(ts)
+    model = NGRAM(epsilon=1e9, l_max=3, time_share=0, footprint_share=0).fit(ts)
     count, spend = model.ledger_.spends
     assert (count.mechanism, count.unit, count.sensitivity) == ("discrete-laplace", "trace", 1.0)
     assert (spend.mechanism, spend.unit, spend.sensitivity) == ("laplace", "trace", 3.0)
@@ -233,6 +233,9 @@ def dense_walks(counts, next_node, starts, n, l_max, seed, min_len):
             if k < min_len:
                 y = draw_except(row, seq[-1], uniforms[i, k])
                 y = draw_except(cdf[0], seq[-1], uniforms[i, k]) if y < 0 else y
+                if y < 0 and end > 1:                  # the root holds no other symbol: any other
+                    y = min(int(uniforms[i, k] * (end - 1)), end - 2)
+                    y += y >= seq[-1]
                 if y < 0:
                     break
             else:
@@ -261,3 +264,21 @@ def test_walks_on_the_sparse_rows_are_the_walks_on_the_dense_ones(min_len):
     loc, length = walk(tree.counts, tree.next_node, start_counts(tree), 400, 10, seed=9, min_len=min_len)
     got = [s.tolist() for s in np.split(loc, np.cumsum(length)[:-1])]
     assert got == dense_walks(tree.counts, tree.next_node, start_counts(tree), 400, 10, 9, min_len)
+
+
+def test_a_walk_leaves_its_first_cell_when_the_root_released_one():
+    """On a few hundred trips one noisy cell alone may pass the root's threshold: every walk then
+    starts there, and the public minimum of two cells sends it to another symbol, uniformly, instead
+    of stopping at one point (issue 54)."""
+    from locsynth.synth.ngram import walk
+
+    L = 6
+    counts = np.zeros((1, L + 1))
+    counts[0, 2] = 40.0                                      # the root released cell 2 alone
+    next_node = np.zeros((1, L + 1), np.int64)
+    loc, length = walk(counts, next_node, counts[0, :-1].copy(), 500, 5, seed=0, min_len=2)
+    assert (length >= 2).all()
+    starts = np.r_[0, np.cumsum(length)[:-1]]
+    assert (loc[starts] == 2).all() and (loc[starts + 1] != 2).all()
+    assert set(loc[starts + 1].tolist()) == {0, 1, 3, 4, 5}
+    assert np.array_equal(walk(counts, next_node, counts[0, :-1].copy(), 500, 5, seed=0, min_len=2)[0], loc)

@@ -119,6 +119,10 @@ def assert_same_fit(one, by_parts) -> None:
         assert x[:3] == y[:3], f"noise step {i}: mechanism, sensitivity (or reports) and scale"
         same(x[3], y[3], f"the noiseless counts of noise step {i}")
     assert a.ledger_.to_dict() == b.ledger_.to_dict() and a.training_ == b.training_
+    # the noise estimate (privacy/noise.py) and the SmallDataWarning read only what the sums gave
+    assert a.noise_ == b.noise_ and a.noise_ is not None
+    if getattr(a, "footprint_", None) is not None:
+        assert np.array_equal(a.footprint_, b.footprint_)
     arrays_a, arrays_b = a._arrays(), b._arrays()
     if getattr(a, "trip_times_", None) is not None:
         arrays_a.update(a.trip_times_.arrays())
@@ -133,6 +137,45 @@ def test_a_fit_by_partitions_counts_noises_and_models_as_the_fit_in_one_file(par
     partitioned, one = parts
     drawn = Drawn(monkeypatch)
     assert_same_fit(fitted(name, one, drawn), fitted(name, partitioned, drawn))
+
+
+def test_the_central_methods_fit_their_dp_footprint_by_partitions(parts, monkeypatch):
+    """The footprint's visit weights (privacy/footprint.py, each trip's distinct blocks sharing 1)
+    are one of the counting steps above: at 3,000 trips it is spent, its weights summed over the
+    partitions, the cells kept the same."""
+    partitioned, one = parts
+    drawn = Drawn(monkeypatch)
+    for name in ("ngram", "privtrace", "adatrace", "dpt"):
+        (a, calls_a), (b, calls_b) = fitted(name, one, drawn), fitted(name, partitioned, drawn)
+        assert a.footprint_ is not None and not a.footprint_.all() and np.array_equal(a.footprint_, b.footprint_)
+        weights = [c[3] for c in calls_a if c[3] is not None and c[3].size == 36]     # 6 x 6 blocks of 2 x 2
+        assert any(w.sum() == pytest.approx(one.n_traces) for w in weights)        # the trips' shares of 1
+
+
+def bike_set_in_a_domain(path, n: int = 2000):
+    """:func:`trips` with a bike's public bounds (speed bins log-spaced over 1-40 km/h, not the
+    cabs') on a grid whose public domain leaves out its two western columns, in 4 partitions."""
+    from locsynth.data.modes import mode_bounds
+
+    ts = trips(n, seed=6)
+    allowed = np.ones(GRID.n_locations, bool)
+    allowed[(np.arange(GRID.n_locations) % 12) < 2] = False
+    space = Grid(12, 12, GRID.bbox, allowed=allowed, domain="all but the two western columns (a test's)")
+    ts = replace(ts, space=space, info={**ts.info, "bounds": mode_bounds("bike").to_dict()})
+    save_partitioned(ts, path, 4)
+    return PartitionedTraceSet.open(path), TraceSet.load(path)
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_a_fit_by_partitions_keeps_the_sets_bounds_and_domain_as_in_one_file(tmp_path, name, monkeypatch):
+    """The time model's speed bins span the set's bounds (a bike's), and a public domain shapes the
+    counts (NGRAM's alphabet, the closed states and cells), by partitions as in one file."""
+    partitioned, one = bike_set_in_a_domain(tmp_path / "bike")
+    drawn = Drawn(monkeypatch)
+    a, b = fitted(name, one, drawn), fitted(name, partitioned, drawn)
+    assert_same_fit(a, b)
+    assert a[0].trip_times_.bound == 40.0 and np.array_equal(a[0].trip_times_.edges, b[0].trip_times_.edges)
+    assert getattr(a[0], "footprint_", None) is None                 # a domain needs no footprint
 
 
 @pytest.mark.parametrize("name, params", [("dpt", {"time_share": 0.0}), ("ngram", {"max_traces_per_user": 1}),
@@ -158,6 +201,12 @@ def test_the_time_model_counts_by_partitions_and_days_of_the_week_after_two_week
         assert expected[2:] == got[2:] and expected[2] == kinds
         assert np.array_equal(expected[0], got[0]) and np.array_equal(expected[1], got[1])
         assert expected[0].sum() == ts.n_traces
+    # the speed bins of the set's bounds: a bike's slower bins hold these 1-3 minute steps otherwise
+    _, bike = bike_set_in_a_domain(tmp_path / "bike", 600)
+    expected = trip_times.counts(bike)
+    got = trip_times.counts(Partitions(PartitionedTraceSet.open(tmp_path / "bike")))
+    assert np.array_equal(expected[1], got[1]) and not np.array_equal(expected[1], trip_times.counts(
+        replace(bike, info={k: v for k, v in bike.info.items() if k != "bounds"}))[1])
 
 
 def test_a_partitioned_set_reads_whole_and_by_partitions(parts, tmp_path):
@@ -444,3 +493,25 @@ def test_trips_from_files_of_fixes_by_partitions_are_the_trips_of_the_frame(tmp_
     assert test == set(held_out(got, 0.25, 3)[1].users["user_id"])
     with pytest.raises(InputError, match="no Parquet or CSV file of fixes"):
         trips_from_files(tmp_path / "nothing-*.csv", tmp_path / "x")
+
+
+def test_trips_from_files_take_a_mode_as_a_frame_does_and_refuse_a_domain(tmp_path):
+    """A mode's bounds (a bike's: 250 m cells, a speed bound of 40 km/h that drops the faster trips,
+    its bounds carried by the set) by partitions as for the frame; a public domain is refused."""
+    from locsynth.data.frames import trips_from_frame
+    from locsynth.data.prepare_partitions import trips_from_files
+
+    frame = fixes_of(trips(300, seed=7))
+    (tmp_path / "fixes").mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(len(frame)), 2)):
+        frame.iloc[rows].to_parquet(tmp_path / "fixes" / f"part{i}.parquet")
+    expected = trips_from_frame(frame, mode="bike", timezone=AXIS.timezone)
+    made = trips_from_files(tmp_path / "fixes", tmp_path / "out", mode="bike", timezone=AXIS.timezone,
+                            partitions=3)[""]
+    got = TraceSet.load(made.path)
+    assert got.bounds == expected.bounds and got.bounds.mode == "bike" and got.info["trips"] == expected.info["trips"]
+    assert got.space.meta() == expected.space.meta() and got.time.instant == expected.time.instant
+    assert got.n_traces == expected.n_traces < 300                    # the bike's bound dropped some
+    with pytest.raises(InputError, match="public domain is not taken by partitions"):
+        trips_from_files(tmp_path / "fixes", tmp_path / "d", domain=tmp_path / "any.gpkg", timezone=AXIS.timezone)
+    assert not (tmp_path / "d").exists()

@@ -8,7 +8,8 @@ from helpers import traceset
 from locsynth import InputError
 from locsynth.synth.privtrace import PrivTrace
 from locsynth.synth.privtrace import markov
-from locsynth.synth.privtrace.grid import TwoLevelGrid, level1_size, level2_sizes
+from locsynth.synth.privtrace.grid import (STATES_PER_LOCATION, TwoLevelGrid, capped_splits, level1_size,
+                                           level2_sizes)
 
 
 def test_level_sizes_by_hand():
@@ -16,6 +17,27 @@ def test_level_sizes_by_hand():
     assert level1_size(600 * 100 ** 2) == 60                       # at most 60 a side
     # 4 level-1 cells, 1,000 trajectories: split above 0.05 * 1000 / 4 = 12.5; m = ceil(sqrt(d / 200))
     assert level2_sizes(np.array([10.0, 13.0, 800.0, 801.0]), 1000).tolist() == [1, 1, 2, 3]
+
+
+def test_the_states_are_bounded_by_the_public_space_whatever_the_noise():
+    """A tiny epsilon's noisy densities (1e300) asked for 7e148 subcells a side, or 67 million states
+    (4 GB); the largest splits are lowered until the states fit 16 per location (issue 53)."""
+    assert capped_splits(np.array([1, 2, 5, 3]), 100).tolist() == [1, 2, 5, 3]          # 39 states: as they are
+    assert capped_splits(np.array([1, 2, 5, 3]), 20).tolist() == [1, 2, 2, 2]           # M = 3: 1 + 4 + 9 + 9 > 20
+    assert capped_splits(np.array([1, 2, 5, 3]), 10).tolist() == [1, 1, 1, 1]           # M = 2 gives 13 > 10
+    m = level2_sizes(np.array([1e300, np.inf, 1e12, 5.0]), 10, max_states=16 * 50)
+    assert m.tolist() == [16, 16, 16, 1]                                      # 769 states of 800
+    assert level1_size(1e300) == 60 and level1_size(-1e300) == 1
+
+
+def test_a_fit_at_a_tiny_epsilon_stays_within_the_bound():
+    from locsynth.testing import check_data
+
+    data = check_data()
+    for _ in range(3):                   # the noise's sign decides k and the splits: a few draws
+        model = PrivTrace(epsilon=1e-300, size_share=0).fit(data)
+        assert model.grid_.n_states <= max(STATES_PER_LOCATION * data.space.n_locations, model.grid_.k ** 2)
+        assert model.sample(5, seed=0).n_traces == 5
 
 
 def grid():
@@ -124,9 +146,9 @@ def test_without_a_dp_count_the_split_threshold_reads_no_exact_size(monkeypatch)
 
     seen = []
 
-    def spy(density, trajectories, *args):
+    def spy(density, trajectories, *args, **kwargs):
         seen.append((float(np.sum(density)), float(trajectories)))
-        return level2_sizes(density, trajectories, *args)
+        return level2_sizes(density, trajectories, *args, **kwargs)
 
     monkeypatch.setattr(model_module, "level2_sizes", spy)
     data = check_data()

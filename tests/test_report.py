@@ -253,9 +253,10 @@ def test_trip_comparison_puts_the_sets_side_by_side(trip_reports, tmp_path):
     # the uniform row holds the attacks' chance values only (no uniform set of trips is made)
     assert list(table.index) == ["dptrip", "ngram", "Training", "Uniform"]
     assert table.loc["Uniform"].dropna().index.tolist() == ["trip_start_hour_jsd", "trip_duration_jsd", "trip_speed_jsd",
-                                                             "dmia_advantage", "dmia_auc", "dmia_tpr_at_fpr_0001",
+                                                             "realism_far_cell", "realism_far_km", "dmia_advantage", "dmia_auc", "dmia_tpr_at_fpr_0001",
                                                              "dmia_tpr_at_fpr_001", "dmia_epsilon_lower_bound",
-                                                             "copy_score", "sniff_advantage", "bayes_gain", "outlier_advantage"]
+                                                             "copy_score", "near_copy_score", "sniff_advantage",
+                                                             "bayes_gain", "outlier_advantage"]
     assert list(files) == ["tradeoff.png", "trip_length_jsd.png", "trip_sd_emd.png", "compare.html"]
     assert all(files[f].startswith(PNG_SIGNATURE) for f in ("trip_length_jsd.png", "trip_sd_emd.png"))
     page = parse(files["compare.html"])

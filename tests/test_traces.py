@@ -86,6 +86,8 @@ def test_split_is_seeded_and_disjoint():
     assert train.n_events + test.n_events == ts.n_events
     with pytest.raises(InputError, match="between 0 and 1"):
         ts.split(test=1.5)
+    with pytest.raises(InputError, match="seed must be a whole number >= 0, got -1"):
+        ts.split(test=0.34, seed=-1)
 
 
 def test_csv_export_columns(tmp_path):

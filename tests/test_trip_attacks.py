@@ -66,14 +66,14 @@ def test_the_index_finds_the_exact_nearest_trajectory_and_its_ties(kind):
     target_paths = [rng.integers(0, 6, size=(rng.integers(1, 6), 2)) for _ in range(40)] + pool_paths[:5]
     pool, targets = trajs(*pool_paths), trajs(*target_paths)
     exclude = np.r_[np.full(40, -1), np.arange(5)]           # the last five may not match themselves
-    best, row, tied = nearest(targets, pool, kind, k=4, exclude=exclude, ties=True)
+    best, row, tied = nearest(targets, pool, kind, leaf=4, exclude=exclude, ties=True)
     for t in range(len(targets)):
         d = pair_distances(targets, pool, np.full(len(pool), t), np.arange(len(pool)), kind)
         d[exclude[t]] = np.inf if exclude[t] >= 0 else d[exclude[t]]
         assert best[t] == pytest.approx(d.min())
         assert d[row[t]] == pytest.approx(d.min())
         np.testing.assert_array_equal(tied[t], np.flatnonzero(np.isclose(d, d.min(), rtol=1e-12, atol=0)))
-    plain = nearest(targets, pool, kind, k=4, exclude=exclude)
+    plain = nearest(targets, pool, kind, leaf=4, exclude=exclude)
     np.testing.assert_allclose(plain[0], best)
 
 
@@ -92,7 +92,7 @@ def test_a_pool_of_repeated_walks_is_searched_once_with_the_same_answers(kind):
     assert rows.size <= 40 and (np.diff(rows) > 0).all()
     assert all(np.array_equal(pool.subset([i]).x, pool.subset([rows[group[i]]]).x) and
                np.array_equal(pool.subset([i]).y, pool.subset([rows[group[i]]]).y) for i in range(len(pool)))
-    best, row, tied = nearest(targets, pool, kind, k=4, ties=True)
+    best, row, tied = nearest(targets, pool, kind, leaf=4, ties=True)
     for t in range(len(targets)):
         d = pair_distances(targets, pool, np.full(len(pool), t), np.arange(len(pool)), kind)
         at = np.flatnonzero(np.isclose(d, d.min(), rtol=1e-12, atol=0))

@@ -123,8 +123,8 @@ def scenario():
 
 def test_make_trips_end_to_end_on_known_fixes():
     ts = make_trips(scenario(), 250, **CABS)
-    assert ts.info["trips"] == {"trips": 7, "fixes": 21, "too_fast": 1, "outside_box": 1, "weekend_or_holiday": 2,
-                                "single_visit": 1, "kept": 2}
+    assert ts.info["trips"] == {"trips": 7, "fixes": 21, "duplicate_times": 0, "too_fast": 1, "outside_box": 1,
+                                "weekend_or_holiday": 2, "slowed_steps": 0, "single_visit": 1, "kept": 2}
     assert ts.users["user_id"].tolist() == ["abc-00000", "xyz-00001"]
     assert ts.users["cab"].tolist() == ["abc", "xyz"] and ts.users["hour"].tolist() == [18, 23]
     t, loc = ts.events_of(0)
@@ -267,8 +267,12 @@ def test_source_destination_emd_in_metres():
 def test_prepare_refuses_what_trips_ignore(tmp_path):
     from locsynth.data.prepare import prepare
 
-    with pytest.raises(InputError, match="`grid`, `instant` do not apply to `format` cab-trips"):
-        prepare(tmp_path, "cab-trips", tmp_path / "t", grid=(3, 3), instant="1h")
+    with pytest.raises(InputError, match="`grid`, `slot` do not apply to `format` cab-trips"):
+        prepare(tmp_path, "cab-trips", tmp_path / "t", grid=(3, 3), slot="1h")
+    with pytest.raises(InputError, match="`mode`, `max_speed_kmh` applies to the trip formats"):
+        prepare(tmp_path, "cabs", tmp_path / "t", mode="ship", max_speed_kmh=50)
+    with pytest.raises(InputError, match="unknown mode 'boat'"):
+        prepare(tmp_path, "cab-trips", tmp_path / "t", mode="boat")
     with pytest.raises(InputError, match="`cell_m` applies to `format` cab-trips, geolife-trips only"):
         prepare(tmp_path, "cabs", tmp_path / "t", cell_m=500)
     with pytest.raises(InputError, match="no such file"):
@@ -317,7 +321,7 @@ def test_the_30_cabs_from_prepare_to_compare(data_dir, tmp_path):
     run("evaluate", "--train", tmp_path / "trips" / "train", "--test", tmp_path / "trips" / "test",
         "--synthetic", tmp_path / "trips" / "train", "--out", tmp_path / "real", "--attacks", "none")
     run("compare", tmp_path / "ev", tmp_path / "real", "--out", tmp_path / "cmp")
-    files = sorted(p.name for p in (tmp_path / "cmp").iterdir())
+    files = sorted(p.name for p in (tmp_path / "cmp").iterdir() if p.name != ".locsynth")
     # the trade-off of the attacks on trajectories (the first evaluation ran them)
     assert files == ["compare.csv", "compare.html", "tradeoff.png", "trip_length_jsd.png", "trip_sd_emd.png"]
 

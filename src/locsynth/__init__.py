@@ -10,7 +10,7 @@ that ``locsynth --help`` and a command that needs little start fast. The methods
 """
 
 from .synth import registry
-from .core.errors import InputError
+from .core.errors import InputError, SmallDataWarning
 from .core.version import __version__
 
 #: the data model's classes, the ways in from a DataFrame and evaluate, by the modules they live in
@@ -36,4 +36,4 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-__all__ = sorted(["InputError", "__version__", *_DATA_MODEL, *registry.class_names()])
+__all__ = sorted(["InputError", "SmallDataWarning", "__version__", *_DATA_MODEL, *registry.class_names()])

@@ -210,13 +210,17 @@ def check_ledger_travels(cls, data, params) -> None:
 
 
 def check_bad_input(cls, data, params) -> None:
-    """Bad input is one clear InputError: an empty set, not a TraceSet, bad n or days, data the
-    tags need and the set lacks."""
+    """Bad input is one clear InputError: an empty set, not a TraceSet, bad n, days or seed, data
+    the tags need and the set lacks."""
     _raises(lambda: cls(**params).fit(data.select_users([])), "empty", "an empty training set")
     _raises(lambda: cls(**params).fit("train.csv"), "needs a TraceSet", "a path instead of a TraceSet")
     model = _fitted(cls, data, params)
     for kwargs, message in ((dict(n=0), "n must be at least 1"), (dict(days=0), "days must be at least 1"),
-                            (dict(n=2.5), "n must be"), (dict(seed=0, n="x"), "n must be a whole number")):
+                            (dict(n=2.5), "n must be a whole number"), (dict(seed=0, n="x"), "n must be an integer"),
+                            (dict(n="10"), r"n must be an integer, got '10'"),
+                            (dict(seed=-1), "seed must be a whole number >= 0, got -1"),
+                            (dict(seed="abc"), "seed must be a whole number >= 0, got 'abc'"),
+                            (dict(n=10 ** 10), "more than the 2,147,483,647 traces a set holds")):
         _raises(lambda: model.sample(**kwargs), message, f"sample({kwargs})")
     if cls.tags.needs_friends:
         _raises(lambda: cls(**params).fit(replace(data, friends=None)), "friend graph", "no friend graph")
@@ -387,11 +391,51 @@ def check_hyperparameters_declared(cls, data, params) -> None:
     assert set(cls.checks) <= set(declared), f"checks of no parameter: {sorted(set(cls.checks) - set(declared))}"
 
 
+def _at_epsilon(cls, data, params, epsilon: float, **extra) -> str:
+    """Fit ``cls`` with every epsilon hyperparameter at ``epsilon`` and sample 5 (or transform):
+    'refused' when an InputError stops it, else 'ran'; any other error propagates."""
+    names = [p for p in cls.hyperparameters() if p.startswith("epsilon")]
+    model = cls(**{**params, **{n: epsilon for n in names}, **extra})
+    try:
+        if isinstance(model, Anonymizer):
+            out = model.transform(data, seed=0)
+            assert out.n_events == data.n_events, f"at epsilon {epsilon:g} the transform lost events"
+        else:
+            out = model.fit(data).sample(5, seed=0)
+            assert out.n_traces == 5, f"at epsilon {epsilon:g}, sample(5) gave {out.n_traces} traces"
+    except InputError as exc:
+        assert str(exc) and "\n" not in str(exc), f"at epsilon {epsilon:g} the error is not one line: {exc!r}"
+        return "refused"
+    return "ran"
+
+
+def check_tiny_epsilon(cls, data, params) -> None:
+    """A DP method at epsilon 1e-300 refuses in one InputError or fits and samples within its public
+    bounds: no error inside numpy (array is too big, negative dimensions) and no DP size beyond them.
+    A DP count of the training units that sizes the output (``size_share``) is refused there: its
+    noise (scale 2e301) says nothing of the size (privacy/count.py); without it the model fits."""
+    if not cls.tags.dp or not any(p.startswith("epsilon") for p in cls.hyperparameters()):
+        return
+    if "size_share" not in cls.hyperparameters():
+        _at_epsilon(cls, data, params, 1e-300)
+        return
+    _raises(lambda: cls(**{**params, "epsilon": 1e-300}).fit(data), "says nothing of the size",
+            "a DP count at epsilon 1e-300")
+    _at_epsilon(cls, data, params, 1e-300, size_share=0.0)
+
+
+def check_huge_epsilon(cls, data, params) -> None:
+    """A DP method at epsilon 1e9 (no noise to speak of) refuses in one InputError or fits and
+    samples: no division by zero (OUE's flip probability underflowed to 0)."""
+    if cls.tags.dp and any(p.startswith("epsilon") for p in cls.hyperparameters()):
+        _at_epsilon(cls, data, params, 1e9)
+
+
 SYNTHESIZER_CHECKS: tuple[Check, ...] = (
     check_fit_returns_self_and_keeps_parameters, check_not_fitted, check_sample_is_seeded,
     check_fit_twice_gives_the_same_model, check_sample_shape, check_days, check_users, check_options,
     check_save_load, check_ledger_travels, check_bad_input, check_dp_sensitivity, check_hyperparameters_declared,
-    check_min_cells)
+    check_min_cells, check_tiny_epsilon, check_huge_epsilon)
 
 
 # -- anonymizers ---------------------------------------------------------------------------------
@@ -424,10 +468,11 @@ def check_anonymizer_ledger(cls, data, params) -> None:
 def check_anonymizer_bad_input(cls, data, params) -> None:
     _raises(lambda: cls(**params).transform(data.select_users([])), "empty", "an empty set")
     _raises(lambda: cls(**params).transform(data.loc), "needs a TraceSet", "an array instead of a TraceSet")
+    _raises(lambda: cls(**params).transform(data, seed=-1), "seed must be a whole number >= 0", "a negative seed")
 
 
 ANONYMIZER_CHECKS: tuple[Check, ...] = (check_transform, check_anonymizer_ledger, check_anonymizer_bad_input,
-                                        check_hyperparameters_declared)
+                                        check_hyperparameters_declared, check_tiny_epsilon, check_huge_epsilon)
 
 
 def method_checks(cls) -> tuple[Check, ...]:

@@ -72,6 +72,40 @@ def test_bad_csv_inputs(write):
                         timezone="UTC")
     with pytest.raises(InputError, match=r"time_unit 'h'"):
         read_csv_points(write("i.csv", SKMOB + row), time_unit="h")
+    with pytest.raises(InputError, match=r"is a folder; this format reads one file"):
+        read_csv_points(write("j.csv", row).parent)
+
+
+def test_unix_times_in_the_wrong_unit_are_refused_naming_the_unit(write):
+    """Milliseconds read as seconds, and seconds as milliseconds, give dates outside 1990-2100: one
+    error naming the unit the times look like (issue 53)."""
+    def table(name, ticks):
+        return write(name, SKMOB + "".join(f"39.9,116.3,{(1224748800 + 60 * k) * ticks},1\n" for k in range(5)))
+
+    seconds, millis = table("s.csv", 1), table("ms.csv", 1000)
+    assert read_csv_points(seconds, time_unit="s")["time"].equals(read_csv_points(millis, time_unit="ms")["time"])
+    with pytest.raises(InputError, match=r"time 1224748800000 in .*ms\.csv row 1 read as unix seconds is year "
+                                         r"40,781, outside 1990-2100; they look like milliseconds: give `time_unit` 'ms'"):
+        read_csv_points(millis, time_unit="s")
+    with pytest.raises(InputError, match=r"time 1224748800 in .*s\.csv row 1 read as unix milliseconds is 1970-01-15 "
+                                         r"04:12, outside 1990-2100; they look like seconds: give `time_unit` 's'"):
+        read_csv_points(seconds, time_unit="ms")
+
+
+def test_two_columns_of_a_coordinate_and_swapped_ones(write):
+    """Which of lat and latitude is right is not guessed; New York with latitude and longitude
+    swapped lies in Antarctica (clock Antarctica/Syowa) and is refused unless the columns are named."""
+    both = write("both.csv", "uid,datetime,lat,latitude,lng\n1,2012-04-03T12:00:00Z,40.7,40.8,-74.0\n")
+    with pytest.raises(InputError, match=r"the file has 2 columns for latitude, 'lat' and 'latitude': name the one "
+                                         r"to use with `lat_col`"):
+        read_csv_points(both)
+    assert read_csv_points(both, lat_col="latitude")["lat"].tolist() == [40.8]
+    swapped = write("swapped.csv", "uid,datetime,lat,lng\n1,2012-04-03T12:00:00Z,-74.0,40.7\n")
+    with pytest.raises(InputError, match=r"Antarctica .*swapped they lie in America/New_York: are columns 'lat' and "
+                                         r"'lng' of .*swapped\.csv swapped\? If not, name them with `lat_col` and "
+                                         r"`lon_col`"):
+        read_csv_points(swapped)
+    assert read_csv_points(swapped, lat_col="lat", lon_col="lng")["lat"].tolist() == [-74.0]
 
 
 def test_parquet(tmp_path):

@@ -46,7 +46,7 @@ class MRLH(Anonymizer):
         self.lam = lam
 
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
-        self._check(traces)
+        self._check(traces, seed)
         if not isinstance(traces.space, Grid):
             raise InputError("mrlh merges grid cells: it needs traces on a grid")
         mu_x, mu_y = (_bits(v, n) for v, n in ((self.mu_x, "mu_x"), (self.mu_y, "mu_y")))

@@ -38,7 +38,7 @@ class KRR(Anonymizer):
 
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
         """The events through k-RR (``seed`` unused: all randomness is DP noise)."""
-        self._check(traces)
+        self._check(traces, seed)
         eps = check_epsilon(self.epsilon)
         ledger = Ledger()
         loc = randomized_response(traces.loc, traces.space.n_locations, eps, ledger=ledger,
@@ -69,7 +69,7 @@ class PlanarLaplace(Anonymizer):
 
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
         """The events through planar Laplace (``seed`` unused: all randomness is DP noise)."""
-        self._check(traces)
+        self._check(traces, seed)
         l, r = check_epsilon(self.l, "l"), check_epsilon(self.r, "r")
         ledger = Ledger()
         loc = planar_laplace_locations(traces.loc, traces.space, l / (1000.0 * r), radius=1000.0 * r,

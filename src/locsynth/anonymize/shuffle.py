@@ -16,13 +16,13 @@ class NoObfuscation(Anonymizer):
     """Every event as it is: the contest then only pseudonymizes (paper 003 §4.1, No Obfuscation)."""
 
     name = "none"
-    tags = Tags(baseline=True)
+    tags = Tags(baseline=True, domain=True)
 
     def __init__(self):
         pass
 
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
-        self._check(traces)
+        self._check(traces, seed)
         return self._anonymized(traces, traces.loc)
 
 
@@ -39,13 +39,13 @@ class Cheat(Anonymizer):
 
     name = "cheat"
     checks = {"p": check_probability}
-    tags = Tags(baseline=True)
+    tags = Tags(baseline=True, domain=True)
 
     def __init__(self, p: float = 1.0):
         self.p = p
 
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
-        self._check(traces)
+        self._check(traces, seed)
         k = int(np.floor(traces.n_traces * float(self.p)))
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(32,)))
         source = np.arange(traces.n_traces)

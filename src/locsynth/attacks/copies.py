@@ -13,9 +13,9 @@ The distance is the copy distance: between two trajectories of the same shape (t
 points, each at the same offset from the first point, to the metre), how far apart their first
 points are; between trajectories of different shapes, infinite. A verbatim copy is at 0 from its
 original, a copy moved by one cell at one cell's width (500 m on the cabs' cells), whichever way;
-a trip jittered point by point, cut or resampled is not a copy in this sense (the distance MIA's
-Frechet distance sees those, docs/attacks.md). Exact on shapes (hashed, then compared point by
-point), so it costs one pass over the sets, not a nearest-neighbour search.
+a trip jittered point by point, cut or resampled is not a copy in this sense (the near-copy check,
+near_copies.py, sees jittered ones with the same sets and test). Exact on shapes (hashed, then
+compared point by point), so it costs one pass over the sets, not a nearest-neighbour search.
 
 For each distinct synthetic walk y (a walk released many times counts once), with d_j(y) its copy
 distance to the nearest trajectory of set j (the public box's diagonal D where set j holds no
@@ -151,19 +151,26 @@ def _copy_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted, order, 
     return out, row
 
 
-def copy_check(distances: np.ndarray, rows: np.ndarray | None = None) -> CopyCheck:
+def log_ratio(nearest: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """w = ln((d_(2) + h) / (d_(1) + h)) (module docstring); 0 where there is no nearest at all (an empty set)."""
+    with np.errstate(invalid="ignore"):
+        w = np.log((second + H_M) / (nearest + H_M))
+    w[~np.isfinite(w)] = 0.0
+    return w
+
+
+def copy_check(distances: np.ndarray, rows: np.ndarray | None = None, evidence=log_ratio) -> CopyCheck:
     """The test of the module docstring on the (walks, k + 1) distances of :func:`set_distances`.
     With ``rows`` (the nearest real trajectory of each set), a real trajectory that wins for several
     walks counts once, with its largest w: walks near one real trip are not independent evidence
-    (its set decides them all), while copies of different trips are."""
+    (its set decides them all), while copies of different trips are. ``evidence``: w from the two
+    smallest distances of each walk (:func:`log_ratio`; any function that is 0 where they tie)."""
     n, sets = distances.shape
     k = sets - 1
     if n == 0 or k < 1:
         return CopyCheck(1.0, 0.0, 0.0, n, 0, 0, 0, k, 0)
     two = np.sort(distances, axis=1)[:, :2]
-    with np.errstate(invalid="ignore"):
-        w = np.log((two[:, 1] + H_M) / (two[:, 0] + H_M))
-    w[~np.isfinite(w)] = 0.0                                # no nearest at all (an empty set): no evidence
+    w = evidence(two[:, 0], two[:, 1])
     winner = np.argmin(distances, axis=1)
     if rows is not None:
         w = _once_per_record(w, rows[np.arange(n), winner])
@@ -206,15 +213,20 @@ def _compute(ctx) -> GroupResult:
     far = diagonal(public_box(ctx.train.space))
     result = check_release(released(ctx), train, test, far, seed)
     base = ctx.reference(("copies", seed), lambda: check_release(train, train, test, far, seed))
-    metrics = {"copy_score": row(result.score, base.score, 0.0),
-               "copy_p_value": row(result.p_value, base.p_value, None)}
+    return group_result("copies", ("copy_score", "copy_p_value"), result, base)
+
+
+def group_result(group: str, keys: tuple[str, str], result: CopyCheck, base: CopyCheck, **details) -> GroupResult:
+    """A check's metrics (``keys``: its score and p-value, beside the training set's and chance), its
+    details (with ``details`` added) and its sample sizes, for the group named ``group``."""
+    metrics = {keys[0]: row(result.score, base.score, 0.0), keys[1]: row(result.p_value, base.p_value, None)}
     details = {"p_value": result.p_value, "score": result.score, "z": result.z, "flagged": result.flagged,
-               "alpha": ALPHA, "walks": result.walks, "decided": result.decided,
+               "alpha": ALPHA, **details, "walks": result.walks, "decided": result.decided,
                "training_wins": result.training_wins, "hold_out_wins": result.hold_out_wins,
                "parts": result.parts, "set_size": result.set_size}
-    return GroupResult(metrics, {"copies": details},
-                       {"attack_samples": {"copies": {"walks": result.walks, "parts": result.parts,
-                                                      "set_size": result.set_size}}})
+    return GroupResult(metrics, {group: details},
+                       {"attack_samples": {group: {"walks": result.walks, "parts": result.parts,
+                                                   "set_size": result.set_size}}})
 
 
 GROUP = MetricGroup(

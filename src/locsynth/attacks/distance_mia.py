@@ -119,8 +119,8 @@ def reference_distances(members: Trajectories, test: Trajectories,
     pool = test.subset(rows)
     own = group[non_rows]
     alone = np.bincount(group, minlength=rows.size)[own] == 1
-    to_member, _ = nearest(members, pool)
-    to_non, _ = nearest(test.subset(non_rows), pool, exclude=np.where(alone, own, -1))
+    to_member, _ = nearest(members, pool, smallest=False)
+    to_non, _ = nearest(test.subset(non_rows), pool, exclude=np.where(alone, own, -1), smallest=False)
     return to_member, to_non
 
 
@@ -133,7 +133,7 @@ def score(to_synthetic: np.ndarray, to_reference: np.ndarray) -> np.ndarray:
 
 def distance_membership(targets: Targets, synthetic: Trajectories, seed: int = 0) -> DistanceMIA:
     """The attack against ``synthetic`` (module docstring)."""
-    (to_member, _), (to_non, _) = nearest_each((targets.members, targets.non_members), synthetic)
+    (to_member, _), (to_non, _) = nearest_each((targets.members, targets.non_members), synthetic, smallest=False)
     member, non = score(to_member, targets.member_reference), score(to_non, targets.non_member_reference)
     summary = roc(member, non)
     return DistanceMIA(member, non, summary["auc"], summary["advantage"], summary["threshold"],

@@ -76,7 +76,7 @@ def choose_targets(train: Trajectories, test: Trajectories, count: int = 200, ne
 
 def outliers(targets: OutlierTargets, synthetic: Trajectories, threshold_m: float) -> Outliers:
     """The attack against ``synthetic`` (module docstring); ``threshold_m`` = beta x diagonal."""
-    (dm, _), (dn, _) = nearest_each((targets.members, targets.non_members), synthetic)
+    (dm, _), (dn, _) = nearest_each((targets.members, targets.non_members), synthetic, smallest=False)
     n = len(targets.members)
     if n == 0:
         return Outliers(None, None, 0, threshold_m, dm, dn)

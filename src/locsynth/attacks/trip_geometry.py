@@ -16,11 +16,9 @@ Distances (both on points, in metres):
 - DTW (dynamic time warping), the same couplings with the sum instead of the largest; AdaTrace's
   sniffing attack uses it (Evaluation.calculateDTW: Euclidean point distances, summed).
 
-Both couple the two starts and the two ends, so both are at least max(d(starts), d(ends)), which
-is at least the Euclidean distance of the 4-vectors (start, end) divided by sqrt(2). A k-d tree on
-(start, end) thus finds the exact nearest trajectory: score the k nearest by (start, end), then
-every trajectory whose (start, end) lies within sqrt(2) x the best distance so far (never all
-pairs; :func:`nearest`).
+Both couple the two starts and the two ends, and every point has a partner within the Frechet
+distance, so a trajectory's start, end and bounding box bound both distances from below: a tree over
+them finds the exact nearest trajectory without scoring all pairs (trip_index.py; :func:`nearest`).
 """
 
 from __future__ import annotations
@@ -33,6 +31,7 @@ from numba import njit, prange
 from ..metrics.standard import planar, points
 from ..privacy.empirical import clopper_pearson
 from ..data.traces import TraceSet, ranges
+from .trip_index import build, coupled, features, search
 
 SQRT2 = float(np.sqrt(2.0))
 DISTANCES = ("frechet", "dtw")
@@ -93,40 +92,13 @@ def diagonal(box) -> float:
 
 # -- distances ----------------------------------------------------------------------------------------
 
-@njit(cache=True)
-def _coupled(ax, ay, bx, by, frechet, bound=np.inf):
-    """The discrete Frechet distance (``frechet``: the largest coupled distance) or DTW (the sum),
-    row by row over the coupling matrix; inf as soon as every cell of a row exceeds ``bound``
-    (every coupling crosses every row, and its value only grows along it, so the distance does too)."""
-    n, m = ax.size, bx.size
-    row = np.empty(m)
-    for i in range(n):
-        prev_diag = 0.0
-        low = np.inf
-        for j in range(m):
-            d = np.hypot(ax[i] - bx[j], ay[i] - by[j])
-            if i == 0 and j == 0:
-                before = 0.0
-            elif i == 0:
-                before = row[j - 1]
-            elif j == 0:
-                before = row[0]
-            else:
-                before = min(row[j], row[j - 1], prev_diag)
-            prev_diag, row[j] = row[j], (max(before, d) if frechet else before + d)
-            low = min(low, row[j])
-        if low > bound:
-            return np.inf
-    return row[m - 1]
-
-
 @njit(cache=True, parallel=True)
 def _pair_distances(ax, ay, aoff, bx, by, boff, left, right, kind, bounds):
     out = np.empty(left.size)
     for k in prange(left.size):
         i, j = left[k], right[k]
         a0, a1, b0, b1 = aoff[i], aoff[i + 1], boff[j], boff[j + 1]
-        out[k] = _coupled(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1], kind == 0, bounds[k])
+        out[k] = coupled(ax[a0:a1], ay[a0:a1], bx[b0:b1], by[b0:b1], kind == 0, bounds[k], np.empty(b1 - b0))
     return out
 
 
@@ -206,35 +178,56 @@ def distinct(t: Trajectories) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.searchsorted(rows, rep)
 
 
-def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet", k: int = 16,
-            exclude: np.ndarray | None = None, ties: bool = False):
+def same_walk(targets: Trajectories, pool: Trajectories) -> np.ndarray:
+    """For every target, the smallest pool row with the same points (-1 where none): hashed, then
+    compared point by point (:func:`distinct`)."""
+    _, group = distinct(Trajectories.concat([targets, pool]))
+    first = np.full(group.max() + 1 if group.size else 0, len(pool), np.int64)
+    np.minimum.at(first, group[len(targets):], np.arange(len(pool)))     # the smallest row of each group
+    found = first[group[:len(targets)]]
+    return np.where(found < len(pool), found, -1)
+
+
+def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet", leaf: int = 16,
+            exclude: np.ndarray | None = None, ties: bool = False, within=np.inf, smallest: bool = True):
     """For every target, its distance to the nearest trajectory of ``pool`` (exact; module docstring).
 
-    The k nearest by (start, end) are scored first; a target whose best distance so far exceeds the
-    k-th (start, end) distance / sqrt(2) (the bound on every trajectory not yet scored) asks for 4k
-    more, and so on, so the work follows how far the nearest trajectory is, never all pairs. Without
+    The pool's trajectories are searched through a tree over their starts, ends and bounding boxes
+    (trip_index.py), whose lower bounds skip every pool trajectory that cannot win or tie, so the
+    work follows how many trajectories lie about as near as the nearest, never all pairs; a target
+    that the pool holds verbatim (found by hashing first) starts at distance 0. Without
     ``exclude`` the pool's repeated sequences are searched once (:func:`distinct`): a release can
-    hold thousands of copies of one short walk, all at one distance, which the widening would
-    otherwise score one by one; likewise repeated targets are searched once, each copy given the
-    answer of its first.
+    hold thousands of copies of one short walk, all at one distance; likewise repeated targets are
+    searched once, each copy given the answer of its first.
 
+    leaf : trajectories per leaf of the tree (the result does not depend on it).
     exclude : for each target a pool row it may not match (itself, when the pool holds it), or -1.
     ties : also return, per target, every pool row at that distance (a list of arrays).
+    within : only pool trajectories at this distance or nearer count (a search that needs no
+        farther ones stops there); a target with none gets inf and -1. A number, or one per target
+        (a repeated target is searched as far as the farthest of its copies asks).
+    smallest : of the rows at the nearest distance, return the smallest (what brute force gives);
+        False: the first the search meets, the same distance sooner where many pool trajectories tie
+        (a search that needs only the distance).
 
-    Returns (distance, row) arrays (inf and -1 for an empty pool; of tied rows the smallest), and
-    the ties when asked.
+    Returns (distance, row) arrays (inf and -1 for an empty pool; of tied rows the smallest, or one
+    of them), and the ties when asked.
     """
+    within = np.broadcast_to(np.asarray(within, np.float64), (len(targets),))
     if exclude is None and len(targets) > 1:
-        # repeated targets (a common trip, released or real, many times over) are searched once
+        # repeated targets (a common trip, released or real, many times over) are searched once, as
+        # far as the farthest of them asks
         t_rows, t_group = distinct(targets)
         if t_rows.size < len(targets):
-            found = nearest(targets.subset(t_rows), pool, distance, k, None, ties)
+            reach = np.full(t_rows.size, -np.inf)
+            np.maximum.at(reach, t_group, within)
+            found = nearest(targets.subset(t_rows), pool, distance, leaf, None, ties, reach, smallest)
             out = (found[0][t_group], found[1][t_group])
             return (*out, [found[2][g] for g in t_group]) if ties else out
     if exclude is None and len(pool):
         rows, group = distinct(pool)
         if rows.size < len(pool):
-            found = _nearest(targets, pool.subset(rows), distance, k, None, ties)
+            found = _nearest(targets, pool.subset(rows), distance, leaf, None, ties, within, smallest)
             best, row = found[0], np.where(found[1] >= 0, rows[np.maximum(found[1], 0)], -1)
             if not ties:
                 return best, row
@@ -243,16 +236,17 @@ def nearest(targets: Trajectories, pool: Trajectories, distance: str = "frechet"
             tied = [np.sort(np.concatenate([order[bounds[u]:bounds[u + 1]] for u in t])) if t.size else t
                     for t in found[2]]
             return best, row, tied
-    return _nearest(targets, pool, distance, k, exclude, ties)
+    return _nearest(targets, pool, distance, leaf, exclude, ties, within, smallest)
 
 
-def nearest_each(groups, pool: Trajectories, distance: str = "frechet", ties: bool = False) -> list:
+def nearest_each(groups, pool: Trajectories, distance: str = "frechet", ties: bool = False,
+                 smallest: bool = True) -> list:
     """:func:`nearest` of several target sets against one pool in one search (one index over the
     pool, one pass of :func:`distinct`): its result for each set, in order. Each target's answer
     depends on the pool alone, so it is the one a search of its own set gives."""
     groups = list(groups)
     cuts = np.cumsum([len(g) for g in groups])[:-1]
-    found = nearest(Trajectories.concat(groups), pool, distance, ties=ties)
+    found = nearest(Trajectories.concat(groups), pool, distance, ties=ties, smallest=smallest)
     split = [np.split(a, cuts) for a in found[:2]]
     if not ties:
         return list(zip(*split))
@@ -260,51 +254,36 @@ def nearest_each(groups, pool: Trajectories, distance: str = "frechet", ties: bo
     return list(zip(*split, tied))
 
 
-def _nearest(targets: Trajectories, pool: Trajectories, distance: str, k: int, exclude, ties: bool):
+def _nearest(targets: Trajectories, pool: Trajectories, distance: str, leaf: int, exclude, ties: bool,
+             within=np.inf, smallest: bool = True):
     """:func:`nearest` on the pool as given."""
+    n, m = len(targets), len(pool)
+    if n == 0 or m == 0:
+        best, row = np.full(n, np.inf), np.full(n, -1, np.int64)
+        return (best, row, [np.zeros(0, np.int64) for _ in range(n)]) if ties else (best, row)
+    exclude = np.full(n, -1, np.int64) if exclude is None else np.asarray(exclude, np.int64)
+    known = same_walk(targets, pool)
+    known[known == exclude] = -1
+    t_features, p_features = features(targets.x, targets.y, targets.offsets), features(pool.x, pool.y, pool.offsets)
+    best, row = search(targets.x, targets.y, targets.offsets, t_features, pool.x, pool.y, pool.offsets, p_features,
+                       build(p_features, leaf), DISTANCES.index(distance), exclude,
+                       np.array(np.broadcast_to(within, (n,)), np.float64), known, smallest or ties)
+    if not ties:
+        return best, row
     from scipy.spatial import cKDTree
 
-    n, m = len(targets), len(pool)
-    best = np.full(n, np.inf)
-    row = np.full(n, -1, np.int64)
-    tied = [np.zeros(0, np.int64) for _ in range(n)] if ties else None
-    if n == 0 or m == 0:
-        return (best, row, tied) if ties else (best, row)
-    exclude = np.full(n, -1, np.int64) if exclude is None else np.asarray(exclude, np.int64)
-    tree = cKDTree(pool.ends())
-    q = targets.ends()
-    todo, kk = np.arange(n), min(k + 1, m)
-    reached = np.full(n, -np.inf)               # every row nearer by (start, end) than this is scored
-    while todo.size:
-        radius, found = tree.query(q[todo], k=kk)
-        radius, found = radius.reshape(todo.size, kk), found.reshape(todo.size, kk)
-        new = radius >= reached[todo][:, None]  # the rows not scored in an earlier round (ties rescored)
-        t_new, c_new = np.broadcast_to(todo[:, None], found.shape)[new], found[new]
-        # a pair farther than the target's best so far is abandoned (inf): it cannot win or tie
-        d = pair_distances(targets, pool, t_new, c_new, distance, best[t_new])
-        d[c_new == exclude[t_new]] = np.inf
-        # each target's best new row (ties: the smaller row) against its best so far
-        order = np.lexsort((c_new, d, t_new))
-        t_sorted = t_new[order]
-        first = order[np.r_[True, t_sorted[1:] != t_sorted[:-1]]] if order.size else order
-        t_first = t_new[first]
-        better = np.isfinite(d[first]) & ((d[first] < best[t_first])
-                                          | ((d[first] == best[t_first]) & (c_new[first] < row[t_first])))
-        best[t_first[better]], row[t_first[better]] = d[first][better], c_new[first][better]
-        if kk == m:
-            break
-        reached[todo] = radius[:, -1]
-        # every row not scored has a (start, end) distance >= the kk-th, so a distance >= it / sqrt(2)
-        todo = todo[best[todo] > radius[:, -1] / SQRT2]
-        kk = min(4 * kk, m)
-    if ties:
-        for t in np.flatnonzero(np.isfinite(best)):
-            cand = np.asarray(tree.query_ball_point(q[t], best[t] * SQRT2 * (1 + 1e-9) + 1e-9), np.int64)
-            cand = cand[cand != exclude[t]]
-            dc = pair_distances(targets, pool, np.full(cand.size, t), cand, distance)
-            tied[t] = np.sort(cand[dc <= best[t] * (1 + 1e-12)])
-        return best, row, tied
-    return best, row
+    # every row tied with the best lies within sqrt(2) x it by (start, end): those scored in one call
+    tree, q = cKDTree(pool.ends()), targets.ends()
+    tied = [np.zeros(0, np.int64) for _ in range(n)]
+    found = np.flatnonzero(np.isfinite(best))
+    cands = [np.asarray(c, np.int64) for c in tree.query_ball_point(q[found], best[found] * SQRT2 * (1 + 1e-9) + 1e-9)]
+    left = np.repeat(found, [c.size for c in cands])
+    right = np.concatenate(cands) if cands else np.zeros(0, np.int64)
+    keep = (right != exclude[left]) & (pair_distances(targets, pool, left, right, distance) <= best[left] * (1 + 1e-12))
+    left, right = left[keep], right[keep]
+    for t, rows in zip(found, np.split(right, np.searchsorted(left, found[1:]))):
+        tied[t] = np.sort(rows)
+    return best, row, tied
 
 
 # -- targets and the summary -------------------------------------------------------------------------------

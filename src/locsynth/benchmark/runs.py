@@ -358,8 +358,7 @@ def collect(out: Path, runs: list[Run]) -> pd.DataFrame:
     rows = []
     for run in runs:
         where = Path(out) / "runs" / run.key
-        record = json.loads((where / "run.json").read_text())
-        metrics = json.loads((where / "metrics.json").read_text())
+        record, metrics = (_read_run_file(where / name) for name in ("run.json", "metrics.json"))
         epsilon = run.epsilon if run.epsilon is not None else _claimed(record["totals"])
         for metric, entry in metrics.items():
             if metric.startswith("_") or not isinstance(entry, dict):
@@ -369,6 +368,20 @@ def collect(out: Path, runs: list[Run]) -> pd.DataFrame:
                          "epsilon": epsilon, "swept": run.epsilon is not None, "repeat": run.repeat,
                          "metric": metric, "value": math.nan if value is None else float(value)})
     return pd.DataFrame(rows, columns=["dataset", "method", "kind", "epsilon", "swept", "repeat", "metric", "value"])
+
+
+def _read_run_file(file: Path) -> dict:
+    """A finished run's JSON file; one damaged (cut short, edited) is an InputError naming it and
+    how to redo that run alone."""
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{file} is damaged ({exc}): delete its folder {file.parent} and rerun the same "
+                         "command, which redoes that run alone") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{file} is damaged (not a JSON object): delete its folder {file.parent} and rerun the "
+                         "same command, which redoes that run alone")
+    return data
 
 
 def _claimed(totals: dict) -> float | None:

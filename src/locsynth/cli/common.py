@@ -4,6 +4,7 @@ hyperparameters, fit and sample options)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from pathlib import Path
@@ -253,6 +254,27 @@ def progress_bar():
 
     return Steps(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                  TimeRemainingColumn(), console=_console(True), transient=True)
+
+
+@contextlib.contextmanager
+def small_data():
+    """Collects the SmallDataWarnings a fit raises, as their messages, for the command to print as
+    one line each after its own (a Python warning would print its file and line)."""
+    import warnings
+
+    from ..core.errors import SmallDataWarning
+
+    messages: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SmallDataWarning)
+        try:
+            yield messages
+        finally:
+            for w in caught:
+                if issubclass(w.category, SmallDataWarning):
+                    messages.append(str(w.message))
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def on_spinner(status, prefix: str = ""):

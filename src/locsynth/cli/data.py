@@ -36,8 +36,21 @@ def prepare(
     out: Path = typer.Option(..., "--out", "-o", help="Output TraceSet directory (DIR/train and DIR/test when split)."),
     grid: Optional[str] = typer.Option(None, help="Regular grid ROWSxCOLS, e.g. 20x20."),
     cell_m: Optional[float] = typer.Option(None, "--cell-m", help="cab-trips: square cells of this many metres "
-                                           "(paper 004: 250 or 500; default 250)."),
+                                           "(paper 004: 250 or 500; default 250, or the --mode's)."),
+    mode: Optional[str] = typer.Option(None, help="Trip formats: the movement's public bounds (walk, bike, car, bus, "
+                                       "train, ship, taxi; speeds, cell, instant): trips faster than its speed "
+                                       "bound are dropped, no synthetic step exceeds it. Default: the taxi's."),
+    max_speed_kmh: Optional[float] = typer.Option(None, "--max-speed-kmh", help="Trip formats: the speed bound, "
+                                                  "km/h (instead of the --mode's)."),
+    min_speed_kmh: Optional[float] = typer.Option(None, "--min-speed-kmh", help="Trip formats: the slowest "
+                                                  "speed, km/h (instead of the --mode's)."),
     bbox: Optional[str] = typer.Option(None, help="Bounding box LAT_MIN,LAT_MAX,LON_MIN,LON_MAX."),
+    domain: Optional[Path] = typer.Option(None, help="Trip formats: a file GeoPandas reads (GeoPackage, "
+                                          "GeoJSON, shapefile ...) of polygons or lines, public knowledge of where "
+                                          "the movement can be (a waterway, a road network): the grid covers its box "
+                                          "and only its cells, and no method places a location outside them."),
+    domain_buffer: float = typer.Option(0.0, "--domain-buffer", help="--domain: widen its geometry by this many "
+                                        "metres first (lines: GPS error, a road's width)."),
     pois: Optional[int] = typer.Option(None, help="Keep the N most visited POIs (paper 001 keeps 1000)."),
     dp_epsilon: Optional[float] = typer.Option(None, "--dp-epsilon", help="Choose the --pois under DP (a noisy "
                                                "top-k of visitors, this epsilon per user, recorded in the ledger), "
@@ -48,7 +61,8 @@ def prepare(
                                               "for (CSV venue,lat,lon), that depends on no training user."),
     start: Optional[str] = typer.Option(None, help="First day of the time axis, YYYY-MM-DD (public; default: "
                                                    "the earliest record's date, taken from the data)."),
-    instant: Optional[str] = typer.Option(None, help="Instant length, rounding down: 1h, 30min, 20min (default 1h)."),
+    instant: Optional[str] = typer.Option(None, help="Instant length, rounding down: 1h, 30min, 20min (default 1h; "
+                                          "trip formats: the --mode's, one minute for the cabs)."),
     slot: Optional[str] = typer.Option(None, help="Slot length, cycling each day (default 2h)."),
     window: Optional[str] = typer.Option(None, help="Daily window START-END, e.g. 08:00-18:00."),
     timezone: Optional[str] = typer.Option(None, help="Timezone of naive timestamps and of days (default UTC); "
@@ -84,7 +98,8 @@ def prepare(
     if format == BY_PARTITIONS:
         return _prepare_partitions(input, out, cell_m, bbox, timezone, split, seed, partitions, workers, scheduler,
                                    overwrite, {"user": user_col, "time": time_col, "lat": lat_col, "lon": lon_col,
-                                               "time_unit": time_unit})
+                                               "time_unit": time_unit, "mode": mode, "max_speed_kmh": max_speed_kmh,
+                                               "min_speed_kmh": min_speed_kmh, "instant": instant, "domain": domain})
     if partitions is not None or workers is not None or scheduler is not None:
         raise InputError(f"--partitions, --workers and --scheduler go with --format {BY_PARTITIONS}")
 
@@ -100,7 +115,15 @@ def prepare(
             split=prep.parse_split(split) if split else None, like=like, duplicates=duplicates,
             seed=seed, overwrite=overwrite, reader_options=reader_options, friends=friends,
             fold_days=fold_days, cell_m=cell_m, dp_epsilon=dp_epsilon, start=start, time_shift=time_shift,
-            candidates=candidates)
+            candidates=candidates, mode=mode, max_speed_kmh=max_speed_kmh, min_speed_kmh=min_speed_kmh,
+            domain=domain, domain_buffer_m=domain_buffer)
+    _say_prepared(sets, out)
+
+
+def _say_prepared(sets: dict, out: Path) -> None:
+    """What prepare wrote: each set's sizes, hours and trips, and the frame they share."""
+    from ..data.timeaxis import describe_hours
+
     for name, ts in sets.items():
         s = ts.summary()
         where = out / name if name else out
@@ -119,6 +142,7 @@ def prepare(
         from ..data.trips import describe_drops
 
         say("trips made: " + "; ".join(describe_drops(first.info["trips"])))
+        say(f"bounds: {first.bounds.describe()}")
     zones = first.info.get("timezones")
     if zones:
         listed = ", ".join(f"{z} {n}" for z, n in list(zones.items())[:6])

@@ -11,7 +11,7 @@ import typer
 
 from ..core.errors import InputError
 from .common import (PARAMS, SCHEDULER_HELP, WORKERS_HELP, _hyperparameters, _method_args, _claim,
-                     _table, on_bar, progress_bar, reports_errors, say)
+                     _table, console, on_bar, progress_bar, reports_errors, say, small_data)
 from .root import app
 
 
@@ -26,12 +26,11 @@ def methods(
     from rich.markup import escape
 
     if name is None:
-        rows = []
-        for n in registry.names():
-            m = registry.method(n)
-            state = escape(f"pip install 'locsynth[{m.extra}]'") if m.missing() else "yes"
-            rows.append([n, m.kind, state, escape(m.summary)])
-        _table("locsynth methods", ["method", "kind", "installed", "what it is"], rows)
+        listed = sorted(registry.names(), key=lambda n: (registry.KINDS.index(registry.method(n).kind), n))
+        console().print(_methods_table(listed))
+        for n in listed:
+            if registry.method(n).missing():
+                say(f"{n} is not installed: pip install 'locsynth[{registry.method(n).extra}]'")
         say("locsynth methods NAME shows a method's tags and hyperparameters.")
         return
     kind = registry.get(name)
@@ -46,6 +45,42 @@ def methods(
         if options:
             _table(f"{step} options of {name} (locsynth {step} ... --NAME VALUE)", ["option", "default", "what it does"],
                    [["--" + k.replace("_", "-"), repr(spec[0]), spec[1]] for k, spec in options.items()])
+
+
+def _methods_table(names: list[str]):
+    """The registered methods, synthesizers then anonymizers: one line a method, its description cut
+    to the terminal's width (locsynth methods NAME says the rest)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..synth import registry
+
+    table = Table(title="locsynth methods", box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left", expand=True)
+    table.add_column("method", no_wrap=True, min_width=max(map(len, names)))
+    table.add_column("installed", no_wrap=True, min_width=len("installed"))
+    table.add_column("what it is", no_wrap=True, overflow="ellipsis", ratio=1)
+    kind = None
+    for n in names:
+        m = registry.method(n)
+        if m.kind != kind:
+            if kind is not None:
+                table.add_section()
+            table.add_row(f"[dim]{m.kind}s[/dim]", "", "")
+            kind = m.kind
+        table.add_row(n, "no" if m.missing() else "yes", escape(_what_it_is(n)))
+    return table
+
+
+def _what_it_is(name: str) -> str:
+    """A method's summary without the name it starts with when that is the method's own
+    ('AdaTrace: density-aware grid ...' under adatrace)."""
+    from ..synth import registry
+
+    summary = registry.method(name).summary
+    head, sep, rest = summary.partition(": ")
+    same = "".join(c for c in head.lower() if c.isalnum()) == "".join(c for c in name if c.isalnum())
+    return rest if sep and same else summary
 
 
 @app.command(context_settings=PARAMS)
@@ -90,13 +125,19 @@ def fit(
                          + (" (the trip methods fit a partitioned set on a cluster)" if kind.partitions else ""))
     from ..core.parallel import executor
 
-    with executor(workers, scheduler) as client, progress_bar() as bar:
+    with executor(workers, scheduler) as client, progress_bar() as bar, small_data() as warned:
         task = bar.add_task(f"fitting {method}", total=None)
         model.fit(ts, progress=on_bar(bar, task, f"fitting {method}"), client=client, **options)
     facts = ", ".join(f"{k} {v}" for k, v in model.summary().items())
     say(f"fitted {method}" + (f": {facts}" if facts else ""))
     for line in model.ledger_.describe():
         say(f"privacy: {line}")
+    if getattr(model, "noise_", None):
+        from ..privacy.noise import describe_noise
+
+        say(f"noise: {describe_noise(model.noise_)}")
+    for message in warned:
+        say(f"warning: {message}")
     model.save(out, overwrite=overwrite)
     say(f"wrote {out}")
 

@@ -87,7 +87,7 @@ class KMeansDefence(Anonymizer):
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
         from sklearn.cluster import KMeans
 
-        self._check(traces)
+        self._check(traces, seed)
         if int(self.k) != self.k or self.k < 1:
             raise InputError(f"kmeans' k must be a whole number >= 1, got {self.k!r}")
         if not 0 <= float(self.s_req) <= 1:

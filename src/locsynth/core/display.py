@@ -22,8 +22,11 @@ def table(title: str, rows: list[tuple[str, object]]) -> str:
 def space_rows(space) -> list[tuple[str, object]]:
     if space.kind == "grid":
         lat0, lat1, lon0, lon1 = space.bbox
-        return [("space", f"grid of {space.rows} x {space.cols} cells ({space.n_locations:,} locations)"),
+        rows = [("space", f"grid of {space.rows} x {space.cols} cells ({space.n_locations:,} locations)"),
                 ("box", f"lat {lat0:.4f}..{lat1:.4f}, lon {lon0:.4f}..{lon1:.4f}")]
+        if space.domain is not None:
+            rows.append(("domain", f"{space.domain} ({space.n_allowed:,} cells allowed; public)"))
+        return rows
     rows = [("space", f"{space.n_locations:,} POIs")]
     if space.category is not None:
         rows.append(("categories", f"{np.unique(space.category).size:,}"))

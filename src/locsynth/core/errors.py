@@ -1,4 +1,5 @@
-"""The one exception type that means "the input was wrong" (the CLI prints it as one line)."""
+"""The one exception type that means "the input was wrong" (the CLI prints it as one line), and the
+warning that a DP fit had too few data for its epsilon."""
 
 
 class InputError(ValueError):
@@ -31,3 +32,9 @@ def unknown(what: str, name: object, valid) -> InputError:
     close = closest(name, valid)
     hint = f"did you mean {close!r}? " if close else ""
     return InputError(f"unknown {what} {name!r}; {hint}expected one of {', '.join(valid)}")
+
+
+class SmallDataWarning(UserWarning):
+    """A DP fit on data too few for its epsilon: most of what the release is drawn from would be
+    noise (the estimate, privacy/noise.py, is on the model and on every release's card). It names
+    the number of trajectories for the data holder who fits; nothing released names it."""

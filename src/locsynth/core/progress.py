@@ -38,9 +38,16 @@ def resolve(progress, what: str = ""):
     return None if progress is False else progress
 
 
+#: how a bar without a total shows (tqdm's default would read "0it [00:00, ?it/s]"), and one with
+#: its total (its count against the total; no rate, which a step's reset of the count makes meaningless)
+NO_TOTAL = "{desc}: {elapsed}{postfix}"
+WITH_TOTAL = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
+
+
 class Bar:
     """The protocol as a tqdm.auto bar, made at the first report and closed when the count is
-    complete (or by :meth:`close`); a report with no total shows its status on a bar without one."""
+    complete (or by :meth:`close`); a report with no total shows its status and the time elapsed,
+    and a count that arrives turns it into a bar of ``done / total``."""
 
     def __init__(self, what: str = ""):
         self.what = what
@@ -50,8 +57,10 @@ class Bar:
         from tqdm.auto import tqdm
 
         if self._bar is None:
-            self._bar = tqdm(total=total, desc=self.what or None, leave=True, dynamic_ncols=True)
+            self._bar = tqdm(total=total, desc=self.what or None, leave=True, dynamic_ncols=True,
+                             bar_format=NO_TOTAL if total is None else WITH_TOTAL)
         elif total is not None and self._bar.total != total:
+            self._bar.bar_format = WITH_TOTAL
             self._bar.reset(total=total)               # a count arrives (or a new step): the same bar
         self._bar.n = int(done or 0)
         if status:

@@ -13,13 +13,37 @@ from .errors import InputError, did_you_mean
 
 def check_count(value, name: str = "count") -> int:
     """A whole number >= 1, or an InputError naming it."""
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise InputError(f"{name} must be an integer, got {value!r}")     # text: "10" is no count
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"{name} must be a whole number, got {value!r}") from None
-    if number != value or number < 1:
+    if number != value:
+        raise InputError(f"{name} must be a whole number, got {value!r}")
+    if number < 1:
         raise InputError(f"{name} must be at least 1, got {value!r}")
     return number
+
+
+def size_text(nbytes: float) -> str:
+    """A number of bytes as people read it: 24.3 TiB, 512 MiB."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if nbytes < 1024 or unit == "TiB":
+            return f"{nbytes:.3g} {unit}" if unit != "B" else f"{nbytes:.0f} B"
+        nbytes /= 1024
+    return f"{nbytes:.3g} PiB"
+
+
+def check_memory(nbytes: float, what: str) -> None:
+    """An InputError, before anything is allocated, when ``what`` would take ``nbytes``, more than
+    the memory this machine has available (psutil)."""
+    import psutil
+
+    available = psutil.virtual_memory().available
+    if nbytes > available:
+        raise InputError(f"{what} would take {size_text(nbytes)}, more than the {size_text(available)} of memory "
+                         "this machine has available")
 
 
 def check_share(value, name: str = "share") -> float:
@@ -75,10 +99,10 @@ def check_time_shift(hours, name: str = "`time_shift`") -> float:
 def check_whole(value, name: str = "value", minimum: int = 0) -> int:
     """A whole number >= ``minimum`` (a seed, a count that may be 0), or an InputError naming it."""
     try:
-        number = int(value)
-    except (TypeError, ValueError):
+        number = None if isinstance(value, (str, bytes, bool, np.bool_)) else int(value)
+    except (TypeError, ValueError, OverflowError):
         number = None
-    if number is None or isinstance(value, bool) or number != float(value) or number < minimum:
+    if number is None or number != value or number < minimum:
         raise InputError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     return number
 

@@ -10,7 +10,9 @@ Two rules hold on every one of these surfaces (and on the release's files):
   ``hour`` is the trip's hour where the method gives one. Surfaces that cannot hold a trace
   without times (movingpandas, trackintel, scikit-mobility) refuse such a set in one error. Other
   times are aware, on the clock of the set's time zone (``datetime.dt.hour`` is the local hour);
-  movingpandas, which wants one clock, gets them naive on that clock.
+  GeoPandas and movingpandas get them on the clock the data came on where the set knows it
+  (``info['clock']``: a frame of UTC times comes back in UTC), else movingpandas, which wants one
+  clock, gets them naive on the set's.
 - **No training id leaves unasked.** A synthetic or anonymized set names each trace ``s0``,
   ``s1``, ... (the set's row, which follows the training users: ``locsynth release`` shuffles and
   pseudonymizes for publication); ``internal=True`` gives the internal view, with the training
@@ -78,7 +80,7 @@ def points(ts, internal: bool = False) -> pd.DataFrame:
     deleted or generalized event has no coordinates and its negative code as location_id."""
     known = ts.loc >= 0
     where = np.where(known, ts.loc, 0)
-    out = pd.DataFrame({"user_id": ids(ts, internal)[ts.user], "datetime": times(ts).to_numpy()})
+    out = pd.DataFrame({"user_id": ids(ts, internal)[ts.user], "datetime": times(ts).array})
     if not ts.has_times:
         out["step"] = steps(ts)
         if "hour" in ts.users:
@@ -99,17 +101,37 @@ def csv_points(ts, internal: bool = False) -> pd.DataFrame:
     return out.assign(datetime=text.astype(object))
 
 
-def geodataframe(ts, kind: str = "points", internal: bool = False):
-    """A GeoDataFrame in WGS 84: ``points`` (:func:`points` with a Point each) or ``trips`` (one row
-    a trace: ``user_id``, ``start``, ``end``, ``points``, and a LineString, a Point for a trace of
-    one event; ``hour`` for trips)."""
+def geodataframe(ts, kind: str = "points", internal: bool = False, crs=None):
+    """A GeoDataFrame in WGS 84, or in ``crs`` (anything GeoPandas' ``to_crs`` takes): ``points``
+    (:func:`points` with a Point each) or ``trips`` (one row a trace: ``user_id``, ``start``,
+    ``end``, ``points``, and a LineString, a Point for a trace of one event; ``hour`` for trips).
+    Times are on the clock the set's data came on (:func:`given_clock`)."""
     gpd = _geopandas("to_geodataframe")
     frame = points(ts, internal)
+    clock = given_clock(ts)
+    if clock is not None and ts.has_times:
+        frame["datetime"] = frame["datetime"].dt.tz_convert(clock)
     if kind == "points":
-        return gpd.GeoDataFrame(frame, geometry=gpd.points_from_xy(frame["lon"], frame["lat"]), crs="EPSG:4326")
-    if kind != "trips":
+        out = gpd.GeoDataFrame(frame, geometry=gpd.points_from_xy(frame["lon"], frame["lat"]), crs="EPSG:4326")
+    elif kind == "trips":
+        out = gpd.GeoDataFrame(_lines(ts, frame, internal), geometry="geometry", crs="EPSG:4326")
+    else:
         raise InputError(f"`kind` {kind!r} is not 'points' or 'trips'")
-    return gpd.GeoDataFrame(_lines(ts, frame, internal), geometry="geometry", crs="EPSG:4326")
+    return out if crs is None else _projected(out, crs)
+
+
+def given_clock(ts) -> str | None:
+    """The zone of the aware times the set's data came in (``info['clock']``: a frame of UTC times
+    gives 'UTC'), which the surfaces that take a clock give back; None: the set's own clock."""
+    clock = ts.info.get("clock")
+    return str(clock) if clock else None
+
+
+def _projected(gdf, crs):
+    try:
+        return gdf.to_crs(crs)
+    except Exception as exc:                   # pyproj's CRSError and its kin: one line naming it
+        raise InputError(f"`crs` {crs!r} is not a coordinate reference system GeoPandas knows: {exc}") from None
 
 
 def _lines(ts, frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
@@ -144,20 +166,79 @@ def _timed(ts, what: str) -> None:
                          "steps times of your own")
 
 
-def movingpandas(ts, internal: bool = False):
-    """A movingpandas ``TrajectoryCollection``, one trajectory a trace (``traj_id``: its id), times
-    naive on the set's clock (movingpandas wants one clock: the zone is the set's
-    ``time.timezone``); traces of one point, which movingpandas drops, are left out."""
+def movingpandas(ts, internal: bool = False, crs=None):
+    """A movingpandas ``TrajectoryCollection``, one trajectory a trace (``traj_id``: its id), in WGS
+    84 or ``crs``. Times are on the clock the set's data came on where it is known (a frame of UTC
+    times: ``to_point_gdf(return_orig_tz=True)`` gives UTC back), else naive on the set's clock
+    (movingpandas wants one clock: the zone is the set's ``time.timezone``); traces of one point,
+    which movingpandas drops, are left out, as are a point's repeats of its trace's instant.
+
+    The trajectories are built as movingpandas builds the first (its constructor checks it), the
+    rest sharing its attributes with their own id and rows: the constructor's per-trajectory copies
+    and checks cost 2 ms each (19 s for 10,000 trips), the rows are sorted and checked here once."""
     _timed(ts, "a movingpandas trajectory")
     mpd = _movingpandas()
-    gdf = geodataframe(ts, "points", internal)
-    gdf = gdf.loc[(np.diff(ts.offsets) > 1)[ts.user]]
-    gdf = gdf.assign(t=gdf["datetime"].dt.tz_localize(None)).drop(columns="datetime").rename(
-        columns={"user_id": "traj_id"}).set_index("t")
-    with warnings.catch_warnings():              # movingpandas' own deprecations under pandas 3, not the caller's
-        warnings.simplefilter("ignore", DeprecationWarning)
+    clock = given_clock(ts)
+    gdf = geodataframe(ts, "points", internal, crs)
+    keep = np.ones(ts.n_events, bool)
+    keep[1:] = ~((ts.user[1:] == ts.user[:-1]) & (ts.t[1:] == ts.t[:-1]))     # movingpandas keeps the first
+    distinct = np.bincount(ts.user[keep], minlength=ts.n_traces)
+    keep &= (distinct > 1)[ts.user]
+    single = int((distinct < 2).sum())
+    if single == ts.n_traces > 0:                    # an empty set gives an empty collection
+        raise InputError(f"movingpandas needs two points at two times a trajectory, and none of the {ts.n_traces} "
+                         "traces has them (to_frame or to_geodataframe show single points)")
+    if single:
+        warnings.warn(f"{single} of the {ts.n_traces} traces have a single point (or time) and are left out: a "
+                      "movingpandas trajectory needs two", UserWarning, stacklevel=3)
+    gdf = gdf.loc[keep]
+    when = gdf["datetime"]
+    gdf = gdf.assign(t=when if clock is not None else when.dt.tz_localize(None)).drop(columns="datetime")
+    gdf = gdf.rename(columns={"user_id": "traj_id"}).set_index("t")
+    row = ts.user[keep]
+    bounds = np.flatnonzero(np.r_[True, row[1:] != row[:-1], True])
+    with warnings.catch_warnings():              # movingpandas' own deprecations under pandas 3, not the caller's,
+        warnings.simplefilter("ignore", DeprecationWarning)       # and its note that it keeps aware times naive
         warnings.simplefilter("ignore", FutureWarning)
-        return mpd.TrajectoryCollection(gdf, traj_id_col="traj_id")
+        warnings.simplefilter("ignore", UserWarning)
+        if bounds.size < 3:
+            return mpd.TrajectoryCollection(gdf, traj_id_col="traj_id")
+        return mpd.TrajectoryCollection(_trajectories(mpd, gdf, bounds))
+
+
+def _trajectories(mpd, gdf, bounds: np.ndarray) -> list:
+    """One movingpandas Trajectory per run ``bounds[k]:bounds[k + 1]`` of ``gdf``'s rows (sorted by
+    time within each, two rows or more, no repeated time): the first made by its constructor, the
+    others sharing its attributes with their own rows and id."""
+    first = mpd.Trajectory(gdf.iloc[bounds[0]:bounds[1]], gdf["traj_id"].iat[0], traj_id_col="traj_id")
+    shared = {k: v for k, v in vars(first).items() if k not in ("df", "id")}
+    tz = first.df_orig_tz
+    plain = gdf.tz_localize(None) if tz is not None else gdf     # movingpandas keeps aware times naive, as wall time
+    ids = plain["traj_id"].to_numpy()
+    rows = _row_slicer(plain)
+    out = [first]
+    for a, b in zip(bounds[1:-1], bounds[2:]):
+        traj = object.__new__(mpd.Trajectory)
+        traj.__dict__.update(shared)
+        traj.id, traj.df = ids[a], rows(a, b)
+        out.append(traj)
+    return out
+
+
+def _row_slicer(gdf):
+    """``(a, b) -> gdf.iloc[a:b]``, through the frame's block manager where pandas and GeoPandas
+    allow it (GeoPandas' constructor compares the columns with 'geometry' on every slice: most of
+    the cost), else through ``iloc``."""
+    mgr, name, cls = getattr(gdf, "_mgr", None), gdf.geometry.name, type(gdf)
+    if mgr is None or not hasattr(mgr, "get_slice") or not hasattr(cls, "_from_mgr"):
+        return lambda a, b: gdf.iloc[a:b]
+
+    def rows(a, b):
+        part = mgr.get_slice(slice(int(a), int(b)), axis=1)
+        out = cls._from_mgr(part, part.axes)
+        out._geometry_column_name = name
+        return out
+    return rows
 
 
 def trackintel(ts, kind: str = "positionfixes", internal: bool = False):

@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
-from .points import parse_datetimes, validate_points
+from .points import check_not_swapped, check_unix_range, check_years, parse_datetimes, validate_points
 from .timeaxis import AUTO, check_timezone, single_zone
 from .traces import TraceSet
-from .trips import CABS, GAP_MINUTES, GEOLIFE, STAY_M, STAY_MINUTES, make_trips, runs, segment
+from .modes import mode_bounds
+from .trips import CABS, GEOLIFE, make_trips, runs, segment
 
 #: each column of the points table -> the names the field gives it, first found first; names are
 #: compared without case, spaces, underscores, dashes and dots
@@ -77,7 +78,11 @@ def columns(frame: pd.DataFrame, **given: str | None) -> dict[str, str | None]:
                                  f"{_listed(frame.columns)}")
             out[role] = name
         else:
-            out[role] = next((found[_key(n)] for n in names if _key(n) in found), None)
+            present = list(dict.fromkeys(found[_key(n)] for n in names if _key(n) in found))
+            if role in ("lat", "lon") and len(present) > 1:    # a stated choice: synonyms are not guessed between
+                raise InputError(f"the frame has {len(present)} columns for {role}, "
+                                 f"{' and '.join(map(repr, present))}: name the one to use with `{role}`")
+            out[role] = present[0] if present else None
     taken = [c for c in out.values() if c is not None]
     if len(set(map(str, taken))) < len(taken):
         twice = next(c for c in taken if taken.count(c) > 1)
@@ -106,8 +111,29 @@ def _geometry(frame: pd.DataFrame):
     return pd.Series(geo.y, index=frame.index), pd.Series(geo.x, index=frame.index)
 
 
+def _check_geometry_agrees(coords, lat: pd.Series, lon: pd.Series, lat_col, lon_col) -> None:
+    """A GeoDataFrame's point geometry and the lat/lon columns found by name beside it must say the
+    same (to a millionth of a degree, about 0.1 m): a stated choice, since either may be stale (the
+    geometry moved with ``to_crs`` or edited, the columns left behind, or the other way round)."""
+    y, x = coords
+    far = ~(np.isclose(pd.to_numeric(lat, errors="coerce").to_numpy(np.float64), y.to_numpy(np.float64), rtol=0,
+                       atol=1e-6)
+            & np.isclose(pd.to_numeric(lon, errors="coerce").to_numpy(np.float64), x.to_numpy(np.float64), rtol=0,
+                         atol=1e-6))
+    if far.any():
+        i = int(np.flatnonzero(far)[0])
+        raise InputError(f"the frame's geometry and its columns {lat_col!r}, {lon_col!r} differ at {_at(lat, i)} "
+                         f"(geometry {y.iloc[i]:.6f}, {x.iloc[i]:.6f}; columns {_show(lat.iloc[i])}, "
+                         f"{_show(lon.iloc[i])}): name the columns with `lat` and `lon` to read them, or drop them "
+                         "to read the geometry")
+
+
 def _missing(role: str, frame: pd.DataFrame) -> InputError:
     names = ", ".join(NAMES[role])
+    levels = [n for n in frame.index.names if n is not None]
+    if any(_key(n) in {_key(m) for m in NAMES[role]} for n in levels):
+        return InputError(f"the frame's {role} is in its index ({', '.join(map(repr, levels))}), not a column: call "
+                          "frame.reset_index() first")
     extra = " (or a geometry of points, a GeoDataFrame)" if role in ("lat", "lon") else ""
     extra += " (or a DatetimeIndex)" if role == "time" else ""
     return InputError(f"the frame has no {role} column{extra}: name it with `{role}`; the names looked for: "
@@ -145,6 +171,7 @@ def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit:
         if time_unit not in ("s", "ms"):
             raise InputError(f"{_column(column, 'time')} holds numbers ({_show(values.iloc[0])} at {_at(values, 0)}): "
                              "give `time_unit` 's' or 'ms' for unix times")
+        check_unix_range(values, time_unit, lambda i: f"in {_column(column, 'time')} at {_at(values, i)}")
         times = pd.to_datetime(values, unit=time_unit, utc=True, errors="coerce")
     else:
         times = parse_datetimes(values, lambda i: f"in column {column!r} at {_at(values, i)}")
@@ -164,14 +191,38 @@ def times_utc(values: pd.Series, column, timezone: str | None = None, time_unit:
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"column {column!r} at {_at(values, i)}: {values.iloc[i]!s} happens twice in "
                              f"{timezone} (a daylight-saving change); give times with their offsets")
-    return pd.Series(times.dt.tz_convert("UTC").to_numpy(), index=values.index, dtype="datetime64[ns, UTC]")
+    times = times.dt.tz_convert("UTC")
+    check_years(times, lambda i: f"in {_column(column, 'time')} at {_at(values, i)}")
+    return pd.Series(times.to_numpy(), index=values.index, dtype="datetime64[ns, UTC]")
+
+
+def trajectory_id(frame) -> str | None:
+    """The column of a movingpandas TrajectoryCollection's (or Trajectory's) own trajectory id, None
+    for anything else."""
+    if not hasattr(frame, "to_point_gdf"):
+        return None
+    if hasattr(frame, "get_traj_id_col"):
+        name = frame.get_traj_id_col()
+        if name is not None:
+            return name
+    first = next(iter(getattr(frame, "trajectories", [frame])), None)
+    return getattr(first, "traj_id_col_name", None)
 
 
 def as_frame(frame) -> pd.DataFrame:
     """A frame of points: a DataFrame or GeoDataFrame as it is, a movingpandas TrajectoryCollection
-    or Trajectory as its points (``traj_id`` and the time index)."""
+    or Trajectory as its points (its trajectory id column and the time index, on the clock the
+    collection was made with: movingpandas keeps aware times naive in UTC and gives them back)."""
     if hasattr(frame, "to_point_gdf"):
-        frame = frame.to_point_gdf()
+        import warnings
+
+        with warnings.catch_warnings():        # movingpandas' own deprecations under pandas 3, not the caller's
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            try:
+                frame = frame.to_point_gdf(return_orig_tz=True)
+            except TypeError:                  # a movingpandas without the option: its naive times
+                frame = frame.to_point_gdf()
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"a frame of points is a pandas DataFrame (or a GeoDataFrame, or movingpandas' "
                          f"trajectories), got {type(frame).__name__}")
@@ -201,7 +252,11 @@ def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str
     if len(frame) == 0:
         raise InputError("the frame has no rows")
     cols = columns(frame, user=user, time=time, lat=lat, lon=lon, venue=venue, category=category)
-    coords = _geometry(frame) if cols["lat"] is None or cols["lon"] is None else None
+    coords = _geometry(frame)
+    if coords is not None and cols["lat"] is not None and cols["lon"] is not None:
+        if lat is None and lon is None:
+            _check_geometry_agrees(coords, frame[cols["lat"]], frame[cols["lon"]], cols["lat"], cols["lon"])
+        coords = None                                  # the columns, named or the same as the geometry
     if cols["time"] is None and isinstance(frame.index, pd.DatetimeIndex):
         raw_time, time_col = frame.index.to_series(index=pd.RangeIndex(len(frame))), frame.index.name or "index"
     elif cols["time"] is None:
@@ -217,6 +272,9 @@ def points_from_frame(frame: pd.DataFrame, *, user: str | None = None, time: str
     else:
         lat_values = _coordinates(frame[cols["lat"]], cols["lat"], "lat", frame[cols["lon"]])
         lon_values = _coordinates(frame[cols["lon"]], cols["lon"], "lon", frame[cols["lat"]])
+        if lat is None and lon is None:
+            check_not_swapped(lat_values, lon_values, f"columns {cols['lat']!r} and {cols['lon']!r}",
+                              "name them with `lat` and `lon` to keep them as they are")
     ids = frame[cols["user"]]
     if ids.isna().any():
         i = int(np.flatnonzero(ids.isna().to_numpy())[0])
@@ -286,35 +344,54 @@ def _found(frame: pd.DataFrame, given: str | None, names: tuple[str, ...], role:
 def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: str | None = None,
                      user: str | None = None, time: str | None = None, lat: str | None = None,
                      lon: str | None = None, timezone: str | None = None, time_unit: str | None = None,
-                     preset: str | None = None, cell_m: float = 250.0,
+                     preset: str | None = None, mode: str | None = None, cell_m: float | None = None,
                      bbox: tuple[float, float, float, float] | None = None, max_speed_kmh: float | None = None,
+                     min_speed_kmh: float | None = None, instant: str | None = None,
                      weekdays_only: bool | None = None, max_gap_minutes: float = 5.0,
-                     gap_minutes: float = GAP_MINUTES, stay_m: float = STAY_M,
-                     stay_minutes: float = STAY_MINUTES) -> TraceSet:
+                     gap_minutes: float | None = None, stay_m: float | None = None,
+                     stay_minutes: float | None = None, domain=None, domain_buffer_m: float = 0.0) -> TraceSet:
     """A TraceSet of trips (one trace a trip) from a frame of GPS fixes, through paper 004 §8.2's
     steps (:func:`locsynth.data.trips.make_trips`).
 
-    The trips are, in this order: the ids of a ``trip`` column (:data:`TRIP_NAMES`: movingpandas'
-    ``traj_id``, ...); the runs of fixes a ``marked`` column marks (the cabs' ``occupancy``); else
-    each person's fixes split at stays (``stay_minutes`` or more within ``stay_m`` metres) and at
-    gaps longer than ``gap_minutes`` (:func:`locsynth.data.trips.segment`, trackintel's defaults).
-    The grid's square cells of ``cell_m`` metres cover ``bbox``, the fixes' own box by default
-    (which the ledger notes); days and hours are on ``timezone``'s clock, the fixes' zone by
-    default; ``max_speed_kmh`` (none by default) and ``weekdays_only`` drop whole trips.
-    ``preset`` (:data:`TRIP_PRESETS`: 'cabs', 'geolife') gives known data's settings, which the
-    other arguments override. ``info['trips']`` counts what each step dropped
-    (:func:`locsynth.data.trips.describe_drops` says it in words).
+    The trips are, in this order: the ids of a ``trip`` column (a movingpandas collection's own
+    trajectory id; :data:`TRIP_NAMES`: ``traj_id``, ...); the runs of fixes a ``marked`` column
+    marks (the cabs' ``occupancy``); else each person's fixes split at stays (``stay_minutes`` or
+    more within ``stay_m`` metres) and at gaps longer than ``gap_minutes``
+    (:func:`locsynth.data.trips.segment`). ``mode`` (data/modes.py: walk, bike, car, bus, train,
+    ship, taxi) gives the set's public bounds, which it carries (``TraceSet.bounds``): the speed
+    bound (a trip faster between a fix and its first fix an instant later is dropped, and no step
+    of the set or of a synthetic set made from it is faster), the slowest speed, the segmentation
+    thresholds, the cell and the instant; each of them given here overrides the mode's. Without a
+    mode: the taxi's bounds (trackintel's thresholds, 250 m cells, one-minute instants) and no
+    speed filter. The grid's square cells cover ``bbox``, the fixes' own box by default (which the
+    ledger notes); days and hours are on ``timezone``'s clock, the fixes' zone by default;
+    ``weekdays_only`` drops trips of weekends and holidays. ``preset`` (:data:`TRIP_PRESETS`:
+    'cabs', 'geolife') gives known data's settings, which the other arguments override.
+    ``info['trips']`` counts what each step dropped and the fixes that repeat a time of their trip
+    (:func:`locsynth.data.trips.describe_drops` says it in words). ``domain`` (a GeoSeries or
+    GeoDataFrame of polygons or lines, a file GeoPandas reads; lines widened by ``domain_buffer_m``
+    metres: :func:`locsynth.data.domain.as_domain`) is public knowledge of where the movement can be:
+    the grid covers its box and opens only its cells (:func:`locsynth.data.trips.make_trips`).
     """
+    from .domain import as_domain
     from .prepare import framed_trips
 
+    own_trip = trajectory_id(frame)
+    given_clock = input_clock(frame, time)
     frame = as_frame(frame)
+    area = as_domain(domain, domain_buffer_m)
     if preset is not None and preset not in TRIP_PRESETS:
         raise InputError(f"unknown `preset` {preset!r}; the presets: {', '.join(TRIP_PRESETS)}")
     settings = {**TRIP_PRESETS.get(preset, {})}
+    bounds = mode_bounds(mode, max_speed_kmh=max_speed_kmh,
+                         min_speed_kmh=min_speed_kmh, gap_minutes=gap_minutes, stay_m=stay_m,
+                         stay_minutes=stay_minutes, cell_m=cell_m, instant=instant)
+    if mode is not None:                    # the mode's bound drops the trips faster than it
+        settings["max_speed_kmh"] = bounds.max_speed_kmh
     given = {"time_unit": time_unit, "bbox": bbox, "timezone": timezone,
              "max_speed_kmh": max_speed_kmh, "weekdays_only": weekdays_only}
     settings.update({k: v for k, v in given.items() if v is not None})
-    trip_col = _found(frame, trip, TRIP_NAMES, "trip")
+    trip_col = _found(frame, trip if trip is not None else own_trip, TRIP_NAMES, "trip")
     marked_col = _found(frame, marked, MARKED_NAMES, "marked") if trip_col is None else None
     rest = frame if trip_col is None else frame.drop(columns=trip_col)
     person = columns(rest, user=user)["user"]
@@ -327,22 +404,45 @@ def trips_from_frame(frame: pd.DataFrame, *, trip: str | None = None, marked: st
         ids = frame[trip_col].astype(str).to_numpy(dtype=object)
         owners = points["user"].astype(str).to_numpy(dtype=object)
         points = points.assign(person=owners, user=ids if person == trip_col else owners + "-" + ids)
-        how = f"the ids of column {trip_col!r}"
+        how = (f"the ids of column {trip_col!r}" + (" (the collection's trajectory id)" if trip_col == own_trip and
+                                                   trip is None else ""))
     elif marked_col is not None:
         points = runs(points, frame[marked_col].to_numpy() == 1)
         how = f"the runs of fixes column {marked_col!r} marks"
     else:
-        points = segment(points, gap_minutes=gap_minutes, stay_m=stay_m, stay_minutes=stay_minutes)
-        how = (f"each person's fixes split at stays ({stay_minutes:g} min within {stay_m:g} m) and gaps over "
-               f"{gap_minutes:g} min")
+        points = segment(points, gap_minutes=bounds.gap_minutes, stay_m=bounds.stay_m,
+                         stay_minutes=bounds.stay_minutes)
+        how = (f"each person's fixes split at stays ({bounds.stay_minutes:g} min within {bounds.stay_m:g} m) and "
+               f"gaps over {bounds.gap_minutes:g} min")
     if len(points) == 0:
         raise InputError(f"no trip was found in the frame ({how}): no fix belongs to one")
     options = {k: settings[k] for k in ("bbox", "timezone", "max_speed_kmh", "weekdays_only", "owner")
                if k in settings}
     if settings.get("timezone") == AUTO:
         raise InputError("`timezone` auto does not apply to trips: a set of trips keeps one zone; give its name")
-    trips = make_trips(points, cell_m, max_gap_minutes=max_gap_minutes,
-                       info={"source": "frame", "input": "a DataFrame", "trips_from": how}, **options)
+    info = {"source": "frame", "input": "a DataFrame", "trips_from": how}
+    if given_clock is not None:
+        info["clock"] = given_clock
+    trips = make_trips(points, None, max_gap_minutes=max_gap_minutes, info=info, bounds=bounds, domain=area,
+                       speed_window_s=bounds.instant_seconds if mode is not None else 0.0, **options)
     box = "the given box" if bbox is not None else (f"the {preset} preset's box" if "bbox" in options else
                                                      "the box of the data")
-    return framed_trips(trips, box)
+    return framed_trips(trips, box if area is None else
+                        ("the domain's box" + (f" within {box}" if "bbox" in options else "")))
+
+
+def input_clock(frame, time: str | None = None) -> str | None:
+    """The zone of a frame's aware times (``'UTC'``, ``'Europe/Zurich'``), which a set made from it
+    gives back (``info['clock']``); None for naive times, numbers or text."""
+    if hasattr(frame, "to_point_gdf"):
+        tz = getattr(next(iter(getattr(frame, "trajectories", [frame])), None), "df_orig_tz", None)
+        return None if tz is None else str(getattr(tz, "key", tz))
+    if not isinstance(frame, pd.DataFrame):
+        return None
+    try:
+        col = columns(frame, time=time)["time"]
+    except InputError:
+        return None
+    values = frame.index if col is None else frame[col]
+    tz = getattr(getattr(values, "dt", values), "tz", None) if pd.api.types.is_datetime64_any_dtype(values) else None
+    return None if tz is None else str(getattr(tz, "key", tz))

@@ -10,6 +10,7 @@ import pandas as pd
 
 from . import io
 from .discretize import discretize, make_space, make_time_axis, read_pf_synthetic
+from .domain import as_domain
 from ..core.errors import InputError, unknown
 from ..privacy.ledger import Ledger
 from .points import shift_times
@@ -17,6 +18,7 @@ from .space import Grid, POISpace
 from .timeaxis import AUTO, local_clock
 from ..core.files import atomic_output, check_output
 from .traces import TraceSet
+from .modes import mode_bounds
 from .trips import read_geolife_trips, read_trips
 
 #: formats read straight into TraceSets, beside io's points formats: trips on square cells of
@@ -87,7 +89,9 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
             reader_options: dict | None = None, friends: str | Path | None = None,
             fold_days: bool | None = None, cell_m: float | None = None, dp_epsilon: float | None = None,
             start: str | None = None, time_shift: float | None = None,
-            candidates: str | Path | None = None) -> dict[str, TraceSet]:
+            candidates: str | Path | None = None, mode: str | None = None,
+            max_speed_kmh: float | None = None, min_speed_kmh: float | None = None,
+            domain=None, domain_buffer_m: float = 0.0) -> dict[str, TraceSet]:
     """Read, validate, discretize and save; returns the sets written, by name.
 
     With a split (the data's own, as PF, or ``split`` = test fraction) ``out/train`` and
@@ -112,7 +116,17 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     are counted in the sets' ``info['timezones']``. ``time_shift`` (hours, e.g. 8 or -3.5) is added
     to every time right after reading, before time zones and the time axis; None takes the format's
     correction (:data:`locsynth.data.io.TIME_SHIFTS`: +8 h for the VLDB'17 files), recorded in the sets'
-    ``info['time_shift']``.
+    ``info['time_shift']``. ``domain`` (trip formats: a file GeoPandas reads, a GeoSeries or
+    GeoDataFrame of polygons or lines; :func:`locsynth.data.domain.as_domain`, lines widened by
+    ``domain_buffer_m`` metres) is public knowledge of where the movement can be: the grid covers its
+    box and opens only its cells, and no method emits a location outside them.
+
+    ``mode`` (data/modes.py: walk, bike, car, bus, train, ship, taxi) gives a trip format's public
+    bounds, which ``max_speed_kmh``, ``min_speed_kmh``, ``cell_m`` and ``instant`` override: the
+    sets carry them (``TraceSet.bounds``), a trip faster than the speed bound between a fix and its
+    first fix an instant later is dropped, and the cell and instant are the mode's unless given.
+    Without a mode the trip formats keep their presets (the cabs' 150 km/h between consecutive
+    fixes; GeoLife with no speed limit) and the taxi's bounds.
     """
     out = Path(out)
     inputs = [input, like, friends, candidates, (reader_options or {}).get("pois_file")]
@@ -122,17 +136,22 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
     if format in TRACE_FORMATS and time_shift is not None:
         raise InputError(f"`time_shift` does not apply to `format` {format}: its traces take the time axis of `like`")
     shift = io.time_shift(format, time_shift)
+    if domain is not None and format not in TRIP_FORMATS:
+        raise InputError(f"`domain` applies to the trip formats ({', '.join(TRIP_FORMATS)}), not to {format}")
     if format in TRIP_FORMATS and timezone == AUTO:
         raise InputError(f"`timezone` auto does not apply to `format` {format}: its trips keep one zone "
                          f"(the cabs' America/Los_Angeles by default); give `timezone` NAME")
+    _refuse_bounds(format, {"`mode`": mode, "`max_speed_kmh`": max_speed_kmh, "`min_speed_kmh`": min_speed_kmh})
     if format in TRIP_FORMATS:
-        _refuse_for_trips(format, {"`grid`": grid, "`pois`": pois, "`instant`": instant, "`slot`": slot,
+        _refuse_for_trips(format, {"`grid`": grid, "`pois`": pois, "`slot`": slot,
                                    "`window`": window, "`like`": like, "`friends`": friends, "`fold_days`": fold_days,
                                    "`dp_epsilon`": dp_epsilon, "`start`": start, "`candidates`": candidates,
                                    "`duplicates`": None if duplicates == "first" else duplicates,
                                    **{"--" + k.replace("_", "-"): v for k, v in (reader_options or {}).items()}})
         sets = prepare_trips(input, format, cell_m, bbox=bbox, timezone=timezone, split=split, seed=seed,
-                             time_shift=time_shift)
+                             time_shift=time_shift, mode=mode, max_speed_kmh=max_speed_kmh,
+                             min_speed_kmh=min_speed_kmh, instant=instant, domain=domain,
+                             domain_buffer_m=domain_buffer_m)
     elif cell_m is not None:
         raise InputError(f"`cell_m` applies to `format` {', '.join(TRIP_FORMATS)} only; use `grid` with {format}")
     elif dp_epsilon is not None and pois is None:
@@ -163,11 +182,15 @@ def prepare(input: str | Path, format: str, out: str | Path, *, grid: tuple[int,
 
 def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | None = None, *,
                   bbox: tuple[float, float, float, float] | None = None, timezone: str | None = None,
-                  split: float | None = None, seed: int = 0, time_shift: float | None = None) -> dict[str, TraceSet]:
+                  split: float | None = None, seed: int = 0, time_shift: float | None = None,
+                  mode: str | None = None, max_speed_kmh: float | None = None, min_speed_kmh: float | None = None,
+                  instant: str | None = None, domain=None, domain_buffer_m: float = 0.0) -> dict[str, TraceSet]:
     """Passenger trips (paper 004 §8.2, :func:`locsynth.data.trips.read_trips`) on square cells of
     ``cell_m`` metres (the paper's 250 or 500; 250 by default) over ``bbox`` (the paper's box by
     default), hours and weekdays in ``timezone`` (the cabs' Pacific time by default), times moved
-    ``time_shift`` hours first (None: the format's correction, 0 for both trip formats).
+    ``time_shift`` hours first (None: the format's correction, 0 for both trip formats); the public
+    bounds of ``mode`` (:func:`locsynth.data.modes.mode_bounds`; the taxi's by default), which the
+    other arguments given override, and the grid restricted to a public ``domain`` (:func:`prepare`).
 
     With ``split`` (the test fraction) the trips are split by trip, seeded: paper 004 protects one
     trip (a passenger), so a trip is the unit held out, and trips of one cab may fall on both sides.
@@ -178,11 +201,17 @@ def prepare_trips(input: str | Path, format: str = "cab-trips", cell_m: float | 
     path = Path(input)
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")
-    options = {"bbox": bbox, "timezone": timezone}
+    bounds = mode_bounds(mode, max_speed_kmh=max_speed_kmh, min_speed_kmh=min_speed_kmh, instant=instant)
+    filtered = bounds.max_speed_kmh if mode is not None or max_speed_kmh is not None else None
+    options = {"bbox": bbox, "timezone": timezone, "max_speed_kmh": filtered,
+               "domain": as_domain(domain, domain_buffer_m)}
     shift = io.time_shift(format, time_shift)
-    trips = TRIP_FORMATS[format](path, 250.0 if cell_m is None else cell_m, shift["hours"],
-                                    **{k: v for k, v in options.items() if v is not None})
-    trips = framed_trips(trips, "the given box" if bbox else "the format's public box", format, shift)
+    cell = cell_m if cell_m is not None else (bounds.cell_m if mode is not None else 250.0)
+    trips = TRIP_FORMATS[format](path, cell, shift["hours"], bounds=bounds,
+                                 speed_window_s=bounds.instant_seconds if mode is not None else 0.0,
+                                 **{k: v for k, v in options.items() if v is not None})
+    box = "the given box" if bbox else "the format's public box"
+    trips = framed_trips(trips, box + (" within the domain's" if domain is not None else ""), format, shift)
     if split is None:
         return {"": trips}
     train, test = trips.split(split, seed=seed)
@@ -203,7 +232,19 @@ def framed_trips(trips: TraceSet, box: str, format: str = "frame", shift: dict |
         "space": f"a grid of {trips.space.n_locations} cells over {box} "
                  + ("(from the data)" if from_data else "(public)"),
         "time": "from the date of the earliest trip (from the data)"}, format, shift)
+    if trips.space.domain is not None:
+        frame["domain"] = (f"the {trips.space.n_allowed} of {trips.space.n_locations} cells that "
+                           f"{trips.space.domain} covers (public knowledge, as given)")
     return replace(trips, ledger=ledger, info={**trips.info, "frame": frame, "time_shift": shift})
+
+
+def _refuse_bounds(format: str, bounds: dict) -> None:
+    """An InputError naming the bounds given (flag -> value, None when not given) to a format that
+    is not trips."""
+    given = ", ".join(k for k, v in bounds.items() if v is not None)
+    if given and format not in TRIP_FORMATS:
+        raise InputError(f"{given} applies to the trip formats ({', '.join(TRIP_FORMATS)}); for trips of another "
+                         "source use locsynth.trips_from_frame(frame, mode=...)")
 
 
 def _refuse_for_trips(format: str, options: dict) -> None:
@@ -212,7 +253,7 @@ def _refuse_for_trips(format: str, options: dict) -> None:
     if given:
         raise InputError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to `format` {format}: "
                          f"trips come on square cells of "
-                         f"`cell_m` metres with one-minute instants (paper 004 §8.2)")
+                         f"`cell_m` metres with their mode's instants (paper 004 §8.2: one minute)")
 
 
 def attach_friends(ts: TraceSet, edges: pd.DataFrame) -> TraceSet:

@@ -7,7 +7,10 @@ whose fixes are then cut into trips inside their partition (by a ``marked`` colu
 gaps, as :func:`locsynth.data.frames.trips_from_frame` cuts them). Each partition is made into trips
 exactly as that function makes a frame's (paper 004 §8.2's steps), on the one grid of the whole
 set: over ``bbox``, or over the fixes' own box found first by one pass of minima and maxima (which
-the ledger notes, as for a frame), and written where it was made (data/partitioned.py).
+the ledger notes, as for a frame), and written where it was made (data/partitioned.py). A ``mode``
+(data/modes.py) and the bounds given one by one are every partition's, as for a frame (the grid's
+cell and the axis's instant the bounds'); a public ``domain`` is not taken here yet (prepare the
+set from one file, or without one).
 
 The time axis starts, as a frame's, on the date of the earliest trip of the whole set: each
 partition is written on its own first date, and those that start later are moved onto the set's
@@ -33,6 +36,7 @@ from ..core.errors import InputError
 from ..core.files import atomic_output
 from .frames import TRIP_NAMES, TRIP_PRESETS, _found, columns, trips_from_frame
 from .partitioned import PartitionedTraceSet, PartitionedWriter, partition_name, write_partition
+from .modes import mode_bounds
 from .timeaxis import TimeAxis, single_zone
 from .traces import TraceSet
 from .trips import trip_grid
@@ -80,7 +84,9 @@ def trips_from_files(paths, out: str | Path, *, split: float | None = None, seed
     if split is not None and not 0 < split < 1:
         raise InputError(f"`split` is the test fraction, between 0 and 1; got {split!r}")
     n = int(partitions or ddf.npartitions)
-    parts = (ddf.shuffle(on=key, npartitions=n) if n > 1 else ddf.repartition(npartitions=1)).to_delayed()
+    # without a client, a shuffle of tasks: dask picks p2p, which needs workers, wherever a client was made before
+    method = None if client is not None else "tasks"
+    parts = (ddf.shuffle(on=key, npartitions=n, shuffle_method=method) if n > 1 else ddf.repartition(npartitions=1)).to_delayed()
     with _outputs(Path(out), names, trip_grid(options["cell_m"], box), overwrite, paths) as writers:
         folders = {name: str(w.tmp) for name, w in writers.items()}
         made = _made(parts, client, folders, options, split, seed)
@@ -102,6 +108,12 @@ def _plan(ddf, options: dict, client) -> tuple[str, tuple, dict]:
     box and the time zone found once for the whole set where the caller gives none."""
     meta = ddf._meta
     settings = {**TRIP_PRESETS.get(options.get("preset"), {}), **{k: v for k, v in options.items() if v is not None}}
+    if settings.get("domain") is not None:
+        raise InputError("a public domain is not taken by partitions yet: prepare the set from one file "
+                         "(prepare --format csv/parquet, trips_from_frame) or without --domain")
+    # the grid's cell and the axis's instant: the mode's bounds' (the taxi's without one), as a frame's
+    bounds = mode_bounds(settings.get("mode"), **{k: settings[k] for k in ("max_speed_kmh", "min_speed_kmh", "cell_m",
+                                                                            "instant") if k in settings})
     trip = _found(meta, options.get("trip"), TRIP_NAMES, "trip")
     person = columns(meta.drop(columns=[trip]) if trip else meta, user=options.get("user"))["user"]
     key = trip if trip is not None else person
@@ -116,8 +128,8 @@ def _plan(ddf, options: dict, client) -> tuple[str, tuple, dict]:
         settings["box_from_data"] = True
     if settings.get("timezone") is None:
         settings["timezone"] = single_zone(np.array([box[0], box[1]]), np.array([box[2], box[3]]))
-    settings.setdefault("cell_m", 250.0)
-    return key, tuple(box), {**settings, "bbox": tuple(box)}
+    settings.setdefault("cell_m", bounds.cell_m)
+    return key, tuple(box), {**settings, "bbox": tuple(box), "axis_instant": bounds.instant}
 
 
 def _extent(frame, client) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +176,7 @@ def _made(parts: list, client, folders: dict, options: dict, split, seed: int) -
 def make_partition(frame: pd.DataFrame, i: int, folders: dict, options: dict, split, seed: int) -> dict:
     """One partition of fixes made into trips (:func:`trips_from_frame`, on the set's grid) and
     written to each of ``folders`` ('' or 'train' and 'test'); what the set's writer needs of it."""
-    settings = {k: v for k, v in options.items() if k != "box_from_data"}
+    settings = {k: v for k, v in options.items() if k not in ("box_from_data", "axis_instant")}
     if len(frame) == 0:
         return {"written": {}, "start": None, "info": None}
     try:
@@ -215,7 +227,7 @@ def _frame(made: list[dict], first: date, box: tuple, options: dict) -> TraceSet
     info = {**infos[0], "trips": steps, "input": "files of fixes", "partitioned": "by the trips' or persons' ids"}
     if options.get("box_from_data"):
         info["bbox_from_data"] = True
-    axis = TimeAxis.build(first, options["timezone"], "1min", "1h")
+    axis = TimeAxis.build(first, options["timezone"], options["axis_instant"], "1h")
     empty = TraceSet(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int32),
                      pd.DataFrame({"user_id": []}), trip_grid(options["cell_m"], box), axis, info)
     return framed_trips(empty, "the given box" if not options.get("box_from_data") else "the box of the data")

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.validation import check_memory, size_text
 from ..core.geo import haversine_m
 from ..privacy.hierarchy import Hierarchy
 
@@ -41,10 +42,31 @@ class Space:
     category: np.ndarray | None = None
     name: np.ndarray | None = None
     kind: str = field(default="pois", init=False)
+    #: where a location may be, by public knowledge (a waterway, a road network, a land-use map:
+    #: data/domain.py): bool of shape (n_locations,), None where every location may be
+    allowed = None
+    #: that knowledge, in words (the card and the frame name it); None without a domain
+    domain = None
 
     @property
     def n_locations(self) -> int:
         return int(self.lat.shape[0])
+
+    @property
+    def n_allowed(self) -> int:
+        """How many locations the public domain allows (all of them without one)."""
+        return self.n_locations if self.allowed is None else int(np.count_nonzero(self.allowed))
+
+    def allowed_locations(self) -> np.ndarray:
+        """The ids of the locations the public domain allows, int64 (all without one)."""
+        return np.arange(self.n_locations) if self.allowed is None else np.flatnonzero(self.allowed)
+
+    def outside(self, loc) -> np.ndarray:
+        """Whether each location id is outside the public domain (False everywhere without one)."""
+        loc = np.asarray(loc)
+        if self.allowed is None:
+            return np.zeros(loc.shape, bool)
+        return ~self.allowed[loc]
 
     def distance_m(self, i, j) -> np.ndarray:
         """Distance in metres between locations ``i`` and ``j`` (arrays broadcast)."""
@@ -71,10 +93,15 @@ class Space:
             cols["category"] = self.category.astype(str)
         if self.name is not None:
             cols["name"] = self.name.astype(str)
+        if self.allowed is not None:
+            cols["allowed"] = np.asarray(self.allowed, bool)
         return pd.DataFrame(cols)
 
     def meta(self) -> dict:
-        return {"kind": self.kind}
+        return {"kind": self.kind, **self._domain_meta()}
+
+    def _domain_meta(self) -> dict:
+        return {} if self.domain is None else {"domain": str(self.domain)}
 
     def __repr__(self) -> str:
         from ..core.display import space_rows
@@ -115,13 +142,31 @@ class Space:
         kind = meta.get("kind")
         category = frame["category"].to_numpy(dtype=object) if "category" in frame else None
         name = frame["name"].to_numpy(dtype=object) if "name" in frame else None
+        allowed = frame["allowed"].to_numpy(bool) if "allowed" in frame else None
         if kind == "grid":
             return Grid(rows=int(meta["rows"]), cols=int(meta["cols"]), bbox=tuple(meta["bbox"]),
-                        category=category, name=name)
+                        category=category, name=name, allowed=allowed, domain=meta.get("domain"))
         if kind == "pois":
             return POISpace(lat=frame["lat"].to_numpy(np.float64), lon=frame["lon"].to_numpy(np.float64),
                             category=category, name=name)
         raise InputError(f"unknown space kind {kind!r} in meta.json; expected 'grid' or 'pois'")
+
+
+#: the most locations a space holds: location ids are int32 (data/traces.py)
+MAX_LOCATIONS = 2 ** 31 - 1
+#: bytes a grid's cell takes while the grid is made (its row, column, latitude and longitude)
+GRID_CELL_BYTES = 40
+
+
+def check_grid_size(rows: int, cols: int, what: str) -> None:
+    """An InputError naming the grid's size, before it is made, when ``rows`` x ``cols`` cells are
+    more than :data:`MAX_LOCATIONS` or more than this machine's memory holds."""
+    cells = rows * cols
+    need = cells * GRID_CELL_BYTES
+    if cells > MAX_LOCATIONS:
+        raise InputError(f"{what} has {cells:,} cells ({size_text(need)} to make), more than the "
+                         f"{MAX_LOCATIONS:,} locations a space holds: use larger cells or a smaller box")
+    check_memory(need, f"{what} ({cells:,} cells)")
 
 
 class Grid(Space):
@@ -135,10 +180,15 @@ class Grid(Space):
         Number of cells along latitude (y) and longitude (x).
     bbox : (lat_min, lat_max, lon_min, lon_max)
         The box the grid covers; points outside it are not in the space.
+    allowed : ndarray of shape (rows * cols,), bool, optional
+        The cells a public domain covers (data/domain.py); no synthetic location may lie in another.
+    domain : str, optional
+        That domain in words (what the card names as public knowledge); needed with ``allowed``.
     """
 
     def __init__(self, rows: int, cols: int, bbox: tuple[float, float, float, float],
-                 category: np.ndarray | None = None, name: np.ndarray | None = None):
+                 category: np.ndarray | None = None, name: np.ndarray | None = None,
+                 allowed: np.ndarray | None = None, domain: str | None = None):
         if int(rows) < 1 or int(cols) < 1:
             raise InputError(f"grid must have at least 1 x 1 cells, got {rows} x {cols}")
         lat_min, lat_max, lon_min, lon_max = (float(v) for v in bbox)
@@ -146,6 +196,7 @@ class Grid(Space):
             raise InputError(f"bad bounding box {bbox}: expected lat_min < lat_max in [-90, 90] "
                              "and lon_min < lon_max in [-180, 180]")
         rows, cols = int(rows), int(cols)
+        check_grid_size(rows, cols, f"a grid of {rows:,} x {cols:,}")
         dy, dx = (lat_max - lat_min) / rows, (lon_max - lon_min) / cols
         r, c = np.divmod(np.arange(rows * cols), cols)
         object.__setattr__(self, "rows", rows)
@@ -154,6 +205,19 @@ class Grid(Space):
         super().__init__(lat=lat_min + (r + 0.5) * dy, lon=lon_min + (c + 0.5) * dx,
                          category=category, name=name)
         object.__setattr__(self, "kind", "grid")
+        if allowed is not None:
+            allowed = np.asarray(allowed, bool).ravel()
+            if allowed.size != rows * cols:
+                raise InputError(f"the domain's mask has {allowed.size} cells; the grid has {rows} x {cols}")
+            if not allowed.any():
+                raise InputError("the domain covers no cell of the grid")
+            object.__setattr__(self, "allowed", allowed)
+            object.__setattr__(self, "domain", str(domain or "a given domain"))
+
+    def restricted(self, allowed: np.ndarray, domain: str) -> "Grid":
+        """This grid with only the cells ``allowed`` (bool per cell) open to synthetic locations,
+        by the public knowledge ``domain`` names."""
+        return Grid(self.rows, self.cols, self.bbox, self.category, self.name, allowed, domain)
 
     @property
     def row(self) -> np.ndarray:
@@ -189,12 +253,19 @@ class Grid(Space):
         return np.where(inside, r * self.cols + c, -1).astype(np.int32)
 
     def snap(self, lat, lon) -> np.ndarray:
+        """The cell each point falls in (points outside clamped into the grid); with a public
+        domain, a point in a cell it leaves out goes to the nearest cell it allows."""
         lat_min, lat_max, lon_min, lon_max = self.bbox
         lat, lon = np.asarray(lat, np.float64), np.asarray(lon, np.float64)
-        return self.locate(np.clip(lat, lat_min, lat_max), np.clip(lon, lon_min, lon_max)).astype(np.int64)
+        cell = self.locate(np.clip(lat, lat_min, lat_max), np.clip(lon, lon_min, lon_max)).astype(np.int64)
+        out = self.outside(cell)
+        if out.any():
+            keep = self.allowed_locations()
+            cell[out] = keep[Space(self.lat[keep], self.lon[keep]).snap(lat[out], lon[out])]
+        return cell
 
     def meta(self) -> dict:
-        return {"kind": "grid", "rows": self.rows, "cols": self.cols, "bbox": list(self.bbox)}
+        return {"kind": "grid", "rows": self.rows, "cols": self.cols, "bbox": list(self.bbox), **self._domain_meta()}
 
     def _spatial_hierarchy(self) -> "Hierarchy":
         return Hierarchy.quadtree(self.rows, self.cols)

@@ -32,7 +32,9 @@ import pyarrow.parquet as pq
 
 from ..core.errors import InputError
 from ..core.files import atomic_output
+from ..core.validation import check_seed
 from ..privacy.ledger import Ledger
+from .modes import TAXI, Bounds
 from .space import Space
 from .timeaxis import TimeAxis
 
@@ -213,6 +215,14 @@ class TraceSet:
         return 2 if isinstance(made, dict) and "single_visit" in made else 1
 
     @property
+    def bounds(self) -> Bounds:
+        """The public bounds of the set's movement (data/modes.py): its mode's speeds, segmentation
+        thresholds, cell and instant, as ``info['bounds']`` holds them; a set prepared before modes
+        existed, or one that is not trips, gets the cabs' (``taxi``: 150 km/h, paper 004 §8.2)."""
+        said = self.info.get("bounds")
+        return Bounds.from_dict(said) if isinstance(said, dict) else TAXI
+
+    @property
     def has_times(self) -> bool:
         """Whether the instants are times (recorded, or a model's), so that a surface may show them
         as datetimes: False when the method says it released none (``info['times']``: 'none') or
@@ -298,6 +308,8 @@ class TraceSet:
         }
         if self.space.kind == "grid":
             out["grid"] = f"{self.space.rows}x{self.space.cols}"
+        if self.space.domain is not None:
+            out["domain"] = f"{self.space.domain}: {self.space.n_allowed} cells allowed (public)"
         if self.n_events:
             days = self.time.day(self.t)
             first, last = self.time.start_of(np.array([self.t.min(), self.t.max()]))
@@ -311,6 +323,10 @@ class TraceSet:
             out["virtual_traces"] = int((self.users["source"] < 0).sum())
             out["traces_per_user"] = int(self.users["trace_no"].max()) + 1 if len(self.users) else 0
         out.update({k: v for k, v in self.info.items() if k in ("source", "simulated", "dropped")})
+        if is_trip_set(self) or "bounds" in self.info:       # daily traces have no mode to state
+            out["bounds"] = self.bounds.to_dict()
+        if "noise" in self.info:
+            out["noise"] = self.info["noise"]
         return out
 
     # -- selection ----------------------------------------------------------------------------
@@ -365,7 +381,7 @@ class TraceSet:
         uniq = pd.unique(ids)
         if uniq.size < 2:
             raise InputError(f"cannot split {uniq.size} user into train and test")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(check_seed(seed))
         n_test = min(max(int(round(test * uniq.size)), 1), uniq.size - 1)
         test_ids = uniq[rng.permutation(uniq.size)[:n_test]]
         is_test = np.isin(ids, test_ids)
@@ -391,19 +407,22 @@ class TraceSet:
             csv_points(self, internal).to_csv(tmp, index=False, float_format="%.6f")
         return path
 
-    def to_geodataframe(self, kind: str = "points", internal: bool = False):
-        """A GeoDataFrame (WGS 84) of the events (``kind="points"``) or of one line a trace
-        (``"trips"``: id, start, end, points, hour, LineString); needs ``locsynth[geo]``."""
+    def to_geodataframe(self, kind: str = "points", internal: bool = False, crs=None):
+        """A GeoDataFrame (WGS 84, or ``crs``) of the events (``kind="points"``) or of one line a
+        trace (``"trips"``: id, start, end, points, hour, LineString), times on the clock the data
+        came on (a frame of UTC times: UTC); needs ``locsynth[geo]``."""
         from .export import geodataframe
 
-        return geodataframe(self, kind, internal)
+        return geodataframe(self, kind, internal, crs)
 
-    def to_movingpandas(self, internal: bool = False):
-        """A movingpandas ``TrajectoryCollection``, one trajectory a trace (times naive on the set's
-        clock, ``time.timezone``); an InputError for a set without times. Needs ``locsynth[geo]``."""
+    def to_movingpandas(self, internal: bool = False, crs=None):
+        """A movingpandas ``TrajectoryCollection``, one trajectory a trace, in WGS 84 or ``crs``;
+        times on the clock the data came on (a set made from a frame of UTC times gives UTC back
+        with ``to_point_gdf(return_orig_tz=True)``), else naive on the set's clock
+        (``time.timezone``); an InputError for a set without times. Needs ``locsynth[geo]``."""
         from .export import movingpandas
 
-        return movingpandas(self, internal)
+        return movingpandas(self, internal, crs)
 
     def to_trackintel(self, kind: str = "positionfixes", internal: bool = False):
         """trackintel's ``positionfixes`` or ``triplegs`` (its column names, aware times); needs
@@ -555,6 +574,24 @@ class TraceSetWriter:
                 raise
         self._close_writers()
         return self._atomic.__exit__(exc_type, exc, tb)
+
+
+def require_traceset(given, what: str) -> None:
+    """An InputError unless ``given`` is a TraceSet: ``what`` needs one, and how to make one of what
+    was given instead (movingpandas' trajectories, a frame of points, a folder or file)."""
+    if isinstance(given, TraceSet):
+        return
+    how = ""
+    if hasattr(given, "to_point_gdf"):
+        how = ("; make trips of movingpandas trajectories with locsynth.trips_from_frame(collection, mode=...) "
+               "(each trajectory one trip; mode: walk, bike, car, bus, train, ship or taxi, the movement's public "
+               "bounds)")
+    elif isinstance(given, pd.DataFrame):
+        how = "; make one of a frame of points with locsynth.from_frame(frame) (its columns are found by name)"
+    elif isinstance(given, (str, Path)):
+        how = ("; load a TraceSet folder with locsynth.TraceSet.load(path), or read a file with pandas and make "
+               "one with locsynth.from_frame(frame)")
+    raise InputError(f"{what} needs a TraceSet, got {'None' if given is None else type(given).__name__}{how}")
 
 
 def read_json_meta(path: Path, file: str, format_name: str, version: int, what: str) -> dict:

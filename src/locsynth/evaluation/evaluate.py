@@ -25,7 +25,7 @@ from . import suite
 from ..metrics.groups import Context
 from ..core.progress import reporter, resolve
 from ..core.files import atomic_output
-from ..data.traces import TraceSet, check_same_frame
+from ..data.traces import TraceSet, check_same_frame, is_trip_set, require_traceset
 
 #: the attacks (the attack groups of locsynth.evaluation.suite), as earlier versions named them
 ATTACKS = ("reid", "mia")
@@ -125,11 +125,14 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
         ``standard_flavour``, and those of any group a plugin adds); each is checked against its
         declaration and an unknown one is refused, naming the valid ones. They may also be given as
         keywords (``evaluate(train, test, syn, top=50)``), as before the declarations.
-    attacks : iterable of attack group names, 'all' or None (every attack: reid, mia)
-    progress : callable(done, total, status) called before each group, ``status`` naming it
-        (core/progress.py; a one-argument callable gets the step's name, as before the protocol).
-    client : a Dask client (see core/parallel.py) on whose cluster the attacks score their chunks of
-        traces and candidates; the results equal the serial ones.
+    attacks : iterable of attack group names, 'all' or None
+        The attack groups to run (None: every one).
+    progress : callable(done, total, status), optional
+        Called before each group, `status` naming it (core/progress.py; a one-argument callable
+        gets the step's name, as before the protocol).
+    client : a Dask client, optional
+        On its cluster (see core/parallel.py) the attacks score their chunks of traces and
+        candidates; the results equal the serial ones.
     references : dict, optional
         Kept by the caller across evaluations against the same ``train`` and ``test`` (the
         benchmark keeps one per dataset): what does not depend on the synthetic set is computed
@@ -209,6 +212,7 @@ def parse_attacks(text) -> tuple[str, ...]:
 def _check_inputs(train: TraceSet, test: TraceSet, synthetic: TraceSet, attacks) -> tuple[str, ...]:
     """The attacks as a tuple, after checking that the three sets can be compared."""
     for name, ts in (("training", train), ("test", test), ("synthetic", synthetic)):
+        require_traceset(ts, f"evaluate (its {name} set)")
         ts.require_exact(f"evaluate (the {name} set)")
     attacks = parse_attacks(attacks)
     for name, ts in (("training", train), ("synthetic", synthetic)):
@@ -220,13 +224,18 @@ def _check_inputs(train: TraceSet, test: TraceSet, synthetic: TraceSet, attacks)
 
 def _provenance(synthetic: TraceSet) -> dict:
     """What the report says about where the synthetic set comes from: method, fingerprint,
-    parameters, and its ledger and privacy tests when it has them."""
+    parameters, its ledger and privacy tests when it has them, the estimated share of noise in a DP
+    release and a trip set's public bounds."""
     out = {"method": synthetic.info.get("source"), "synthetic_fingerprint": synthetic.fingerprint(),
            "params": synthetic.info.get("params")}
     if synthetic.ledger is not None:
         out["ledger"] = synthetic.ledger.to_dict()
     if synthetic.info.get("fakes"):
         out["privacy_tests"] = synthetic.info["fakes"]
+    if "noise" in synthetic.info:             # the estimated share of noise in a DP release (privacy/noise.py)
+        out["noise"] = synthetic.info["noise"]
+    if "bounds" in synthetic.info or is_trip_set(synthetic):
+        out["bounds"] = synthetic.bounds.to_dict()
     return out
 
 

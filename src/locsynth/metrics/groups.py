@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core.errors import InputError, did_you_mean
 from ..data.traces import is_trip_set
-from ..core.validation import check_flag, check_whole, in_range
+from ..core.validation import check_flag, check_whole, in_range, parse_value
 
 #: what "better" means for a metric
 GOALS = ("lower", "higher")
@@ -99,6 +99,8 @@ class Option:
     def parse(self, value):
         """The value checked (text read as the default's type, validation.parse_value); an
         InputError names the option."""
+        if isinstance(value, str) and not isinstance(self.default, str):
+            value = parse_value(value, self.default)
         if self.choices is not None and value not in self.choices:
             raise InputError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}"
                              f"{did_you_mean(value, self.choices)}")

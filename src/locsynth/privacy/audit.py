@@ -95,7 +95,8 @@ def audit(mechanism: Callable[[object, int], np.ndarray], x1, x2, epsilon: float
 
     Parameters
     ----------
-    mechanism : callable(x, n) -> ndarray of n outputs (first axis)
+    mechanism : callable(x, n)
+        The mechanism run n times on input x: an ndarray of n outputs (first axis).
     statistic : callable(outputs) -> ndarray of shape (n,), optional
         What is histogrammed; the outputs themselves by default (they must then be one number each).
     bins : array of edges, optional

@@ -53,9 +53,26 @@ P = 0.5
 PIECE = 1 << 22
 
 
+#: the epsilons of one report OUE draws as stated in floating point: below, q = 1 / (e^epsilon + 1)
+#: rounds to 1/2 (the report says nothing, and its epsilon computes as 0); above, e^-epsilon
+#: underflows towards 0 and q with it (no noise at all; at 1e9, a division by zero)
+EPSILON_RANGE = (1e-12, 700.0)
+
+
+def check_report_epsilon(epsilon: float, what: str = "an OUE report's epsilon") -> float:
+    """``epsilon`` when it lies in :data:`EPSILON_RANGE`, else an InputError naming ``what`` was given."""
+    eps = check_epsilon(epsilon)
+    low, high = EPSILON_RANGE
+    if not low <= eps <= high:
+        raise InputError(f"{what} is {eps:.3g}, outside the {low:g} to {high:g} that OUE draws as stated: its flip "
+                         f"probability 1 / (e^epsilon + 1) {'rounds to 1/2' if eps < low else 'underflows to 0'}")
+    return eps
+
+
 def flip_probability(epsilon: float) -> float:
-    """q = 1 / (e^epsilon + 1): the probability that any other bit is reported as 1."""
-    e = math.exp(-check_epsilon(epsilon))
+    """q = 1 / (e^epsilon + 1): the probability that any other bit is reported as 1 (epsilon in
+    :data:`EPSILON_RANGE`)."""
+    e = math.exp(-check_report_epsilon(epsilon))
     return e / (1.0 + e)
 
 

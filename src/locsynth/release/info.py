@@ -1,6 +1,7 @@
 """``locsynth info``: what a TraceSet, a fitted model or a release directory holds, and its ledger.
 
-A model and a release are described from their JSON alone (nothing is loaded or compiled).
+A model and a release are described from their JSON (nothing is loaded or compiled); their other
+files are checked whole, so that a damaged one is an error here rather than at the next step.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ def describe(path: str | Path) -> dict:
         from ..data.traces import read_json_meta
 
         card = read_json_meta(path, "release.json", RELEASE_FORMAT, RELEASE_VERSION, "release")
+        _check_release_files(path)
         facts = {"kind": "release", "method": card.get("method"), "traces": card.get("traces"),
                  "events": card.get("events"), "training": card.get("training"), "pd_test": card.get("pd_test"),
                  "attacks": card.get("attacks"), "time": card.get("time_description")}
         return {**facts, "ledger": _ledger(card.get("ledger"))}
     if (path / "model.json").is_file():
-        from ..synth.base import read_model_meta
+        from ..synth.base import check_model_files, read_model_meta
 
         meta = read_model_meta(path)
+        check_model_files(path)
         facts = {"kind": "model", "method": meta["method"], "params": meta.get("params"),
                  "training": meta.get("training"), **meta.get("summary", {})}
         return {**facts, "ledger": _ledger(meta.get("ledger"))}
@@ -38,6 +41,22 @@ def describe(path: str | Path) -> dict:
     if ts.ledger is not None:
         facts["ledger"] = _ledger(ts.ledger.to_dict())
     return facts
+
+
+def _check_release_files(path: Path) -> None:
+    """An InputError naming a file of the release that is missing, or a traces.parquet cut short."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..core.errors import InputError
+
+    for name in ("traces.csv", "traces.parquet", "locations.csv"):
+        if not (path / name).is_file():
+            raise InputError(f"{path / name} is missing: the release is incomplete")
+    try:
+        pq.read_metadata(path / "traces.parquet")
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path / 'traces.parquet'} is damaged ({exc})") from None
 
 
 def _ledger(data: dict | None) -> dict:

@@ -34,7 +34,9 @@ from ..privacy.ledger import Ledger
 from ..data.space import Space
 from ..data.timeaxis import TimeAxis
 from ..core.files import atomic_output
-from ..data.traces import TraceSet, read_json_meta
+from ..data.modes import Bounds
+from ..data.traces import TraceSet, is_trip_set, read_json_meta
+from ..privacy.noise import describe_noise
 
 RELEASE_FORMAT = "locsynth.release"
 RELEASE_VERSION = 1
@@ -134,7 +136,8 @@ def load_release(path: str | Path, key: str | Path | None = None) -> TraceSet:
             raise InputError(f"the key {key} does not belong to the release {path}: its pseudonyms differ")
         users["source"] = table["source"].to_numpy()[row].astype(np.int32)
         users["trace_no"] = table["trace_no"].to_numpy()[row].astype(np.int32)
-    info = {"source": card.get("method"), "release": str(path), "params": card.get("params")}
+    info = {"source": card.get("method"), "release": str(path), "params": card.get("params"),
+            **{k: card[k] for k in ("bounds", "clock", "noise") if card.get(k)}}
     if not timed:
         info["times"] = "none"
     return TraceSet.from_events(user, t, events["location_id"].to_numpy(), users, space, time, info,
@@ -155,9 +158,16 @@ def card_markdown(card: dict) -> str:
              f"(pseudonym, datetime, lat, lon, location_id); pseudonyms are random and say nothing "
              f"about who the synthesizer learned from.",
              f"- `locations.csv`: the {card['space']['n_locations']} locations ({card['space']['kind']}).",
+             *_domain_lines(card['space']),
              f"- Times: {card.get('times', 'in UTC')}.",
-             f"- Time axis: {card['time_description']}.", "",
-             "## What protects it", ""]
+             f"- Time axis: {card['time_description']}."]
+    if card.get("bounds"):
+        lines.append(f"- Public bounds of the movement: {Bounds.from_dict(card['bounds']).describe()}; no step is "
+                     "faster than its speed bound.")
+    noise = card.get("noise")
+    if noise:
+        lines.append(f"- Noise: {describe_noise(noise)}.")
+    lines += ["", "## What protects it", ""]
     pd_card = card.get("pd_test")
     if pd_card:
         lines.append(f"- Plausible deniability (paper 001 §3.5): only the {card['traces']} traces that passed the "
@@ -190,6 +200,15 @@ def card_markdown(card: dict) -> str:
     return "\n".join(lines)
 
 
+def _domain_lines(space: dict) -> list[str]:
+    """The card's line on a public domain (none without one)."""
+    if not space.get("domain"):
+        return []
+    return [f"- Public domain: every location lies in the {space.get('n_allowed', '?')} cells that {space['domain']} "
+            f"covers (`allowed` in `locations.csv`): public knowledge given apart from the training data, which "
+            f"no epsilon needs to cover."]
+
+
 def _pd_filter(synthetic: TraceSet, pdtest) -> tuple[np.ndarray, dict | None]:
     if pdtest is None:
         return np.ones(synthetic.n_traces, bool), None
@@ -215,10 +234,12 @@ def _card(synthetic: TraceSet, released: TraceSet, pd_card, evaluation) -> dict:
         "method": info.get("source"), "params": info.get("params"),
         "training": training_facts(info.get("training", {}), ledger),
         "traces": released.n_traces, "events": released.n_events,
-        "space": {**released.space.meta(), "n_locations": released.space.n_locations},
+        "space": {**released.space.meta(), "n_locations": released.space.n_locations,
+                  **({"n_allowed": released.space.n_allowed} if released.space.domain is not None else {})},
         "time": released.time.meta(), "time_description": released.time.describe(),
         "times": times_phrase(synthetic), "has_times": synthetic.has_times,
         "pd_test": pd_card, "ledger": ledger.to_dict(), "ledger_summary": ledger.describe(),
+        **_public_frame(synthetic),
         "neighbours": {unit: t["neighbours"] for unit, t in ledger.totals().items() if t["spends"]},
         "attacks": _attacks(evaluation, synthetic, ledger) if evaluation is not None else None,
     }
@@ -253,6 +274,18 @@ def _training_phrase(training: dict) -> str:
 WITHHELD = ("the attacks' scores are computed from the training data outside every DP step (a membership "
             "attack's best accuracy alone can be the exact ratio of training to test users): they stay in the "
             "evaluation's own folder, which is internal, and are not part of a DP release")
+
+
+def _public_frame(synthetic: TraceSet) -> dict:
+    """The card's statement of what was public about the movement (a trip set's bounds, data/modes.py),
+    the clock the data came on, and the estimated share of noise in a DP release (privacy/noise.py)."""
+    out = {}
+    if "bounds" in synthetic.info or is_trip_set(synthetic):
+        out["bounds"] = synthetic.bounds.to_dict()
+    for key in ("clock", "noise"):
+        if key in synthetic.info:
+            out[key] = synthetic.info[key]
+    return out
 
 
 def _attacks(evaluation, synthetic: TraceSet, ledger: Ledger) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
@@ -24,15 +25,18 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from ..core.errors import InputError
+from ..core.errors import InputError, SmallDataWarning
 from ..core.jsonable import jsonable
+from ..privacy.count import MAX_COUNT
 from ..privacy.ledger import Ledger
-from ..core.validation import check_count, check_epsilon, check_share, parse_value
+from ..privacy.noise import describe_noise
+from ..core.validation import check_count, check_epsilon, check_seed, check_share, parse_value
+from ..data.modes import Bounds
 from ..data.space import Space
 from ..data.timeaxis import TimeAxis
 from ..core.files import atomic_output
-from ..data.traces import TraceSet, is_trip_set, read_json_meta
-from ..data.chunks import Partitions, bounded
+from ..data.traces import TraceSet, is_trip_set, read_json_meta, require_traceset
+from ..data.chunks import Partitions, bounded, chunks
 from ..data.partitioned import PartitionedTraceSet
 
 #: share of epsilon a DP synthesizer spends by default on counting its training units, the default
@@ -41,6 +45,38 @@ from ..data.partitioned import PartitionedTraceSet
 SIZE_SHARE = 0.05
 #: share of a trip method's epsilon for the model of its trips' times (synth/trip_times.py)
 TIME_SHARE = 0.05
+#: a DP fit warns (SmallDataWarning) when this share or more of what its release is drawn from is
+#: estimated to be noise (privacy/noise.py): at 150 trips and epsilon 1 every trip method's estimate
+#: is above it, on the 200 cabs' 72,467 trips the central methods' below (docs/data.md)
+SMALL_DATA_SHARE = 0.5
+#: share of a trip method's epsilon for a DP footprint where the set has no public domain and
+#: enough trips (Synthesizer._fit_footprint); measured in docs/data.md
+FOOTPRINT_SHARE = 0.05
+#: cells a side of the blocks a DP footprint counts (Synthesizer._fit_footprint): 2 x 2 cells of
+#: 500 m, blocks of 1 km, gather four cells' trips against one cell's noise
+FOOTPRINT_BLOCK = 2
+
+
+def footprint_blocks(space) -> tuple[np.ndarray, int]:
+    """(block of every location, number of blocks): FOOTPRINT_BLOCK x FOOTPRINT_BLOCK cells of a grid,
+    each location its own block on any other space."""
+    if space.kind != "grid":
+        return np.arange(space.n_locations), space.n_locations
+    b = FOOTPRINT_BLOCK
+    cols = -(-space.cols // b)
+    return (space.row // b) * cols + space.col // b, (-(-space.rows // b)) * cols
+
+
+def footprint_weights(chunk: TraceSet, block: np.ndarray, n_blocks: int) -> np.ndarray:
+    """The counting step of the DP footprint on one chunk of traces (data/chunks.py): each block's
+    visit weight (privacy/footprint.visit_weights), which adds up over chunks."""
+    from ..privacy.footprint import visit_weights
+
+    return visit_weights(chunk.user, block[chunk.loc], n_blocks)
+
+
+#: the most traces a set holds: its trace and user numbers are int32 (data/traces.py)
+MAX_TRACES = MAX_COUNT
 
 MODEL_FORMAT = "locsynth.model"
 MODEL_VERSION = 2
@@ -67,6 +103,8 @@ class Tags:
         traces, but the demo's daily traces are not what it is for.
     baseline : a reference point, not a protection: it releases the real traces (training, none,
         cheat) or random ones (uniform); comparisons show it apart and never mark it best.
+    domain : keeps every location it makes inside a public domain (``Space.allowed``, data/domain.py);
+        a method without it refuses a training set that has one.
     """
 
     virtual_users: bool = False
@@ -78,6 +116,7 @@ class Tags:
     generalizes: bool = False
     trips: bool = False
     baseline: bool = False
+    domain: bool = False
 
     def names(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]
@@ -100,6 +139,9 @@ class Tags:
             return "needs a training set with a friend graph (prepare it with `friends`)"
         if self.needs_categories and train.space.category is None:
             return "needs locations with categories"
+        if train.space.allowed is not None and not self.domain:
+            return (f"cannot keep its locations inside a public domain, and this set has one ({train.space.domain}); "
+                    f"the methods tagged 'domain' can")
         return None
 
 
@@ -216,15 +258,46 @@ class Synthesizer(_Params):
             train = Partitions(train, client, progress=progress)
         if isinstance(progress, Bar):
             progress(0, None, "fitting")
+        self.noise_parts_ = {}
         try:
-            return self._fit(train, progress=progress, client=client,
-                             **{k: options.get(k, spec[0]) for k, spec in self.fit_options.items()})
+            fitted = self._fit(train, progress=progress, client=client,
+                               **{k: options.get(k, spec[0]) for k, spec in self.fit_options.items()})
+            if isinstance(progress, Bar) and isinstance(train, TraceSet):      # the bar ends on what it fitted
+                progress(train.n_traces, train.n_traces, "traces fitted")
         finally:
             if isinstance(progress, Bar):
                 progress.close()
+        self._estimate_noise(train)
+        return fitted
 
     def _fit(self, train: TraceSet, *, progress=None, client=None, **options) -> "Synthesizer":
         raise NotImplementedError
+
+    def _estimate_noise(self, train: TraceSet) -> None:
+        """``noise_``: the estimated share of noise in what a DP method's release is drawn from
+        (privacy/noise.py), its largest part over the statistics the method names in ``noise_parts_``
+        and the time model's starts; a :class:`~locsynth.core.errors.SmallDataWarning` when it is
+        :data:`SMALL_DATA_SHARE` or more, naming ``train``'s trajectories for the data holder."""
+        parts = {k: float(v) for k, v in (getattr(self, "noise_parts_", None) or {}).items()}
+        times = getattr(self, "trip_times_", None)
+        if times is not None and times.noise is not None:
+            parts["when trips start"] = float(times.noise)
+        self.noise_ = None
+        if not self.tags.dp or not parts:
+            return
+        share = max(parts.values())
+        # stated to the percent: an estimate, and a figure no closer to an exact size than the noise allows
+        self.noise_ = {"share": round(share, 2), "parts": {k: round(v, 2) for k, v in parts.items()}}
+        if share >= SMALL_DATA_SHARE:
+            import warnings
+
+            eps = getattr(self, "epsilon", None)
+            at = f" at epsilon {float(eps):g}" if isinstance(eps, (int, float)) else ""
+            warnings.warn(SmallDataWarning(
+                f"{self.name} fitted on {train.n_traces} trajectories{at}: {describe_noise(self.noise_)}; its "
+                f"synthetic trips will say little about these data (more trajectories, a larger epsilon or larger "
+                f"cells make the share smaller). This warning is for the data holder: it names the exact number of "
+                f"trajectories, which the model and its releases do not"), stacklevel=3)
 
     def sample(self, n: int | None = None, *, days: int = 1, seed: int | None = None, traces_per_user: int = 1,
                users=None, progress=None, client=None, **options) -> TraceSet:
@@ -242,20 +315,37 @@ class Synthesizer(_Params):
                              f"traces_per_user must be 1, got {traces_per_user!r}")
         if users is not None and self.tags.virtual_users:
             raise InputError(f"{self.name} makes virtual users, not traces of training users: give n, not users")
-        if seed is None:
-            seed = int(getattr(self, "seed", 0) or 0)
+        seed = check_seed(int(getattr(self, "seed", 0) or 0) if seed is None else seed)
+        n = None if n is None else check_count(n, "n")
+        if n is not None and n * k > MAX_TRACES:
+            raise InputError(f"n = {n:,} users{f' x {k} traces each' if k > 1 else ''} is more than the "
+                             f"{MAX_TRACES:,} traces a set holds (its trace numbers are int32)")
         from ..core.progress import Bar, resolve
 
         progress = resolve(progress, f"sample {self.name}")
         if isinstance(progress, Bar):
             progress(0, None, "sampling")
         try:
-            return self._sample(n, days=days, seed=int(seed), traces_per_user=k, users=users, progress=progress,
-                                client=client,
-                                **{k: options.get(k, spec[0]) for k, spec in self.sample_options.items()})
+            out = self._sample(n, days=days, seed=seed, traces_per_user=k, users=users, progress=progress,
+                               client=client, **{k: options.get(k, spec[0]) for k, spec in self.sample_options.items()})
+            if isinstance(progress, Bar):                     # the bar ends on what it sampled
+                progress(out.n_traces, out.n_traces, "traces sampled")
+            return out
+        except MemoryError as exc:          # numpy refuses an array beyond the memory before filling it
+            raise InputError(f"sampling {self._asked(n, k, days)} from {self.name} needs more memory than this "
+                             f"machine has ({exc}): ask for fewer (n)") from None
         finally:
             if isinstance(progress, Bar):
                 progress.close()
+
+    def _asked(self, n: int | None, k: int, days: int) -> str:
+        """What a sample call asked for, in words: its users (and where their number came from),
+        traces and days."""
+        if n is None and "dp_count" in self.training_:
+            what = f"{self.training_['dp_count']:,} users (the DP count of training {self.training_['unit']}s)"
+        else:
+            what = f"{self.n_users if n is None else n:,} users"
+        return what + (f" x {k} traces" if k > 1 else "") + (f" of {days} days" if days > 1 else "")
 
     def _sample(self, n: int | None, *, days: int, seed: int, traces_per_user: int, users, progress, client,
                 **options) -> TraceSet:
@@ -284,8 +374,8 @@ class Synthesizer(_Params):
 
     # -- the training set's frame --------------------------------------------------------------
     def _remember_frame(self, train: TraceSet) -> None:
-        if not isinstance(train, (TraceSet, Partitions)):
-            raise InputError(f"fit needs a TraceSet, got {type(train).__name__}{_how_to_make(train)}")
+        if not isinstance(train, Partitions):
+            require_traceset(train, "fit")
         if train.n_traces == 0 or train.n_events == 0:
             raise InputError("the training set is empty")
         train.require_exact(f"fitting {self.name}")
@@ -298,6 +388,9 @@ class Synthesizer(_Params):
         self.time_ = train.time
         # the public fewest cells of a trace (2 for trips): every trip method's walks respect it
         self.min_cells_ = train.min_cells
+        # the public bounds of the movement (data/modes.py) and the clock the data came on: they travel on
+        self.bounds_ = train.bounds if "bounds" in train.info or is_trip_set(train) else None
+        self.clock_ = train.info.get("clock")
         # a DP method keeps no exact size of what it protects: what it may state (a DP count of its
         # units, or a size its neighbour relation makes public) it adds itself
         self.training_ = {} if self.tags.dp else {"users": train.n_users, "traces": train.n_traces,
@@ -307,6 +400,42 @@ class Synthesizer(_Params):
         self.ledger_ = train.ledger.copy() if train.ledger else Ledger()
         if not self.tags.dp:
             self.ledger_.note_uncovered(f"{self.name} was fitted on the training data without differential privacy")
+
+    def _allowed(self) -> np.ndarray | None:
+        """Bool per location: where this model may place one, the space's public domain
+        (``Space.allowed``, data/domain.py) or, without one, the DP footprint it fitted
+        (:meth:`_fit_footprint`); None: anywhere."""
+        footprint = getattr(self, "footprint_", None)
+        return self.space_.allowed if footprint is None else footprint
+
+    def _fit_footprint(self, train: TraceSet, epsilon: float, share: float, left: float) -> float:
+        """Where the space has no public domain, spend ``share`` of the method's ``epsilon`` on a DP
+        footprint (privacy/footprint.py) on blocks of :data:`FOOTPRINT_BLOCK` x that many cells of a
+        grid (each location alone elsewhere) and keep to it as to a domain; returns ``left`` less that
+        spend. ``share`` 0, a public domain (which needs no spend), or too few trips for the blocks
+        (the DP count times the footprint's epsilon below 2 noise scales a block) fit none."""
+        from ..privacy.footprint import SCALES, noisy_footprint
+
+        eps, share = check_epsilon(epsilon), check_share(share, "footprint_share")
+        self.footprint_ = None
+        if share == 0 or train.space.allowed is not None:
+            return left
+        if share * eps >= left:
+            raise InputError(f"`footprint_share` {share:g} leaves nothing of epsilon for the rest of {self.name}: "
+                             "the shares must sum to less than 1")
+        block, n_blocks = footprint_blocks(train.space)
+        # only where the DP count of trips could fill every block to the threshold (SCALES noise scales):
+        # on fewer, the footprint keeps next to nothing (measured on ships, docs/data.md); the rule reads
+        # the DP count alone (post-processing), and without one no footprint is fitted
+        count = self.training_.get("dp_count")
+        if count is None or count * share * eps / SCALES < n_blocks:
+            return left
+        kept = noisy_footprint(chunks(train).total(footprint_weights, block, n_blocks), share * eps,
+                               ledger=self.ledger_, unit="trace",
+                               saw=f"the {n_blocks} blocks of cells the traces visit, each trace's distinct blocks "
+                                   f"sharing 1 (its footprint)")
+        self.footprint_ = kept[block]
+        return left - share * eps
 
     def _bounded_traces(self, train: TraceSet, k: int) -> TraceSet:
         """``train`` with at most ``k`` traces of each user id (their first ``k`` rows), for a method
@@ -325,11 +454,12 @@ class Synthesizer(_Params):
         per trace: a user's history, or a trip), the default size of :meth:`sample`
         (privacy/count.py); returns the epsilon left for the model. ``share`` = 0 counts nothing:
         ``sample`` then needs n."""
-        from ..privacy.count import noisy_count
+        from ..privacy.count import check_count_scale, noisy_count
 
         eps, share = check_epsilon(epsilon), check_share(share, "size_share")
         if share == 0:
             return eps
+        check_count_scale(share * eps, f"`size_share` {share:g} of `epsilon` {eps:g}")
         count = noisy_count(count, share * eps, ledger=self.ledger_, unit=unit)
         self.training_ = {"dp_count": count, "unit": unit, "dp_count_epsilon": share * eps}
         return (1 - share) * eps
@@ -392,12 +522,27 @@ class Synthesizer(_Params):
                 "training": dict(self.training_), **(info or {})}
         if getattr(self, "min_cells_", 1) > 1:                 # the public rule its trips respect
             meta["min_cells"] = int(self.min_cells_)
+        meta.update(self._public_frame())
+        check_inside(self.space_, loc, self.name)
         if not presorted:
             return TraceSet.from_events(user, t, loc, users, self.space_, self.time_, meta, friends,
                                         self.ledger_.copy())
         ts = TraceSet(user, t, loc, users, self.space_, self.time_, meta, friends, self.ledger_.copy())
         ts.check()
         return ts
+
+    def _public_frame(self) -> dict:
+        """What the model passes on of its training set's public frame: its bounds (a trip set's; a
+        model saved before they existed passes none, and its sets read as the cabs'), the input's
+        clock, and the estimated share of noise in a DP release (``noise``)."""
+        out = {}
+        if getattr(self, "bounds_", None) is not None:       # none for daily traces, and models saved before
+            out["bounds"] = self.bounds_.to_dict()
+        if getattr(self, "clock_", None) is not None:
+            out["clock"] = self.clock_
+        if getattr(self, "noise_", None) is not None:
+            out["noise"] = self.noise_
+        return out
 
     def _untimed(self, loc: np.ndarray, length: np.ndarray, seed: int = 0) -> TraceSet:
         """A synthetic set of trips (NGRAM's, PrivTrace's): trace q holds the next ``length[q]`` of
@@ -474,10 +619,12 @@ class Synthesizer(_Params):
                     "training": self.training_, "summary": jsonable(self.summary()),
                     "ledger": self.ledger_.to_dict(),
                     "space": self.space_.meta(), "time": self.time_.meta(),
-                    "min_cells": int(getattr(self, "min_cells_", 1))}
+                    "min_cells": int(getattr(self, "min_cells_", 1)), **self._public_frame()}
             (tmp / "model.json").write_text(json.dumps(meta, indent=2))
             times = getattr(self, "trip_times_", None)
-            np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}))
+            footprint = getattr(self, "footprint_", None)
+            np.savez(tmp / "arrays.npz", **self._arrays(), **(times.arrays() if times is not None else {}),
+                     **({"footprint": footprint} if footprint is not None else {}))
             pq.write_table(pa.Table.from_pandas(self.users_, preserve_index=False), tmp / "users.parquet")
             pq.write_table(pa.Table.from_pandas(self.space_.to_frame(), preserve_index=False),
                            tmp / "locations.parquet")
@@ -486,7 +633,6 @@ class Synthesizer(_Params):
     @classmethod
     def load(cls, path: str | Path) -> "Synthesizer":
         """Load a model directory written by :meth:`save` (any method when called on the base)."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         from . import registry
@@ -497,23 +643,29 @@ class Synthesizer(_Params):
         if cls is not Synthesizer and not issubclass(kind, cls):
             raise InputError(f"{path} holds a {kind.__name__}, not a {cls.__name__}")
         model = kind(**meta["params"])
-        try:
+        with _damaged(path / "arrays.npz"):
             with np.load(path / "arrays.npz", allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
+        with _damaged(path / "users.parquet"):
             users = pq.read_table(path / "users.parquet").to_pandas()
+        with _damaged(path / "locations.parquet"):
             locations = pq.read_table(path / "locations.parquet").to_pandas()
-        except (OSError, ValueError, pa.ArrowException) as exc:
-            raise InputError(f"{path} is damaged: {exc}") from None
         model.users_ = users
         model.space_ = Space.from_saved(locations, meta["space"])
         model.time_ = TimeAxis.from_meta(meta["time"])
         model.min_cells_ = int(meta.get("min_cells", 1))
+        # a model saved before bounds existed: the cabs' (data/modes.py)
+        model.bounds_ = Bounds.from_dict(meta["bounds"]) if isinstance(meta.get("bounds"), dict) else None
+        model.clock_ = meta.get("clock")
+        if "noise" in meta:
+            model.noise_ = meta["noise"]
         model.training_ = meta.get("training", {})
         model.ledger_ = Ledger.from_dict(meta.get("ledger"))
         if "times_starts" in arrays:
             from .trip_times import TripTimes
 
             model.trip_times_ = TripTimes.from_arrays(arrays)
+        model.footprint_ = arrays["footprint"].astype(bool) if "footprint" in arrays else None
         model._restore(arrays, meta.get("fitted", {}))
         return model
 
@@ -530,13 +682,16 @@ class Anonymizer(_Params):
     def transform(self, traces: TraceSet, *, seed: int = 0) -> TraceSet:
         raise NotImplementedError
 
-    def _check(self, traces: TraceSet) -> None:
+    def _check(self, traces: TraceSet, seed: int = 0) -> None:
         self._validate_params()
-        if not isinstance(traces, TraceSet):
-            raise InputError(f"transform needs a TraceSet, got {type(traces).__name__}{_how_to_make(traces)}")
+        check_seed(seed)
+        require_traceset(traces, "transform")
         if traces.n_events == 0:
             raise InputError("the trace set to anonymize is empty")
         traces.require_exact(self.name)
+        unmet = self.tags.unmet(traces)
+        if unmet:
+            raise InputError(f"{self.name} {unmet}")
 
     def _anonymized(self, traces: TraceSet, loc: np.ndarray, ledger: Ledger | None = None, *,
                     locsets=None, source: np.ndarray | None = None) -> TraceSet:
@@ -546,13 +701,26 @@ class Anonymizer(_Params):
         source = np.arange(traces.n_traces) if source is None else np.asarray(source)
         users = traces.users[["user_id"]].assign(source=source.astype(np.int32), trace_no=np.int32(0))
         info = {"source": self.name, "anonymizer": self.name, "params": jsonable(self.get_params()),
-                "training": {"users": traces.n_users, "traces": traces.n_traces, "events": traces.n_events}}
+                "training": {"users": traces.n_users, "traces": traces.n_traces, "events": traces.n_events},
+                **{k: traces.info[k] for k in ("bounds", "clock") if k in traces.info}}     # the input's public frame
         after = (traces.ledger or Ledger()).merged(ledger or Ledger())
         if not self.tags.dp:
             after.note_uncovered(f"{self.name} released the input's traces without differential privacy")
         out = replace(traces, loc=np.asarray(loc, np.int32), users=users, info=info, ledger=after, locsets=locsets)
         out.check()
+        check_inside(out.space, out.loc, self.name)
         return out
+
+
+def check_inside(space: Space, loc: np.ndarray, name: str) -> None:
+    """A RuntimeError when a method placed a location outside the space's public domain: each method
+    tagged ``domain`` keeps to it by its own construction (masked states, a smaller alphabet, ...),
+    and this is the promise checked on every set made."""
+    loc = np.asarray(loc)
+    outside = space.outside(loc[loc >= 0])
+    if outside.any():
+        raise RuntimeError(f"{name} placed {int(outside.sum())} of {loc.size} locations outside the public domain "
+                           f"({space.domain})")
 
 
 def parameter_docs(cls) -> dict[str, str]:
@@ -588,17 +756,44 @@ def read_model_meta(path: Path) -> dict:
     return read_json_meta(Path(path), "model.json", MODEL_FORMAT, MODEL_VERSION, "model")
 
 
+@contextmanager
+def _damaged(file: Path):
+    """A file of a saved model that cannot be read (missing, cut short, not what it should be) as one
+    InputError naming it."""
+    import zipfile
+    import zlib
+
+    import pyarrow as pa
+
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError(f"{file} is missing: the model is incomplete; fit it again") from None
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, pa.ArrowException) as exc:
+        raise InputError(f"{file} is damaged ({type(exc).__name__}: {exc}): fit the model again") from None
+
+
+def check_model_files(path: str | Path) -> None:
+    """An InputError naming the first file of the saved model ``path`` that is missing or damaged:
+    every member of ``arrays.npz`` read against its checksum (a file cut short, as by a full disk,
+    fails here), the Parquet files' footers. Nothing is loaded into a model (``locsynth info``)."""
+    import zipfile
+
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    with _damaged(path / "arrays.npz"):
+        with zipfile.ZipFile(path / "arrays.npz") as archive:
+            bad = archive.testzip()
+        if bad is not None:
+            raise ValueError(f"its member {bad} fails its checksum")
+    for name in ("users.parquet", "locations.parquet"):
+        with _damaged(path / name):
+            pq.read_metadata(path / name)
+
+
 def load_model(path: str | Path) -> Synthesizer:
     """Load any saved synthesizer: :meth:`Synthesizer.load`, the one loader, under the name the
     API guide gave it first."""
     return Synthesizer.load(path)
 
-
-def _how_to_make(given) -> str:
-    """How to make a TraceSet of what was given instead: a frame of points, a folder or file."""
-    if isinstance(given, pd.DataFrame):
-        return "; make one of a frame of points with locsynth.from_frame(frame) (its columns are found by name)"
-    if isinstance(given, (str, Path)):
-        return ("; load a TraceSet folder with locsynth.TraceSet.load(path), or read a file with pandas and make "
-                "one with locsynth.from_frame(frame)")
-    return ""

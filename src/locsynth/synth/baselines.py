@@ -14,7 +14,7 @@ from ..core.validation import check_seed, whole
 
 
 class Uniform(Synthesizer):
-    """Every event at a location drawn uniformly at random.
+    """Every event at a location drawn uniformly at random (among those a public domain allows).
 
     On daily traces (paper 001 §4.2) every instant of each day is an event. On trips (a set with
     an ``hour`` per trace, :func:`..traces.is_trip_set`) a day's walk would turn a trip of a few
@@ -23,7 +23,7 @@ class Uniform(Synthesizer):
     """
 
     name = "uniform"
-    tags = Tags(baseline=True)
+    tags = Tags(baseline=True, domain=True)
     checks = {"seed": check_seed}
 
     def __init__(self, seed: int = 0):
@@ -40,11 +40,12 @@ class Uniform(Synthesizer):
         ``users``): of ``days`` days, or on trips at the instants of the user's trip."""
         rows = self._rows(n, users)
         k = check_count(traces_per_user, "traces_per_user")
-        L = self.space_.n_locations
+        keep = self.space_.allowed_locations()           # every location, or those a public domain allows
+        L = keep.size
         if self.times_ is not None:
             return self._uniform_trips(rows, k, seed)
         T = check_count(days, "days") * self.time_.instants_per_day
-        locs = np.vstack([np.minimum((user_uniforms(seed, int(u), (k, T)) * L).astype(np.int64), L - 1)
+        locs = np.vstack([keep[np.minimum((user_uniforms(seed, int(u), (k, T)) * L).astype(np.int64), L - 1)]
                           for u in rows]) if rows.size else np.zeros((0, T), np.int64)
         return self._rectangular(locs, np.repeat(rows, k), np.tile(np.arange(k), rows.size), days)
 
@@ -54,10 +55,11 @@ class Uniform(Synthesizer):
         chosen = TraceSet(user, t, zero, self.users_, self.space_, self.time_).select_users(np.repeat(rows, k))
         off = np.concatenate([[0], np.cumsum(np.bincount(chosen.user, minlength=rows.size * k))])
         loc = np.empty(chosen.n_events, np.int64)
-        L = self.space_.n_locations
+        keep = self.space_.allowed_locations()
+        L = keep.size
         for q, u in enumerate(np.repeat(rows, k)):
             draws = user_uniforms(seed, int(u), (k, off[q + 1] - off[q]))[q % k]
-            loc[off[q]:off[q + 1]] = np.minimum((draws * L).astype(np.int64), L - 1)
+            loc[off[q]:off[q + 1]] = keep[np.minimum((draws * L).astype(np.int64), L - 1)]
         return self._synthetic(chosen.user, chosen.t, loc, np.repeat(rows, k), np.tile(np.arange(k), rows.size),
                                presorted=True)
 
@@ -72,7 +74,7 @@ class Training(Synthesizer):
     """The training traces released as they are (the upper end of utility, and of risk)."""
 
     name = "training"
-    tags = Tags(baseline=True)
+    tags = Tags(baseline=True, domain=True)
 
     def __init__(self):
         pass

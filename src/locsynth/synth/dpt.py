@@ -68,6 +68,12 @@ marked "Choice" below and on the docs page (docs/methods/dpt.md). The steps, as 
    -1 when the -1 bin is the largest (post-processing); its events sit on consecutive instants
    from the start of that hour. A set without an ``hour`` column gets hour -1 and no spend. Not reproduced: the paper's
    direction-weighted sampling (its exact weighting was not at hand).
+
+A public domain (data/domain.py) closes, at every level, the cells that hold none of its locations:
+DPT's own rule for moves off the grid (step 6: invalid bins are 0, public) then covers moves into a
+closed cell, the root's histogram ranges over the open cells only (fewer bins: a lower threshold),
+and a cell's locations are the allowed ones inside it. Choice: masking, as the grid's edge is masked,
+rather than snapping a walk's cells to the domain afterwards.
 """
 
 from __future__ import annotations
@@ -83,9 +89,10 @@ from ..privacy.ledger import Ledger
 from ..metrics.standard import planar
 from ..privacy.laplace import laplace
 from ..data.chunks import Whole, chunks
+from ..privacy.noise import noise_mass, share
 from ..data.traces import TraceSet
 from ..core.validation import check_count, check_epsilon, check_seed, check_share, in_range
-from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
+from .base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from .ngram import GramIndex
 from .privtrace import markov
 from .privtrace.markov import per_trace
@@ -183,15 +190,21 @@ class ReferenceSystems:
             ys.append(self.box[1] + (r + 0.5) * s)
         return np.concatenate(xs), np.concatenate(ys)
 
-    def valid_moves(self) -> np.ndarray:
-        """(n_cells, 9) bool: the moves that stay in the cell's grid, and the end (always)."""
+    def valid_moves(self, open: np.ndarray | None = None) -> np.ndarray:
+        """(n_cells, 9) bool: the moves that stay in the cell's grid, and the end (always); with
+        ``open`` (bool per global cell: a public domain's), only the moves into an open cell."""
         level = self.cell_level()
         local = np.arange(self.offsets[-1]) - self.offsets[level]
         rows = np.array([self.shape(lv)[0] for lv in range(self.levels)])[level]
         cols = self.cell_cols()
         r, c = np.divmod(local, cols)
         rr, cc = r[:, None] + DR[None, :], c[:, None] + DC[None, :]
-        return (rr >= 0) & (rr < rows[:, None]) & (cc >= 0) & (cc < cols[:, None])
+        valid = (rr >= 0) & (rr < rows[:, None]) & (cc >= 0) & (cc < cols[:, None])
+        if open is not None:
+            target = np.where(valid, self.offsets[level][:, None] + rr * cols[:, None] + cc, 0)
+            valid &= open[target]
+            valid[:, END] = True
+        return valid
 
 
 # -- 3. discretisation -------------------------------------------------------------------------
@@ -365,10 +378,12 @@ def _noised(true: np.ndarray, epsilon: float, l_max: int) -> tuple[np.ndarray, f
 
 
 def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: int, epsilon: float,
-         l_max: int) -> PrefixTrees:
+         l_max: int, open: np.ndarray | None = None) -> PrefixTrees:
     """The noisy, pruned prefix trees of the sequences in ``index`` (global cells, truncated to
     ``l_max``), over the cells ``kept_cells`` (bool per global cell), grams of up to ``order``
-    cells with histograms: order + 1 depths of epsilon / (order + 1) each (steps 5-6)."""
+    cells with histograms: order + 1 depths of epsilon / (order + 1) each (steps 5-6). ``open``
+    (bool per global cell: a public domain's cells) leaves the others out of the root's histogram
+    and makes every move into one invalid, as a move off the grid is."""
     walk = index if isinstance(index, (PrefixWalk, ChunkWalk)) else PrefixWalk(index, rs)
     if walk.l_max is None or walk.l_max > l_max:
         raise InputError(f"the sequences must be truncated to l_max = {l_max} cells before the noise is "
@@ -376,10 +391,11 @@ def grow(index: GramIndex, rs: ReferenceSystems, kept_cells: np.ndarray, order: 
     eps_d = check_epsilon(epsilon) / (order + 1)
     scale = l_max / eps_d
     n_cells = int(rs.offsets[-1])
-    cols, valid = rs.cell_cols(), rs.valid_moves()
-    level_cells = np.diff(rs.offsets)[rs.cell_level()]
-    # depth 0: the root's histogram of cells (the kept levels' cells only: which are kept is DP)
-    ids = np.flatnonzero(kept_cells)
+    cols, valid = rs.cell_cols(), rs.valid_moves(open)
+    universe = np.ones(n_cells, bool) if open is None else open
+    level_cells = np.bincount(rs.cell_level(), weights=universe, minlength=rs.levels)[rs.cell_level()]
+    # depth 0: the root's histogram of cells (the kept levels' open cells only: which are kept is DP)
+    ids = np.flatnonzero(kept_cells & universe)
     true = walk.root(n_cells).astype(np.float64)[ids]
     noisy0, spent = _noised(true, eps_d, l_max)
     root = np.zeros(n_cells)
@@ -503,6 +519,27 @@ def chunk_moves(index: GramIndex, rs: ReferenceSystems, first: np.ndarray, steps
     return walk.moves(lo, hi)
 
 
+def tree_noise(trees: PrefixTrees, rs: ReferenceSystems, kept_cells: np.ndarray, order: int, epsilon: float,
+               l_max: int, open: np.ndarray | None = None) -> float:
+    """The estimated share of noise in the released prefix trees (privacy/noise.py): the mass
+    Laplace(l_max (order + 1) / epsilon) alone leaves above the threshold in every root cell of the
+    kept levels (their ``open`` cells) and every valid bin of every node, against the released mass
+    (:func:`grow`'s bins and thresholds); 1 when the root released nothing."""
+    scale = l_max * (order + 1) / check_epsilon(epsilon)
+    if trees.root.sum() <= 0:
+        return 1.0
+    universe = np.ones(rs.cell_level().size, bool) if open is None else open
+    level_cells = np.bincount(rs.cell_level(), weights=universe, minlength=rs.levels)[rs.cell_level()]
+    ids = kept_cells & universe
+    noise = noise_mass(trees.root[ids], scale, threshold(scale, level_cells[ids]))
+    theta = float(threshold(scale, np.array([BINS]))[0])
+    rows = trees.noisy_hist.shape[0]
+    valid = rs.valid_moves(open)[trees.cell[:rows]] if rows else np.zeros((0, BINS), bool)
+    released = np.where(trees.noisy_hist > theta, trees.noisy_hist, 0.0)[valid]
+    noise += noise_mass(released, scale, theta)
+    return share(noise, trees.root.sum() + released.sum())
+
+
 def consistent(noisy: np.ndarray, released: np.ndarray, valid: np.ndarray, count: np.ndarray) -> np.ndarray:
     """Histograms (rows) made consistent with their nodes' counts (CCS 2012 §4.3, as NGRAM's for
     a root Markov parent; post-processing): released bins keep their noisy counts, the other
@@ -558,20 +595,20 @@ def _place(out, i, used, loc_indptr, loc_indices, cell, u):
 
 
 @njit(cache=True)
-def _any_move(a, cols, rows, base, u):
-    """A move from cell ``a`` to a touching cell of its level, uniformly (``u``); -1 for none."""
-    r, c = divmod(a - base[a], cols[a])
+def _any_move(a, moves_ok, u):
+    """A move from cell ``a`` to a touching cell of its level (``moves_ok``: ReferenceSystems.valid_moves),
+    uniformly (``u``); -1 for none."""
     valid = np.empty(BINS - 1, np.int64)
     n = 0
     for b in range(BINS):
-        if b != END and 0 <= r + DR[b] < rows[a] and 0 <= c + DC[b] < cols[a]:
+        if b != END and moves_ok[a, b]:
             valid[n] = b
             n += 1
     return valid[min(int(u * n), n - 1)] if n else -1
 
 
 @njit(cache=True)
-def _walks(start_cdf, first, child, hist, cols, rows, base, order, l_max, min_cells, loc_indptr, loc_indices,
+def _walks(start_cdf, first, child, hist, cols, moves_ok, order, l_max, min_cells, loc_indptr, loc_indices,
            uniforms, picks, out, length):
     """Walks of the prefix trees' model as locations (step 7). Until a walk holds ``min_cells``
     locations (the training set's public minimum) it cannot end: the end weighs 0 and, where the
@@ -596,7 +633,7 @@ def _walks(start_cdf, first, child, hist, cols, rows, base, order, l_max, min_ce
                     weights[END] = 0.0
                 b = _draw(weights, uniforms[i, k])
             if b < 0 and early:
-                b = _any_move(a, cols, rows, base, uniforms[i, k])
+                b = _any_move(a, moves_ok, uniforms[i, k])
             if b < 0 or b == END:
                 break
             buf[k] = a + (b // 3 - 1) * cols[a] + (b % 3 - 1)
@@ -608,41 +645,53 @@ def _walks(start_cdf, first, child, hist, cols, rows, base, order, l_max, min_ce
 
 def walk(starts: np.ndarray, first: np.ndarray, child: np.ndarray, hist: np.ndarray, rs: "ReferenceSystems",
          order: int, l_max: int, n: int, seed: int, loc_indptr: np.ndarray, loc_indices: np.ndarray,
-         min_cells: int = 1) -> tuple[np.ndarray, np.ndarray]:
+         min_cells: int = 1, open: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(locations, lengths): ``n`` walks of up to l_max cells as locations of the space inside them
-    (repeats merged), at least ``min_cells`` where l_max allows, concatenated, seeded (step 7)."""
+    (repeats merged), at least ``min_cells`` where l_max allows, concatenated, seeded (step 7);
+    ``open``: the cells a public domain leaves open (:func:`open_cells`)."""
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(17,)))
     uniforms, picks = rng.random((n, l_max)), rng.random((n, l_max))
     out = np.zeros((n, l_max), np.int64)
     length = np.zeros(n, np.int64)
-    weights = starts if starts.sum() > 0 else np.ones_like(starts)
-    level = rs.cell_level()
-    rows = np.array([rs.shape(lv)[0] for lv in range(rs.levels)], np.int64)[level]
-    base = np.asarray(rs.offsets, np.int64)[level]
-    _walks(np.cumsum(weights), first, child.astype(np.int64), hist, rs.cell_cols(), rows, base, int(order),
+    weights = starts if starts.sum() > 0 else (np.ones_like(starts) if open is None else open.astype(np.float64))
+    _walks(np.cumsum(weights), first, child.astype(np.int64), hist, rs.cell_cols(), rs.valid_moves(open), int(order),
            int(l_max), int(min_cells), loc_indptr, loc_indices, uniforms, picks, out, length)
     return out[np.arange(l_max)[None, :] < length[:, None]], length
 
 
-def cell_locations(rs: ReferenceSystems, xy) -> tuple[np.ndarray, np.ndarray]:
+def _owners(rs: ReferenceSystems, xy, ids: np.ndarray) -> np.ndarray:
+    """The global cell of every location ``ids`` at every level, level by level."""
+    parts = []
+    for level in range(rs.levels):
+        r, c = rs.rowcol(level, xy[0][ids], xy[1][ids])
+        parts.append(rs.offsets[level] + r * rs.shape(level)[1] + c)
+    return np.concatenate(parts)
+
+
+def open_cells(rs: ReferenceSystems, xy, allowed: np.ndarray | None) -> np.ndarray | None:
+    """Bool per global cell: whether one of the locations it stands for without a domain (those in
+    it, or the nearest to its centre: :func:`cell_locations`) is one a public domain allows
+    (``allowed``); None without a domain."""
+    if allowed is None:
+        return None
+    indptr, indices = cell_locations(rs, xy)
+    return np.add.reduceat(allowed[indices].astype(np.int64), indptr[:-1]) > 0
+
+
+def cell_locations(rs: ReferenceSystems, xy, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per global cell, the space's locations inside it (CSR indptr, indices), or the one nearest
-    to its centre when none lies inside."""
+    to its centre when none lies inside; with ``allowed`` (a public domain), its locations only."""
     from scipy.spatial import cKDTree
 
-    owner_parts, member_parts = [], []
-    loc = np.arange(xy[0].size)
-    for level in range(rs.levels):
-        r, c = rs.rowcol(level, *xy)
-        owner_parts.append(rs.offsets[level] + r * rs.shape(level)[1] + c)
-        member_parts.append(loc)
-    owner, members = np.concatenate(owner_parts), np.concatenate(member_parts)
+    ids = np.arange(xy[0].size) if allowed is None else np.flatnonzero(allowed)
+    owner, members = _owners(rs, xy, ids), np.tile(np.arange(ids.size), rs.levels)
     empty = np.setdiff1d(np.arange(rs.offsets[-1]), owner)
     cx, cy = rs.centres()
-    nearest = cKDTree(np.column_stack(xy)).query(np.column_stack([cx[empty], cy[empty]]))[1]
+    nearest = cKDTree(np.column_stack([xy[0][ids], xy[1][ids]])).query(np.column_stack([cx[empty], cy[empty]]))[1]
     owner, members = np.concatenate([owner, empty]), np.concatenate([members, nearest])
     by = np.argsort(owner, kind="stable")
     indptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=int(rs.offsets[-1])))])
-    return indptr.astype(np.int64), members[by].astype(np.int64)
+    return indptr.astype(np.int64), ids[members[by]].astype(np.int64)
 
 
 # -- the synthesizer -----------------------------------------------------------------------------
@@ -678,6 +727,11 @@ class DPT(Synthesizer):
     time_share : float
         Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
         and hour, speeds); 0 releases trips without times.
+    footprint_share : float
+        Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain;
+        spent only when the DP count of trips can fill every block (the cabs' size, not a few hundred
+        trips: docs/data.md); 0: never.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -686,15 +740,16 @@ class DPT(Synthesizer):
     name = "dpt"
     checks = {"epsilon": check_epsilon, "levels": check_count, "branching": check_count,
               "finest": in_range(0.0), "order": check_count, "l_max": check_count, "select_share": check_share,
-              "hour_share": check_share, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
+              "hour_share": check_share, "size_share": check_share, "time_share": check_share, "footprint_share": check_share, "max_traces_per_user": check_count,
               "seed": check_seed}
-    tags = Tags(virtual_users=True, ragged=True, dp=True)
+    tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
     partitions = True
 
     def __init__(self, epsilon: float = 1.0, levels: int = 4, branching: int = 2, finest: float = 0.0,
                  order: int = 2, l_max: int = 20, select_share: float = 0.1, hour_share: float = 0.05,
-                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
+                 footprint_share: float = FOOTPRINT_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.levels = levels
         self.branching = branching
@@ -705,6 +760,7 @@ class DPT(Synthesizer):
         self.hour_share = hour_share
         self.size_share = size_share
         self.time_share = time_share
+        self.footprint_share = footprint_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -718,6 +774,7 @@ class DPT(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
+        eps = self._fit_footprint(train, check_epsilon(self.epsilon), self.footprint_share, eps)
         hours = "hour" in train.users and self.trip_times_ is None     # the time model gives hours otherwise
         eps_sel, eps_hour = self.select_share * eps, (self.hour_share * eps if hours else 0.0)
         eps_tree = eps - eps_sel - eps_hour
@@ -734,7 +791,10 @@ class DPT(Synthesizer):
         if self.level_weights_.sum() <= 0:
             self.level_weights_ = kept.astype(np.float64)
         kept_cells = kept[self.rs_.cell_level()]
-        trees = grow(prefix_counts(points, self.rs_, target, l_max), self.rs_, kept_cells, order, eps_tree, l_max)
+        xy = planar(self.space_)
+        open = open_cells(self.rs_, xy, self._allowed())
+        trees = grow(prefix_counts(points, self.rs_, target, l_max), self.rs_, kept_cells, order, eps_tree, l_max,
+                     open)
         self.ledger_.record(
             "laplace", max(eps_tree, trees.opendp_epsilon), 0.0, float(l_max), "trace",
             saw=f"prefix-tree counts (grams of up to {order} cells and the move after) of the trajectories on "
@@ -742,9 +802,10 @@ class DPT(Synthesizer):
             assumptions="a trajectory is in one reference system's tree (parallel composition) and adds at most "
                         "l_max grams of each length; the order + 1 depths share epsilon; pruning, back-off and "
                         "sampling are post-processing")
-        self._keep(trees, kept_cells)
+        self._keep(trees, kept_cells if open is None else kept_cells & open)
+        self.noise_parts_ = {"where trips go": tree_noise(trees, self.rs_, kept_cells, order, eps_tree, l_max, open)}
         self.hours_ = self._hours(train, eps_hour) if hours else np.zeros(0)
-        self.loc_indptr_, self.loc_indices_ = cell_locations(self.rs_, planar(self.space_))
+        self.loc_indptr_, self.loc_indices_ = cell_locations(self.rs_, xy, self._allowed())
         return self
 
     def _keep(self, trees: PrefixTrees, kept_cells: np.ndarray) -> None:
@@ -758,7 +819,8 @@ class DPT(Synthesizer):
         total = np.bincount(level, weights=starts, minlength=self.rs_.levels)
         w = np.where(total > 0, self.level_weights_, 0.0)
         w = w if w.sum() > 0 else (total > 0).astype(np.float64)
-        self.starts_ = np.divide(starts * w[level], total[level], out=np.zeros_like(starts), where=total[level] > 0)
+        # the share within its level first: at a tiny epsilon starts and weights near 1e300 overflowed
+        self.starts_ = np.divide(starts, total[level], out=np.zeros_like(starts), where=total[level] > 0) * w[level]
 
     def _hours(self, train: TraceSet, epsilon: float) -> np.ndarray:
         """The noisy histogram of the trips' hours (-1, 0 .. 23), negatives 0 (step 7)."""
@@ -773,7 +835,8 @@ class DPT(Synthesizer):
         m = self._size(n)
         l_max = min(check_count(self.l_max, "l_max"), days * self.time_.instants_per_day)
         loc, length = walk(self.starts_, self.first_, self.child_, self.hist_, self.rs_, check_count(self.order, "order"),
-                           l_max, m, seed, self.loc_indptr_, self.loc_indices_, self.min_cells_)
+                           l_max, m, seed, self.loc_indptr_, self.loc_indices_, self.min_cells_,
+                           open_cells(self.rs_, planar(self.space_), self._allowed()))
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(18,)))
         if getattr(self, "trip_times_", None) is not None:
             return self._untimed(loc, length, seed)

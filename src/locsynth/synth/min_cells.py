@@ -6,7 +6,10 @@ Their walks run over states as the model says; what the rule conditions is the l
 for them. A walk of fewer locations than the minimum (a walk of one state, or of states that share
 a nearest location) gets another location of its last state, uniformly among the others (the
 authors of LDPTrace give a one-cell trajectory two points of its cell, their trajectory.py), and,
-where that state holds a single location, one of a state it touches, uniformly. Choice: the
+where that state holds a single location, one of a state it touches, uniformly; when those random
+tries find none (every state around stands for the same location, as small cells at a public
+domain's edge may), one of the nearest state that has another (breadth first over the touching
+states), and where no such state is reachable, any other location of the space. Choice: the
 state-level walk is left alone, so that the model's length distribution is not bent towards long
 walks (dropping short walks and drawing again would favour every long one); a real trip inside
 one coarse state also crosses several of the space's cells, which is what the added location is.
@@ -69,4 +72,65 @@ def complete(out, used, count, state, min_cells, loc_indptr, loc_indices, indptr
             out[used] = loc
             used += 1
             count += 1
+    while 0 < count < min_cells:
+        loc = nearest_other(out[used - 1], state, loc_indptr, loc_indices, indptr, indices)
+        if loc < 0:
+            break
+        out[used] = loc
+        used += 1
+        count += 1
     return used, count
+
+
+@njit(cache=True)
+def nearest_other(last, state, loc_indptr, loc_indices, indptr, indices):
+    """A location other than ``last`` of the state nearest to ``state`` in the touching graph that
+    holds one (breadth first, uniformly among its other locations), else of any state; -1 when the
+    space has no other location. For the walks the random tries of :func:`complete` leave short: a
+    state whose touching states all stand for the same location (small cells at a domain's edge)."""
+    n = loc_indptr.size - 1
+    seen = np.zeros(n, np.bool_)
+    queue = np.empty(n, np.int64)
+    queue[0], seen[state], head, tail = state, True, 0, 1
+    while head < tail:
+        s = queue[head]
+        head += 1
+        loc = _other(last, s, loc_indptr, loc_indices)
+        if loc >= 0:
+            return loc
+        for e in range(indptr[s], indptr[s + 1]) if indptr.size > s + 1 else range(0):
+            t = indices[e]
+            if not seen[t]:
+                seen[t] = True
+                queue[tail] = t
+                tail += 1
+    others = 0
+    for i in range(loc_indices.size):
+        others += loc_indices[i] != last
+    if others == 0:
+        return -1
+    k = min(int(np.random.random() * others), others - 1)
+    for i in range(loc_indices.size):
+        if loc_indices[i] != last:
+            if k == 0:
+                return loc_indices[i]
+            k -= 1
+    return -1
+
+
+@njit(cache=True)
+def _other(last, state, loc_indptr, loc_indices):
+    """A location of ``state`` other than ``last``, uniformly; -1 when it has none."""
+    lo, hi = loc_indptr[state], loc_indptr[state + 1]
+    others = 0
+    for i in range(lo, hi):
+        others += loc_indices[i] != last
+    if others == 0:
+        return -1
+    k = min(int(np.random.random() * others), others - 1)
+    for i in range(lo, hi):
+        if loc_indices[i] != last:
+            if k == 0:
+                return loc_indices[i]
+            k -= 1
+    return -1

@@ -57,7 +57,9 @@ steps, in the order the data flows:
 
 The alphabet is every location of the training space (the whole grid, which is public), not
 only the cells the trips visit as in the authors' runs (paper 004 Table 1's |L|): which cells are
-visited is itself a fact about the data.
+visited is itself a fact about the data. A public domain (data/domain.py) is public knowledge of
+where trips can be: the alphabet is then the locations it allows, so that no walk can leave it and
+the thresholds (ln(L / 2)) count only those.
 
 The paper's NGRAM releases no time; here the trip methods' time model (synth/trip_times.py,
 ``time_share`` of epsilon) gives each synthetic trip a start and its steps durations. With
@@ -82,10 +84,11 @@ from numba import njit
 from ..core.errors import InputError
 from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger
+from ..privacy.noise import noise_mass, share
 from ..core.validation import check_epsilon
 from ..data.chunks import SparseCounts, Whole, chunks
 from ..data.traces import TraceSet
-from .base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
+from .base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ..core.validation import check_count
 from ..core.validation import check_flag, check_seed, check_share
 
@@ -408,18 +411,35 @@ def level_counts(index: GramIndex, levels: tuple) -> SparseCounts:
     return SparseCounts.of(at.gram * (index.n_symbols + 1) + follow, n_grams * (index.n_symbols + 1))
 
 
-def truncated(traces: TraceSet, l_max: int) -> GramIndex:
-    """The traces' locations as sequences truncated to ``l_max`` (CCS 2012 §4; step 1)."""
-    return GramIndex.from_traces(traces, l_max)
+def truncated(traces: TraceSet, l_max: int, code: np.ndarray | None = None) -> GramIndex:
+    """The traces' locations as sequences truncated to ``l_max`` (CCS 2012 §4; step 1), over the
+    alphabet: ``code`` gives each location's symbol, -1 for one outside a public domain, which is
+    left out of its trace (public rule, applied to each trace alone; the sequences stay at most
+    l_max long); None: every location is its own symbol."""
+    if code is None:
+        return GramIndex.from_traces(traces, l_max)
+    symbol = code[traces.loc]
+    inside = symbol >= 0
+    lengths = np.bincount(traces.user[inside], minlength=traces.n_traces)
+    return GramIndex.from_flat(symbol[inside], lengths, int(code.max(initial=-1)) + 1, l_max)
 
 
-def tree_counts(train, l_max: int) -> Grams | ChunkGrams:
-    """The tree's counting steps on the training traces truncated to ``l_max``: in memory for a
-    TraceSet, by chunks for a partitioned set (data/chunks.py)."""
+def alphabet_code(alphabet: np.ndarray, n_locations: int) -> np.ndarray:
+    """Each location's position in the sorted ``alphabet`` (its symbol), -1 for one outside it."""
+    code = np.full(int(n_locations), -1, np.int64)
+    code[alphabet] = np.arange(alphabet.size)
+    return code
+
+
+def tree_counts(train, l_max: int, alphabet: np.ndarray) -> Grams | ChunkGrams:
+    """The tree's counting steps on the training traces as sequences over ``alphabet`` (the sorted
+    locations that are symbols) truncated to ``l_max``: in memory for a TraceSet, by chunks for a
+    partitioned set (data/chunks.py)."""
     data = chunks(train)
+    code = alphabet_code(alphabet, train.space.n_locations)
     if isinstance(data, Whole):
-        return Grams(truncated(data.value, l_max))
-    return ChunkGrams(data.map(truncated, l_max), l_max, train.space.n_locations)
+        return Grams(truncated(data.value, l_max, code))
+    return ChunkGrams(data.map(truncated, l_max, code), l_max, alphabet.size)
 
 
 def _starts(index: GramIndex) -> "_Positions":
@@ -506,6 +526,25 @@ def _advance(index: GramIndex, at: _Positions, keys: np.ndarray, n_grams: int, d
     return _Positions(at.seq[keep], at.pos[keep], new[keep]), rows.astype(np.int64), int(grams.size)
 
 
+def tree_noise(tree: ExplorationTree, l_max: int, n_symbols: int, threshold_leaves: bool = True) -> float:
+    """The estimated share of noise in the tree's released histograms (privacy/noise.py): the mass
+    Laplace(l_max / epsilon_g) alone leaves above theta_g in each bin (the leaves' bins above 0 where
+    they are released whole), over every node, against the released mass; 1 when the root released
+    nothing (the walks then start anywhere)."""
+    scale = l_max / tree.epsilon
+    theta = threshold(tree.epsilon, l_max, n_symbols)
+    if not threshold_leaves:
+        theta = np.where(tree.levels_left <= 1, 0.0, theta)
+    released = np.where(tree.released, np.maximum(tree.noisy, 0.0), 0.0)
+    if released[tree.parent < 0].sum() <= 0:
+        return 1.0
+    counted = np.ones(released.shape, bool)
+    counted[tree.parent < 0, -1] = False                          # a root's & bin is not released
+    noise = noise_mass(released[counted], np.broadcast_to(scale[:, None], released.shape)[counted],
+                       np.broadcast_to(theta[:, None], released.shape)[counted])
+    return share(noise, released.sum())
+
+
 # -- 6. synthetic sequences --------------------------------------------------------------------
 
 def start_counts(tree: ExplorationTree, root: int = 0) -> np.ndarray:
@@ -572,7 +611,9 @@ def _walks(start_cdf, indptr, symbols, sums, end, next_node, root, l_max, min_le
     stop. Until a walk holds ``min_len`` symbols (the training set's public minimum of cells) it
     neither ends nor repeats its last symbol (a repeat is no new cell): the draw leaves both out,
     and where the row gives nothing else, the root's unigrams do (CCS 2012's back-off to the
-    shortest context)."""
+    shortest context), and where the root holds no other symbol either (on a few hundred trips one
+    noisy cell alone may pass its threshold, and every walk would stop at one point), any other
+    symbol, uniformly."""
     n = uniforms.shape[0]
     for i in range(n):
         x = min(np.searchsorted(start_cdf, uniforms[i, 0] * start_cdf[-1], side="right"), end - 1)
@@ -584,6 +625,9 @@ def _walks(start_cdf, indptr, symbols, sums, end, next_node, root, l_max, min_le
                 y = _draw_except(indptr, symbols, sums, v, end, out[i, k - 1], uniforms[i, k])
                 if y < 0:
                     y = _draw_except(indptr, symbols, sums, root, end, out[i, k - 1], uniforms[i, k])
+                if y < 0 and end > 1:           # the root holds no other symbol: any other, uniformly
+                    y = min(int(uniforms[i, k] * (end - 1)), end - 2)
+                    y += y >= out[i, k - 1]
                 if y < 0:
                     break
             else:
@@ -637,6 +681,11 @@ class NGRAM(Synthesizer):
     time_share : float
         Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
         and hour, step durations by length); 0 releases trips without times.
+    footprint_share : float
+        Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain;
+        spent only when the DP count of trips can fill every block (the cabs' size, not a few hundred
+        trips: docs/data.md); 0: never.
     max_traces_per_user : int
         Traces one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trace one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -647,19 +696,21 @@ class NGRAM(Synthesizer):
 
     name = "ngram"
     checks = {"epsilon": check_epsilon, "n_max": check_count, "l_max": check_count, "threshold_leaves": check_flag,
-              "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
-    tags = Tags(virtual_users=True, ragged=True, dp=True)
+              "size_share": check_share, "time_share": check_share, "footprint_share": check_share, "max_traces_per_user": check_count, "seed": check_seed}
+    tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
     partitions = True
 
     def __init__(self, epsilon: float = 1.0, n_max: int = 5, l_max: int = 20, threshold_leaves: bool = True,
-                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
+                 footprint_share: float = FOOTPRINT_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.n_max = n_max
         self.l_max = l_max
         self.threshold_leaves = threshold_leaves
         self.size_share = size_share
         self.time_share = time_share
+        self.footprint_share = footprint_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -670,7 +721,11 @@ class NGRAM(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
-        tree = explore(tree_counts(train, l_max), eps, n_max, l_max, threshold_leaves=bool(self.threshold_leaves))
+        eps = self._fit_footprint(train, check_epsilon(self.epsilon), self.footprint_share, eps)
+        allowed = self._allowed()
+        self.alphabet_ = np.arange(self.space_.n_locations) if allowed is None else np.flatnonzero(allowed)
+        tree = explore(tree_counts(train, l_max, self.alphabet_), eps, n_max, l_max,
+                       threshold_leaves=bool(self.threshold_leaves))
         # the guarantee is the budget every path may spend, not the most one realised path spent: a
         # path stops where released counts say so, and the outputs that let it go on are possible
         self.ledger_.record(
@@ -681,12 +736,24 @@ class NGRAM(Synthesizer):
             assumptions="one trace adds at most l_max n-grams of each length; along every root-to-leaf path of the "
                         "tree the budgets sum to epsilon (CCS 2012 §4.3, adaptive allocation); thresholds, "
                         "consistency and sampling are post-processing")
+        self.noise_parts_ = {"where trips go": tree_noise(tree, l_max, train.space.n_locations, bool(self.threshold_leaves))}
         self.counts_, self.rows_ = tree.counts, None
         self.next_node_ = tree.next_node.astype(np.int32)
         self.parent_, self.symbol_, self.level_ = tree.parent, tree.symbol, tree.level
         self.node_epsilon_ = tree.epsilon
         self.starts_ = start_counts(tree)
         return self
+
+    def _index(self, train: TraceSet, l_max: int) -> GramIndex:
+        """The training traces as sequences over the alphabet (its positions), truncated: with a
+        public domain, a location outside it is left out of its trace (public rule, applied to each
+        trace alone; the sequences stay at most l_max long)."""
+        code = np.full(self.space_.n_locations, -1, np.int64)
+        code[self.alphabet_] = np.arange(self.alphabet_.size)
+        symbol = code[train.loc]
+        inside = symbol >= 0
+        lengths = np.bincount(train.user[inside], minlength=train.n_traces)
+        return GramIndex.from_flat(symbol[inside], lengths, int(self.alphabet_.size), l_max)
 
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
                 progress=None, client=None) -> TraceSet:
@@ -695,9 +762,9 @@ class NGRAM(Synthesizer):
         the common protocol and checked; NGRAM has no time."""
         m = self._size(n)
         l_max = check_count(self.l_max, "l_max")
-        loc, length = walk(getattr(self, "counts_", None), self.next_node_, self.starts_, m, l_max, seed,
-                           self.min_cells_, self._rows())
-        return self._untimed(loc, length, seed)
+        symbols, length = walk(getattr(self, "counts_", None), self.next_node_, self.starts_, m, l_max, seed,
+                               self.min_cells_, self._rows())
+        return self._untimed(self.alphabet_[symbols], length, seed)
 
     def _rows(self) -> tuple:
         """The walks' rows (:func:`sampling_rows`), made once."""
@@ -721,7 +788,7 @@ class NGRAM(Synthesizer):
     def _arrays(self):
         return {"counts": self.counts_, "next_node": self.next_node_, "starts": self.starts_,
                 "parent": self.parent_, "symbol": self.symbol_, "level": self.level_,
-                "node_epsilon": self.node_epsilon_}
+                "node_epsilon": self.node_epsilon_, "alphabet": self.alphabet_}
 
     def _restore(self, arrays, fitted):
         for key in ("counts", "next_node", "starts", "parent", "symbol", "level", "node_epsilon"):
@@ -731,6 +798,9 @@ class NGRAM(Synthesizer):
         self.rows_ = None
         self.parent_, self.symbol_, self.level_ = arrays["parent"], arrays["symbol"], arrays["level"]
         self.node_epsilon_ = arrays["node_epsilon"]
-        L = self.space_.n_locations
-        if self.counts_.shape[1] != L + 1 or self.next_node_.shape != self.counts_.shape or self.starts_.shape != (L,):
+        # models saved before public domains: every location is a symbol
+        self.alphabet_ = arrays.get("alphabet", np.arange(self.space_.n_locations))
+        L = self.alphabet_.size
+        if self.counts_.shape[1] != L + 1 or self.next_node_.shape != self.counts_.shape or self.starts_.shape != (L,) \
+                or self.alphabet_.max(initial=0) >= self.space_.n_locations:
             raise InputError("the saved NGRAM arrays do not match its space")

@@ -14,8 +14,10 @@ steps durations, from two histograms of the training traces, each trace counting
    the week's rhythm the DP mobility report and paper 004 both look at. One trace adds 1 to one
    bin: L1 sensitivity 1.
 2. **Speeds by path length**: each trace's speed, the length of its path (between consecutive
-   points' locations) over its duration, in :data:`SPEED_EDGES`' bins of km/h (faster ones clipped
-   into the last: the public bound, slower into the first), in the row of its path's length
+   points' locations) over its duration, in 20 bins of km/h that span the set's public bounds
+   (:func:`speed_edges`: from its mode's slowest speed to its speed bound, data/modes.py; the cabs'
+   :data:`SPEED_EDGES` for the taxi's 1-150 km/h; faster ones clipped into the last bin, slower
+   into the first), in the row of its path's length
    (:data:`LENGTH_EDGES`, public). One trace adds 1 to one cell (a trace that goes nowhere, or of
    one point, adds nothing): L1 sensitivity 1. Choice: the speed given the length because real
    trips are faster the longer they go (highways); a speed of all trips alike made short synthetic
@@ -31,20 +33,25 @@ steps durations, from two histograms of the training traces, each trace counting
 Both pass through Laplace noise (OpenDP's, privacy/laplace.py) in one vector of L1 sensitivity 2,
 at the epsilon the method gives the model (``time_share`` of its budget): each at half of it in
 effect; counts under two noise scales become 0 (post-processing: noise alone would otherwise give
-a share to every hour and speed).
+a share to every hour and speed). Then the starts fall back toward a uniform guess (all days of the
+period alike, every hour of its window alike) as far as noise fills them: the expected mass noise
+alone keeps in the start bins (privacy/noise.py), against what they kept, is the weight of the
+uniform (post-processing; docs/methods/trips.md measures it), so that a noisy bin that survives
+the threshold alone does not take the starts of a small set.
 
 Sampling: a start bin from the first histogram, a date of that day among the period's days, an
 instant of that hour uniformly (so trips start on no particular minute); a speed from the second,
 uniformly within its bin, from the row of the synthetic
 trip's own path length (the sum of the rows where that row kept nothing); each step then takes its length at that speed, rounded to instants, at
-least one instant and at least what the public bound :data:`MAX_SPEED_KMH` asks for its length.
+least one instant and at least what the set's public speed bound asks for its length (no step of a
+synthetic trip is faster than the bound; a model saved before bounds existed has the cabs').
 The period is the time axis's first day to the last day a training trip starts: the data's (the
 ledger notes it), as the time axis's first day already is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -55,14 +62,18 @@ from ..data.chunks import chunks
 from ..data.traces import TraceSet
 from ..privacy.laplace import laplace
 from ..privacy.ledger import Ledger
+from ..privacy.noise import noise_mass, share, toward_uniform
 
-#: edges of the speed bins, km/h (public): the last edge is the bound (paper 004's 150 km/h on the
-#: cabs), faster trips are clipped into the last bin, slower than the first edge into the first
+#: edges of the cabs' speed bins, km/h (public, the taxi's bounds): the last edge is the bound
+#: (paper 004's 150 km/h), faster trips are clipped into the last bin, slower than the first edge
+#: into the first; other bounds get :func:`speed_edges`' bins
 SPEED_EDGES = np.array([1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 23.0, 26.0, 30.0, 35.0, 40.0,
                         50.0, 60.0, 80.0, 100.0, 150.0])
+#: the number of speed bins, whatever the bounds
+SPEED_BINS = SPEED_EDGES.size - 1
 #: edges of the path-length rows of the speeds, metres (public): a trip's speed is drawn given its length
 LENGTH_EDGES = np.array([0.0, 1000.0, 2000.0, 3000.0, 5000.0, 8000.0, 12000.0, np.inf])
-#: no synthetic step is faster than this (public; paper 004's bound on the cabs), in km/h
+#: the cabs' bound (paper 004), km/h: a model saved before bounds existed keeps its steps under it
 MAX_SPEED_KMH = float(SPEED_EDGES[-1])
 HOURS = 24
 #: a noisy count is kept when above this many noise scales (1 / epsilon); an empty bin passes it
@@ -79,18 +90,30 @@ PERIOD_FROM_DATA = "the period of the synthetic trips' dates ends on the last da
 @dataclass
 class TripTimes:
     """The fitted model: the noisy ``starts`` (day kinds x 24 hours) and ``speeds`` (rows of
-    :data:`LENGTH_EDGES` x bins of :data:`SPEED_EDGES`; one row: speeds of all lengths alike, as a
+    :data:`LENGTH_EDGES` x :data:`SPEED_BINS` bins; one row: speeds of all lengths alike, as a
     model saved before the rows had them), the number of day ``kinds`` (7: day of the week, 2: weekday or weekend)
-    and the ``period`` in days from the time axis's first day."""
+    and the ``period`` in days from the time axis's first day; ``edges`` of the speed bins, km/h
+    (:func:`speed_edges` of the set's bounds; the last is the bound no step exceeds) and ``noise``,
+    the estimated share of noise in the starts (privacy/noise.py; None for a model saved before)."""
 
     starts: np.ndarray
     speeds: np.ndarray
     kinds: int
     period: int
+    edges: np.ndarray = field(default_factory=lambda: SPEED_EDGES.copy())
+    noise: float | None = None
+
+    @property
+    def bound(self) -> float:
+        """The speed no synthetic step exceeds, km/h (the last edge)."""
+        return float(self.edges[-1])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"times_starts": self.starts, "times_speeds": self.speeds,
-                "times_shape": np.array([self.kinds, self.period], np.int64)}
+        out = {"times_starts": self.starts, "times_speeds": self.speeds,
+               "times_shape": np.array([self.kinds, self.period], np.int64), "times_edges": self.edges}
+        if self.noise is not None:
+            out["times_noise"] = np.array([self.noise])
+        return out
 
     @classmethod
     def from_arrays(cls, arrays: dict) -> "TripTimes | None":
@@ -98,17 +121,30 @@ class TripTimes:
             return None
         kinds, period = (int(v) for v in arrays["times_shape"])
         speeds = np.atleast_2d(arrays["times_speeds"])
-        model = cls(arrays["times_starts"], speeds, kinds, period)
-        if model.starts.shape != (kinds * HOURS,) or speeds.shape[1] != SPEED_EDGES.size - 1 or \
-                speeds.shape[0] not in (1, LENGTH_EDGES.size - 1):
+        edges = np.asarray(arrays.get("times_edges", SPEED_EDGES), np.float64)     # saved before: the cabs'
+        noise = float(arrays["times_noise"][0]) if "times_noise" in arrays else None
+        model = cls(arrays["times_starts"], speeds, kinds, period, edges, noise)
+        if model.starts.shape != (kinds * HOURS,) or speeds.shape[1] != edges.size - 1 or \
+                speeds.shape[0] not in (1, LENGTH_EDGES.size - 1) or (np.diff(edges) <= 0).any():
             raise InputError("the saved time model's arrays do not match its shape")
         return model
 
     def describe(self, epsilon: float | None = None) -> str:
         days = "day of the week" if self.kinds == 7 else "weekday or weekend"
         spent = f" at epsilon {epsilon:.3g}" if epsilon is not None else ""
-        return (f"a DP model of starts ({days} by hour) and speeds{spent}, over a period "
-                f"of {self.period} days")
+        return (f"a DP model of starts ({days} by hour) and speeds ({self.edges[0]:g}-{self.bound:g} km/h){spent}, "
+                f"over a period of {self.period} days")
+
+
+def speed_edges(bounds) -> np.ndarray:
+    """The edges of the speed bins for a set's public ``bounds`` (data/modes.py), km/h: the cabs'
+    :data:`SPEED_EDGES` for 1-150 km/h (the taxi's and the car's), else :data:`SPEED_BINS` bins
+    evenly spaced on a log scale from the slowest speed to the bound (speeds spread over orders of
+    magnitude: a ship drifts at 1 km/h and steams at 40)."""
+    lo, hi = float(bounds.min_speed_kmh), float(bounds.max_speed_kmh)
+    if (lo, hi) == (float(SPEED_EDGES[0]), float(SPEED_EDGES[-1])):
+        return SPEED_EDGES.copy()
+    return np.geomspace(lo, hi, SPEED_BINS + 1)
 
 
 def day_kind(weekday: np.ndarray, kinds: int) -> np.ndarray:
@@ -161,9 +197,11 @@ def start_bins(train: TraceSet, kinds: int, period: int) -> np.ndarray:
     return out
 
 
-def speed_cells(train: TraceSet) -> np.ndarray:
-    """Each trace's cell of the speeds, its path length's row x the bins + its speed's bin (-1: a
-    trace of one point or none, or whose points share one location)."""
+def speed_cells(train: TraceSet, edges: np.ndarray | None = None) -> np.ndarray:
+    """Each trace's cell of the speeds, its path length's row x the bins + its speed's bin in
+    ``edges`` (the set's bounds' by default, :func:`speed_edges`) (-1: a trace of one point or none,
+    or whose points share one location)."""
+    edges = speed_edges(train.bounds) if edges is None else edges
     axis, offsets = train.time, train.offsets
     length = np.diff(offsets)
     _, _, path = path_lengths(train.space, train.loc, offsets)
@@ -171,25 +209,25 @@ def speed_cells(train: TraceSet) -> np.ndarray:
     took = (train.t[offsets[1:][moving] - 1] - train.t[offsets[:-1][moving]]) * axis.instant.total_seconds()
     kmh = 3.6 * path[moving] / np.maximum(took, 1.0)
     out = np.full(offsets.size - 1, -1, np.int64)
-    out[moving] = length_row(path[moving]) * (SPEED_EDGES.size - 1) + speed_bin(kmh)
+    out[moving] = length_row(path[moving]) * (edges.size - 1) + speed_bin(kmh, edges)
     return out
 
 
 def counts(train) -> tuple[np.ndarray, np.ndarray, int, int]:
     """The exact histograms (starts, speeds by path length), the day kinds and the period of ``train``
     (a TraceSet, or chunks of one: data/chunks.py): what the noise is added to. Each trace adds 1 to
-    ``starts`` and, when it goes somewhere, 1 to ``speeds``."""
-    by_day, speeds = chunks(train).total(chunk_counts)
+    ``starts`` and, when it goes somewhere, 1 to ``speeds`` (in the bins of the set's public bounds)."""
+    by_day, speeds = chunks(train).total(chunk_counts, speed_edges(train.bounds))
     kinds, period = kinds_of(by_day)
     starts = np.zeros((kinds, HOURS))
     np.add.at(starts, day_kind(_weekdays(train.time, period), kinds), by_day[:period])
-    return starts.ravel(), speeds.astype(np.float64).reshape(LENGTH_EDGES.size - 1, SPEED_EDGES.size - 1), kinds, period
+    return starts.ravel(), speeds.astype(np.float64).reshape(LENGTH_EDGES.size - 1, SPEED_BINS), kinds, period
 
 
-def chunk_counts(train: TraceSet) -> tuple[np.ndarray, np.ndarray]:
+def chunk_counts(train: TraceSet, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The counting step of :func:`counts` on one chunk of traces (sums over chunks add up): the
-    starts by day (:func:`start_days`) and the speeds' cells (:func:`speed_cells`), flattened."""
-    return start_days(train), held(speed_cells(train), (LENGTH_EDGES.size - 1) * (SPEED_EDGES.size - 1))
+    starts by day (:func:`start_days`) and the speeds' cells in ``edges`` (:func:`speed_cells`), flattened."""
+    return start_days(train), held(speed_cells(train, edges), (LENGTH_EDGES.size - 1) * SPEED_BINS)
 
 
 def start_days(train: TraceSet) -> np.ndarray:
@@ -219,26 +257,42 @@ def length_row(metres: np.ndarray) -> np.ndarray:
     return np.clip(np.searchsorted(LENGTH_EDGES, metres, side="right") - 1, 0, LENGTH_EDGES.size - 2)
 
 
-def speed_bin(kmh: np.ndarray) -> np.ndarray:
-    """The bin of each speed (km/h), those outside the edges in the first or last."""
-    return np.clip(np.searchsorted(SPEED_EDGES, kmh, side="right") - 1, 0, SPEED_EDGES.size - 2)
+def speed_bin(kmh: np.ndarray, edges: np.ndarray = SPEED_EDGES) -> np.ndarray:
+    """The bin of each speed (km/h) in ``edges``, those outside the edges in the first or last."""
+    return np.clip(np.searchsorted(edges, kmh, side="right") - 1, 0, edges.size - 2)
 
 
 def fit_trip_times(train: TraceSet, epsilon: float, ledger: Ledger) -> TripTimes:
     """The model of ``train``'s times at ``epsilon`` (both histograms in one vector of sensitivity 2:
-    half of it to each in effect), recorded in ``ledger``."""
+    half of it to each in effect), recorded in ``ledger``; speeds in the bins of ``train``'s public
+    bounds, starts fallen back toward uniform as far as noise fills them (module docstring)."""
     eps = check_epsilon(epsilon)
+    bounds = train.bounds
+    edges = speed_edges(bounds)
     starts, speeds, kinds, period = counts(train)
     days = "day of the week" if kinds == 7 else "weekday or weekend"
     noisy = laplace(np.concatenate([starts, speeds.ravel()]), eps, 2.0, ledger=ledger, unit="trace",
                     saw=f"the start of every trace ({days} by hour, {starts.size} bins) and its speed, its path over "
-                        f"its duration ({speeds.shape[1]} bins of km/h, clipped at {MAX_SPEED_KMH:g}, in "
-                        f"{speeds.shape[0]} rows of its path's length)",
+                        f"its duration ({speeds.shape[1]} bins of {edges[0]:g}-{edges[-1]:g} km/h, clipped at the "
+                        f"set's public bounds ({bounds.mode}), in {speeds.shape[0]} rows of its path's length)",
                     assumptions="one trace starts once and, when it goes somewhere, has one speed: it adds 1 to "
                                 "each histogram, 2 in all")
     noisy_starts, noisy_speeds = noisy[:starts.size], noisy[starts.size:].reshape(speeds.shape)
     ledger.note_uncovered(PERIOD_FROM_DATA)
-    return TripTimes(_kept(noisy_starts, eps / 2), _kept(noisy_speeds, eps / 2), kinds, period)
+    kept = _kept(noisy_starts, eps / 2)
+    uniform = uniform_starts(kinds, period, train.time)
+    rho = share(noise_mass(kept[uniform > 0], 2 / eps, KEEP_ABOVE * 2 / eps), kept[uniform > 0].sum())
+    return TripTimes(toward_uniform(kept, uniform, rho), _kept(noisy_speeds, eps / 2), kinds, period, edges, rho)
+
+
+def uniform_starts(kinds: int, period: int, axis) -> np.ndarray:
+    """The uniform guess of starts over the start bins (day kinds x 24 hours): every day of the
+    period alike (a day kind weighs its days), every hour the axis's window holds alike, 0 where
+    no start can fall."""
+    days = np.bincount(day_kind(_weekdays(axis, period), kinds), minlength=kinds).astype(np.float64)
+    hours = np.zeros(HOURS)
+    hours[np.unique(_hour_of_instant(axis))] = 1.0
+    return np.outer(days, hours).ravel()
 
 
 def _kept(noisy: np.ndarray, epsilon: float) -> np.ndarray:
@@ -287,9 +341,10 @@ def sample_times(model: TripTimes, loc: np.ndarray, length: np.ndarray, space, a
     offsets = np.r_[0, np.cumsum(length)]
     metres, trace, path = path_lengths(space, loc, offsets)
     b = _choose(speed_rows(model.speeds, path), rng.random(m))
-    kmh = SPEED_EDGES[b] + rng.random(m) * (SPEED_EDGES[b + 1] - SPEED_EDGES[b])
+    edges = model.edges
+    kmh = edges[b] + rng.random(m) * (edges[b + 1] - edges[b])
     return np.repeat(start, length) + _steps_at(kmh / 3.6, metres, trace, length, offsets,
-                                                axis.instant.total_seconds())
+                                                axis.instant.total_seconds(), model.bound)
 
 
 def speed_rows(speeds: np.ndarray, path: np.ndarray) -> np.ndarray:
@@ -305,16 +360,16 @@ def speed_rows(speeds: np.ndarray, path: np.ndarray) -> np.ndarray:
 
 
 def _steps_at(speed: np.ndarray, metres: np.ndarray, trace: np.ndarray, length: np.ndarray,
-              offsets: np.ndarray, instant_s: float) -> np.ndarray:
+              offsets: np.ndarray, instant_s: float, bound_kmh: float = MAX_SPEED_KMH) -> np.ndarray:
     """Each point's instant from its trip's start when the trip goes at ``speed`` (m/s): its path so
     far at that speed, rounded to instants, each step at least one instant and at least its length
-    at the public bound."""
+    at the public bound ``bound_kmh``."""
     n = int(offsets[-1])
     later = np.ones(n, bool)
     later[offsets[:-1][length > 0]] = False
     seconds, least = np.zeros(n), np.zeros(n, np.int64)
     seconds[later] = metres / speed[trace]
-    least[later] = np.maximum(np.ceil(metres / (MAX_SPEED_KMH / 3.6) / instant_s - 1e-9), 1).astype(np.int64)
+    least[later] = np.maximum(np.ceil(metres / (bound_kmh / 3.6) / instant_s - 1e-9), 1).astype(np.int64)
 
     def since_first(v):                  # cumulative within each trip, 0 at its first point
         total = np.cumsum(v)

@@ -8,11 +8,13 @@ import numpy as np
 import pandas as pd
 
 from ...core.errors import InputError
-from ..points import validate_points
+from ..points import check_unix_range, validate_points
 
 
 def require_file(path: Path) -> Path:
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path} is a folder; this format reads one file")
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     return path
@@ -132,9 +134,13 @@ def check_coordinates(lat: np.ndarray, lon: np.ndarray, source: str) -> None:
             raise InputError(f"{label} {values[i]:g} out of range [{lo:g}, {hi:g}] in {source} row {i + 1}")
 
 
-def unix_times(values: pd.Series, source: str, column: str, unit: str = "s") -> pd.Series:
-    """Numeric unix times (``unit`` 's' or 'ms') as aware UTC timestamps; a bad value is an InputError."""
+def unix_times(values: pd.Series, source: str, column: str, unit: str = "s",
+               fix: str = "give `time_unit` {unit!r}") -> pd.Series:
+    """Numeric unix times (``unit`` 's' or 'ms') as aware UTC timestamps; a bad value, or times of
+    implausible years (:func:`locsynth.data.points.check_unix_range`, ``fix`` saying how to give the
+    unit they look like), is an InputError."""
     numbers = pd.to_numeric(values, errors="coerce")
+    check_unix_range(numbers, unit, lambda i: f"in {source} row {i + 1}", fix)
     times = pd.to_datetime(numbers, unit=unit, utc=True, errors="coerce")
     bad = times.isna().to_numpy()
     if bad.any():

@@ -69,7 +69,7 @@ def read_checkins(path: str | Path, timezone: str | None = None,
         raise InputError(f"POI {raw['poi'].iloc[i]!r} in {checkins} row {i + 1} has no coordinates in {pois}")
     frame = pd.DataFrame({
         "user": raw["user"].to_numpy(),
-        "time": unix_times(raw["unixtime"], str(checkins), "unix time"),
+        "time": unix_times(raw["unixtime"], str(checkins), "unix time", fix="this format's times are unix seconds"),
         "lat": coords["lat"].to_numpy()[where],
         "lon": coords["lon"].to_numpy()[where],
         "venue": raw["poi"].to_numpy(),

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.errors import InputError
+from ..points import check_unix_range
 from ._common import file_and_row, read_table, require_file, validate_files
 
 CAB_COLUMNS = ("lat", "lon", "occupancy", "unixtime")
@@ -46,6 +47,8 @@ def read_cabs(path: str | Path, timezone: str | None = None, trips: bool = True)
         k, row = file_and_row(lengths, i)
         raise InputError(f"occupancy {occupancy[i]} in {files[k]} row {row} is not 0 or 1")
     cab = np.repeat(np.arange(len(files)), lengths)
+    check_unix_range(raw["unixtime"], "s", lambda i: "in {} row {}".format(*_file_row(files, lengths, i)),
+                     "the cab files' times are unix seconds")
     times = pd.to_datetime(raw["unixtime"], unit="s", utc=True, errors="coerce")
     bad = times.isna().to_numpy()
     if bad.any():
@@ -74,6 +77,11 @@ def _trips(points: pd.DataFrame, cab: np.ndarray, occupancy: np.ndarray, cabs: l
     names = pd.Series(np.asarray(cabs, dtype=object)[cab[occupied]])
     out["user"] = (names + "-" + pd.Series(k).astype(str).str.zfill(5)).to_numpy(dtype=object)
     return out
+
+
+def _file_row(files: list[Path], lengths: list[int], i: int) -> tuple[Path, int]:
+    k, row = file_and_row(lengths, i)
+    return files[k], row
 
 
 def cab_files(path: Path) -> list[Path]:

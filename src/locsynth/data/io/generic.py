@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...core.errors import InputError
-from ..points import validate_points
+from ..points import check_not_swapped, validate_points
 from ._common import header_columns, read_table, require_file, unix_times
 
 TIME_UNITS = (None, "s", "ms")
@@ -51,7 +51,7 @@ def read_csv_points(path: str | Path, timezone: str | None = None, user_col: str
     kinds = {"user": "str", "time": "float64" if time_unit else "str", "lat": "float64", "lon": "float64",
              "venue": "str", "category": "str"}
     raw = read_table(path, {col: kinds[key] for key, col in columns.items()}, sep=sep, hint=_HINT)
-    return _points(raw, columns, time_unit, str(path), timezone)
+    return _points(raw, columns, time_unit, str(path), timezone, named=lat_col is not None and lon_col is not None)
 
 
 def read_parquet_points(path: str | Path, timezone: str | None = None, user_col: str = "uid",
@@ -83,12 +83,19 @@ def read_parquet_points(path: str | Path, timezone: str | None = None, user_col:
     for key in ("venue", "category"):
         if key in columns:
             raw[columns[key]] = raw[columns[key]].astype("str")
-    return _points(raw, columns, time_unit, str(path), timezone)
+    return _points(raw, columns, time_unit, str(path), timezone, named=lat_col is not None and lon_col is not None)
 
 
 def _columns(user_col: str, time_col: str, lat_col: str | None, lon_col: str | None,
              venue_col: str | None, category_col: str | None, found: list[str]) -> dict[str, str]:
-    """Points-table column -> source column; ``found`` are the file's columns."""
+    """Points-table column -> source column; ``found`` are the file's columns. Two columns of a
+    coordinate's names (``lat`` and ``latitude``) are an error unless one is named: which is right
+    is not guessed."""
+    for given, names, option in ((lat_col, LAT_NAMES, "lat_col"), (lon_col, LON_NAMES, "lon_col")):
+        present = [c for c in names if c in found]
+        if given is None and len(present) > 1:
+            raise InputError(f"the file has {len(present)} columns for {names[-1]}, {' and '.join(map(repr, present))}: "
+                             f"name the one to use with `{option}`")
     lat_col = lat_col or next((c for c in LAT_NAMES if c in found), LAT_NAMES[0])
     lon_col = lon_col or next((c for c in LON_NAMES if c in found), LON_NAMES[0])
     columns = {"user": user_col, "time": time_col, "lat": lat_col, "lon": lon_col,
@@ -106,7 +113,7 @@ def _check_time_unit(time_unit: str | None) -> None:
 
 
 def _points(raw: pd.DataFrame, columns: dict[str, str], time_unit: str | None, source: str,
-            timezone: str | None) -> pd.DataFrame:
+            timezone: str | None, named: bool = False) -> pd.DataFrame:
     frame = pd.DataFrame({key: raw[col] for key, col in columns.items()})
     times = frame["time"]
     if time_unit is not None:
@@ -116,7 +123,11 @@ def _points(raw: pd.DataFrame, columns: dict[str, str], time_unit: str | None, s
                          "give time_unit='s' or 'ms' (`time_unit`) for unix times")
     elif not pd.api.types.is_datetime64_any_dtype(times.dtype):
         frame["time"] = times.astype(object)  # date-time strings, parsed as ISO 8601 by validate_points
-    return validate_points(frame, source, timezone)
+    points = validate_points(frame, source, timezone)
+    if not named:
+        check_not_swapped(points["lat"], points["lon"], f"columns {columns['lat']!r} and {columns['lon']!r} of {source}",
+                          "name them with `lat_col` and `lon_col` to keep them as they are")
+    return points
 
 
 def _looks_numeric(values: pd.Series) -> bool:

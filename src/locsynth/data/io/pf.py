@@ -58,7 +58,7 @@ def read_pf(path: str | Path, timezone: str | None = None) -> pd.DataFrame:
                              "POI_TK.csv has no such cell")
         frame = pd.DataFrame({
             "user": raw["user_index"].to_numpy(),
-            "time": unix_seconds_utc(raw["unixtime"]),
+            "time": unix_seconds_utc(raw["unixtime"], str(path / name), "the PF files' times are unix seconds"),
             "lat": lat.loc[poi.to_numpy(np.int64)].to_numpy(),
             "lon": lon.loc[poi.to_numpy(np.int64)].to_numpy(),
             "split": split,

@@ -13,6 +13,8 @@ import math
 import jinja2
 
 from ...core.version import __version__
+from ...data.modes import Bounds
+from ...privacy.noise import describe_noise
 from . import plots
 from .page import page
 from .. import suite
@@ -133,6 +135,12 @@ attacks above measure{% if pd_test %} and the plausible-deniability test below{%
 {% if privacy_tests %}
 <p class="note">Privacy tests (paper 002 §V-C to §V-E): {{ privacy_tests }}</p>
 {% endif %}
+{% if noise %}
+<p class="note">Noise: {{ noise }} (estimated from the release's noisy counts and public parameters).</p>
+{% endif %}
+{% if bounds %}
+<p class="note">Public bounds of the movement: {{ bounds }}.</p>
+{% endif %}
 {% if colocations %}
 <p class="note">Co-locations (paper 000): {{ colocations }}</p>
 {% endif %}
@@ -207,7 +215,9 @@ def render_html(report, title: str | None = None) -> str:
         figures=_figures(details, meta, space_kind), options=_options(meta), ledger=_ledger(meta),
         method=meta.get("method"), pd_test=_pd_text(meta.get("pd_test")), standard=_standard(meta),
         privacy_tests=_privacy_tests_text(meta.get("privacy_tests"), meta.get("params") or {}),
-        colocations=_colocations_text(meta.get("colocations")))
+        colocations=_colocations_text(meta.get("colocations")),
+        noise=describe_noise(meta["noise"]) if meta.get("noise") else None,
+        bounds=Bounds.from_dict(meta["bounds"]).describe() if meta.get("bounds") else None)
 
 
 def _standard(meta: dict) -> dict | None:
@@ -430,8 +440,8 @@ def trip_summary(metrics: dict, distance: bool = False, claimed: float | None = 
 
 
 def trip_privacy(metrics: dict, claimed: float | None = None, ceiling: float | None = None) -> str:
-    """The attacks on trajectories (attacks/distance_mia.py, copies.py, sniffing.py, bayesian.py,
-    outliers.py) in words; the distance MIA's bound beside the release's ``claimed`` epsilon per
+    """The attacks on trajectories (attacks/distance_mia.py, copies.py, near_copies.py, sniffing.py,
+    bayesian.py, outliers.py) in words; the distance MIA's bound beside the release's ``claimed`` epsilon per
     person (None: no claim) and the bound's ``ceiling`` at its numbers of targets."""
     def value(key, which="synthetic"):
         v = (metrics.get(key) or {}).get(which)
@@ -457,6 +467,12 @@ def trip_privacy(metrics: dict, claimed: float | None = None, ceiling: float | N
                       "the copy check finds no more synthetic trips near training trips than near hold-out trips "
                       "of equal number than chance allows") + f" (p = {p:.2g}"
                      + (f", score {score:+.3f}; 0 is no copying)" if score is not None else ")"))
+    p = value("near_copy_p_value")
+    if p is not None:
+        parts.append(("the near-copy check flags the release: training trips copied with their points moved by up to "
+                      "about a cell are nearer its synthetic trips than hold-out trips are, far more often than chance"
+                      if p < 0.01 else "the near-copy check finds no synthetic trips nearer training trips than "
+                      "hold-out trips more often than chance allows") + f" (p = {p:.2g})")
     for key, what in (("sniff_advantage", "a sniffed part reconstructs"), ("outlier_advantage", "outlier leakage")):
         v = value(key)
         if v is not None:

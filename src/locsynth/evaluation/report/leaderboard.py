@@ -26,10 +26,12 @@ from .labels import (attack_keys, flavour_description, format_metric, higher_is_
                      metric_label)
 
 #: the seeds' own metrics shown beside the standard suite (all of them are in results.csv), then
-#: the trip times' divergences (trip_fast_steps is left to results.csv: fewer is not better below
-#: the real share)
+#: the trip times' divergences
 SEED_METRICS = ("tp_tv", "vf_tv", "trip_length_jsd", "trip_sd_emd_m",
-                "trip_start_hour_jsd", "trip_duration_jsd", "trip_speed_jsd")
+                "trip_start_hour_jsd", "trip_duration_jsd", "trip_speed_jsd",
+                # the realism of trips (metrics/realism.py: on the map, within the bound, lasting as long)
+                "realism_far_cell", "realism_far_km", "realism_fast_steps", "realism_duration_factor",
+                "realism_one_point")
 #: the built-in attacks' metrics shown, the first on the frontier's x axis when present (every method has MIA);
 #: on trips, the distance MIA's TPR at 0.1% FPR besides its advantage (issue 48: the most exposed people)
 ATTACKS = ("mia_advantage", "reid_rate", "dmia_advantage", "dmia_tpr_at_fpr_0001")

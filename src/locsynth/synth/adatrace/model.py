@@ -68,6 +68,12 @@ the order the data flows:
    ``defences=True`` the model keeps what the three defences read of the real trajectories, and
    its ledger says that epsilon no longer covers the output.
 
+A public domain (data/domain.py) closes the states that hold none of its locations, as in PrivTrace
+(masking: the Markov model loses every move into them, the trip distribution every pair that starts
+or ends in one, after the noise; the shortest routes are counted on the open states), and a state's
+locations are the allowed ones inside it; in ``variant="code"`` the level-2 cells that hold none get
+no weight in placing points.
+
 The paper's AdaTrace releases no time; here the trip methods' time model (synth/trip_times.py,
 ``time_share`` of epsilon) gives each synthetic trip a start and its steps durations. With
 ``time_share=0`` its events sit on instants 0, 1, ... (steps, not times) and its ``hour`` is -1.
@@ -81,11 +87,12 @@ from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
 from ...data.chunks import Partitions, chunks
+from ...privacy.noise import noise_mass, share
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon, check_flag, check_seed, check_share, one_of
-from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
+from ..base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from ..privtrace import markov
-from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
+from ..privtrace.grid import TwoLevelGrid, locations_of_states, open_edges, open_states, public_box
 from ..privtrace.model import check_split
 from . import defences as defence
 from . import synopsis
@@ -129,6 +136,11 @@ class AdaTrace(Synthesizer):
     time_share : float
         Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
         and hour, step durations by length); 0 releases trips without times.
+    footprint_share : float
+        Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain;
+        spent only when the DP count of trips can fill every block (the cabs' size, not a few hundred
+        trips: docs/data.md); 0: never.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -143,14 +155,15 @@ class AdaTrace(Synthesizer):
     name = "adatrace"
     checks = {"epsilon": check_epsilon, "split": lambda v, name="split": check_split(v, name, 4),
               "level1": check_count, "max_length": check_count, "max_extra": check_count,
-              "defences": check_flag, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
+              "defences": check_flag, "size_share": check_share, "time_share": check_share, "footprint_share": check_share, "max_traces_per_user": check_count,
               "variant": one_of(*VARIANTS), "seed": check_seed}
-    tags = Tags(virtual_users=True, ragged=True, dp=True)
+    tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
     partitions = True
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, level1: int = synopsis.LEVEL1,
                  max_length: int = 100, max_extra: int = 10, defences: bool = False, size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
+                 footprint_share: float = FOOTPRINT_SHARE,
                  max_traces_per_user: int = 1, variant: str = "paper", seed: int = 0):
         self.epsilon = epsilon
         self.split = tuple(split)
@@ -160,6 +173,7 @@ class AdaTrace(Synthesizer):
         self.defences = defences
         self.size_share = size_share
         self.time_share = time_share
+        self.footprint_share = footprint_share
         self.max_traces_per_user = max_traces_per_user
         self.variant = variant
         self.seed = seed
@@ -175,6 +189,7 @@ class AdaTrace(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
+        eps = self._fit_footprint(train, check_epsilon(self.epsilon), self.footprint_share, eps)
         n_hat = self.training_.get("dp_count")
         xy = planar(self.space_)
         points = chunks(train).map(markov.points, xy)          # (x, y, offsets): data/chunks.py
@@ -190,15 +205,21 @@ class AdaTrace(Synthesizer):
         # the states: the level-2 cells (the paper's synopsis) or the level-1 cells (the authors' code)
         self.grid_ = TwoLevelGrid(box, k, sizes if paper else np.ones_like(sizes))
         self.sub_m_, self.sub_weights_, self.fine_ = np.ones(0, np.int64), np.zeros(0), None
+        allowed = self._allowed()
         if not paper:   # the authors' level-2 cells place a state's points (step 8)
             self.sub_m_ = sizes
             fine = TwoLevelGrid(box, k, sizes)
             self.sub_weights_ = np.maximum(self._noise(
                 points.total(synopsis.cell_density, fine), split[0] * eps / 2,
                 "level-2 densities of the interpolated cell sequences, 1 / l per visit (where points go)"), 0.0)
-        # step 4: states; step 5: the Markov model (its counts, the trips' and the lengths' in one pass)
+            fine_open = open_states(fine, xy, allowed)
+            if fine_open is not None:
+                self.sub_weights_ = self.sub_weights_ * fine_open
+        # step 4: states; step 5: the Markov model (its counts, the trips' and the lengths' in one pass; a
+        # public domain closes the states without its locations)
         seq = points.map(markov.states_of, self.grid_)         # (states, offsets)
-        self.indptr_, self.indices_ = self.grid_.neighbours()
+        open = open_states(self.grid_, xy, allowed)
+        self.indptr_, self.indices_ = open_edges(*self.grid_.neighbours(), open)
         n = self.grid_.n_states
         self.hops_ = synopsis.hops(self.indptr_, self.indices_)
         moves, trip_counts, extra_counts, extra_sums = seq.total(synopsis.synopsis_counts, self.indptr_,
@@ -210,6 +231,15 @@ class AdaTrace(Synthesizer):
         trips = self._noise(trip_counts, split[2] * eps,
                             "(start state, end state) of every trajectory, 1 per trajectory")
         self.trips_ = np.round(np.maximum(trips, 0.0))
+        if open is not None:
+            self.trips_ = (self.trips_.reshape(n, n) * open[:, None] * open[None, :]).ravel()
+        # the share of noise in the trip distribution (rounded: kept from 0.5; the pairs of open states) and the
+        # moves (clipped at 0)
+        moved = np.maximum(noisy, 0.0)
+        pairs = np.ones(self.trips_.size, bool) if open is None else (open[:, None] & open[None, :]).ravel()
+        self.noise_parts_ = {"where trips go": share(
+            noise_mass(self.trips_[pairs], 1.0 / (split[2] * eps), 0.5) + noise_mass(moved, 1.0 / (split[1] * eps)),
+            self.trips_.sum() + moved.sum())}
         # step 7: the route lengths
         half = split[3] * eps / 2
         hist = self._noise(extra_counts.astype(np.float64), half,
@@ -219,7 +249,7 @@ class AdaTrace(Synthesizer):
                                          f"each clipped at {cap}")
         self.family_, pooled = synopsis.choose_family(hist)
         self.means_ = synopsis.pair_means(sums, self.trips_, pooled, 1.0 / half, cap)
-        self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy)
+        self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy, allowed)
         # step 9: what the defences read of the real trajectories (not covered by epsilon)
         self.real_ = {}
         if check_flag(self.defences, "defences"):
@@ -254,8 +284,9 @@ class AdaTrace(Synthesizer):
             return synopsis.to_locations(states, offsets, self.loc_indptr_, self.loc_indices_, seed,
                                          self.min_cells_, self.indptr_, self.indices_)
         if self.fine_ is None:
-            fine = TwoLevelGrid(self.grid_.box, self.grid_.k, self.sub_m_)
-            self.fine_ = (fine.offsets, *locations_of_states(fine, planar(self.space_)), *fine.neighbours())
+            fine, xy, allowed = TwoLevelGrid(self.grid_.box, self.grid_.k, self.sub_m_), planar(self.space_), self._allowed()
+            self.fine_ = (fine.offsets, *locations_of_states(fine, xy, allowed),
+                          *open_edges(*fine.neighbours(), open_states(fine, xy, allowed)))
         first, loc_indptr, loc_indices, indptr, indices = self.fine_
         cells = synopsis.subcells(states, first, self.sub_weights_, rng)
         return synopsis.to_locations(cells, offsets, loc_indptr, loc_indices, seed, self.min_cells_, indptr, indices)
@@ -265,7 +296,7 @@ class AdaTrace(Synthesizer):
         the shortest route's states plus an extra from the pair's length law, at most ``cap``
         states, and a Markov bridge between (step 8)."""
         n = self.grid_.n_states
-        weights = self.trips_ if self.trips_.sum() > 0 else np.ones(n * n)   # nothing left: any pair
+        weights = self.trips_ if self.trips_.sum() > 0 else self._any_pair()   # nothing left: any (open) pair
         pair = rng.choice(n * n, size=m, p=weights / weights.sum())
         start, end = pair // n, pair % n
         shortest = synopsis.shortest(self.hops_, start, end)
@@ -273,6 +304,14 @@ class AdaTrace(Synthesizer):
         length = np.maximum(np.minimum(shortest + extra, cap), np.minimum(shortest, cap))
         return synopsis.bridges(self.indptr_, self.indices_, self.prob_, self.hops_, start, end, length,
                                 int(rng.integers(2 ** 32)))
+
+    def _any_pair(self) -> np.ndarray:
+        """Weights of every (start, end) pair alike, where both states are open (hold a location)."""
+        n = self.grid_.n_states
+        holds = np.diff(self.indptr_) > 0 if self._allowed() is not None else np.ones(n, bool)
+        if not holds.any():
+            holds[:] = True
+        return (holds[:, None] & holds[None, :]).ravel().astype(np.float64)
 
     def describe_sample(self, synthetic: TraceSet) -> list[str]:
         report = getattr(self, "defence_report_", None)

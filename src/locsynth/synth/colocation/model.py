@@ -47,13 +47,20 @@ class CoLocation(Synthesizer):
 
     Parameters
     ----------
-    epsilon1 : budget of the friendship probability (node DP).
-    epsilon2 : budget of the co-location counts (user-level DP).
-    epsilon_tpm : budget of the transition matrix (user-level DP).
-    trim : c, events read per user for Q and transitions read per user for the chain.
-    theta : co-location events to generate (0: from the DP counts, module docstring).
-    mechanism : 'privelet' (over the space's hierarchy) or 'laplace'.
-    graph : 'erdos-renyi' (the paper) or 'barabasi-albert'.
+    epsilon1 : float
+        budget of the friendship probability (node DP).
+    epsilon2 : float
+        budget of the co-location counts (user-level DP).
+    epsilon_tpm : float
+        budget of the transition matrix (user-level DP).
+    trim : int
+        c, events read per user for Q and transitions read per user for the chain.
+    theta : int
+        co-location events to generate (0: from the DP counts, module docstring).
+    mechanism : {'privelet', 'laplace'}
+        'privelet' (over the space's hierarchy) or 'laplace'.
+    graph : {'erdos-renyi', 'barabasi-albert'}
+        'erdos-renyi' (the paper) or 'barabasi-albert'.
     """
 
     name = "colocation"
@@ -107,15 +114,20 @@ class CoLocation(Synthesizer):
             return {}
         _, real = category_matrix(truth, categories)
         _, noisy = category_matrix(self.counts_, categories)
-        return {"mae": float(np.abs(real - noisy).mean()), "mse": float(((real - noisy) ** 2).mean()),
-                "categories": int(real.shape[1])}
+        with np.errstate(over="ignore"):            # inf at a tiny epsilon2, whose noise is 1e300
+            return {"mae": float(np.abs(real - noisy).mean()), "mse": float(((real - noisy) ** 2).mean()),
+                    "categories": int(real.shape[1])}
 
     def expected_theta(self, n: int, days: int) -> int:
-        """theta for ``n`` users over ``days`` days: the given theta, or from Q' (module docstring)."""
+        """theta for ``n`` users over ``days`` days: the given theta, or from Q' (module docstring);
+        at most n T / 2, a public bound (an event takes two users at one instant, and a user is at
+        one place an instant): at a tiny epsilon the noise of Q' asked for 1e305."""
+        bound = n * days * self.time_.instants_per_day // 2
         if self.theta:
-            return int(self.theta)
+            return min(int(self.theta), bound)
         rate = max(float(self.counts_.sum()), 0.0) / (self.n_users * self.days_)
-        return int(round(rate * n * days))
+        wanted = rate * n * days
+        return int(round(wanted)) if np.isfinite(wanted) and wanted < bound else bound
 
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
                 progress=None, client=None) -> TraceSet:

@@ -96,12 +96,22 @@ def head_probabilities(decoder: dict[str, np.ndarray], z: np.ndarray) -> tuple[n
                  for k in ("source", "destination", "hour"))
 
 
-def decode(decoder: dict[str, np.ndarray], n: int, rng: np.random.Generator, how: str = "argmax"
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _within(p: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Each row of probabilities over locations restricted to the ``allowed`` ones, renormalized."""
+    p = p * allowed
+    total = p.sum(axis=1, keepdims=True)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), allowed / allowed.sum())
+
+
+def decode(decoder: dict[str, np.ndarray], n: int, rng: np.random.Generator, how: str = "argmax",
+           allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``n`` draws of (source, destination, hour): z ~ N(0, I), then each head's argmax (the
-    authors' code, REFERENCE.md) or a draw from each head's softmax (``how="sample"``)."""
+    authors' code, REFERENCE.md) or a draw from each head's softmax (``how="sample"``); with
+    ``allowed`` (bool per location: a public domain) the two location heads conditioned on it."""
     z = rng.standard_normal((n, decoder["dec.weight"].shape[1]))
     heads = head_probabilities(decoder, z)
+    if allowed is not None:
+        heads = tuple(_within(p, allowed) for p in heads[:2]) + heads[2:]
     if how == "argmax":
         return tuple(p.argmax(axis=1).astype(np.int64) for p in heads)
     u = rng.random((3, n, 1))

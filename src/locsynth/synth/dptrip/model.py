@@ -14,6 +14,12 @@ release of mobility data: a clean-slate approach"), Algorithm 1:
 5. generate.py: shortest paths from the VAE's sources to its destinations (§7.3.3).
 
 Only 2-4 see the data; generation is post-processing of the two models, seeded by ``seed``.
+
+A public domain (data/domain.py) masks the cells it leaves out as the grid's edge masks the cells
+beyond it: the next-hop model's softmax never covers them (in training and in generation, so no
+shortest path crosses one), and the VAE's sources and destinations are drawn from its heads
+conditioned on the allowed cells (post-processing). A (source, destination) pair the allowed cells
+do not connect is drawn again, as a pair with source = destination is.
 """
 
 from __future__ import annotations
@@ -47,6 +53,17 @@ MAX_ROUNDS = 100
 #: paper 004 §8.3.3: epsilon -> (initializer, next-hop) learning rates. Choice: another epsilon takes
 #: the rates of the nearer of the two (the paper gives no rule).
 PAPER_LEARNING_RATES = {1.0: (0.2, 0.1), 2.0: (0.5, 0.15)}
+
+
+def gradient_noise(sigma: float, parameters: int, batch: float, steps: int = 1) -> float:
+    """The share of noise in what DP-SGD's ``steps`` add up (privacy/noise.py's question for
+    gradients): the noise's norm over the run, sigma x clip x sqrt(parameters) x sqrt(steps)
+    (independent draws), against it plus the largest norm the batches' clipped gradients can sum
+    to, steps x batch x clip (an upper bound on the signal: the share is a lower bound when the
+    gradients disagree)."""
+    noise = float(sigma) * float(np.sqrt(max(int(parameters), 1))) * float(np.sqrt(max(int(steps), 1)))
+    signal = max(float(batch), 0.0) * max(int(steps), 1)
+    return float(noise / (noise + signal)) if noise > 0 else 0.0
 
 
 class DPTrip(Synthesizer):
@@ -110,7 +127,7 @@ class DPTrip(Synthesizer):
               "delta": optional(in_range(0.0, 1.0, open_low=True, open_high=True)),
               "size_share": in_range(0.0, 1.0, open_low=True, open_high=True), "time_share": check_share,
               "seed": check_seed}
-    tags = Tags(virtual_users=True, ragged=True, dp=True, trips=True)
+    tags = Tags(virtual_users=True, ragged=True, dp=True, trips=True, domain=True)
     several_traces = False
 
     def __init__(self, epsilon: float = 1.0, initializer_share: float = 0.5, epochs: int = 15, batch_size: int = 200,
@@ -179,7 +196,8 @@ class DPTrip(Synthesizer):
         grid = train.space                     # sampling is part of the mechanism: never seeded
 
         vae = TripVAE(grid.n_locations, self.hidden, self.latent)
-        hop = NextHop(grid.rows, grid.cols, int(self.radius), int(self.embedding), int(self.nexthop_hidden))
+        hop = NextHop(grid.rows, grid.cols, int(self.radius), int(self.embedding), int(self.nexthop_hidden),
+                      self._allowed())
         grams = _usable_grams(table, grid.cols, int(self.radius))
         batches = [initializer_batches(table.source, table.destination, table.hour, q, np.random.default_rng()),
                    nexthop_batches(*grams, q, np.random.default_rng())]
@@ -207,6 +225,9 @@ class DPTrip(Synthesizer):
                         f"the two runs (Opacus' orders and conversion); q and the steps planned from the DP count "
                         f"of trips; delta {delta_source}; the grid and the hours are public; generation is "
                         f"post-processing")
+        self.noise_parts_ = {"what the models learn": max(
+            gradient_noise(sigma, sum(p.numel() for p in m.parameters()), q * plan["count"], steps)
+            for sigma, m in ((sigma_init, vae), (sigma_hop, hop)))}
         self.decoder_ = decoder_arrays(vae)
         self.nexthop_ = nexthop_arrays(hop)
         self.fit_info_ = {"noise_multipliers": [sigma_init, sigma_hop], "sample_rate": q, "steps": steps,
@@ -219,7 +240,8 @@ class DPTrip(Synthesizer):
     def router(self) -> Router:
         """The shortest-path generator of this model, its trees cached across calls."""
         if getattr(self, "_router", None) is None:
-            self._router = Router(NextHopTables(self.nexthop_, self.space_.rows, self.space_.cols, int(self.radius)))
+            self._router = Router(NextHopTables(self.nexthop_, self.space_.rows, self.space_.cols, int(self.radius),
+                                                self._allowed()))
         return self._router
 
     def endpoints(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -228,22 +250,34 @@ class DPTrip(Synthesizer):
         the public minimum of cells asks too); after MAX_ROUNDS rounds the rest go to the location
         nearest their source."""
         rng = np.random.default_rng(seed)
-        source, destination, hour = decode(self.decoder_, n, rng, self.decoding)
-        redo = np.flatnonzero(source == destination)
+        allowed = self._allowed()
+        source, destination, hour = decode(self.decoder_, n, rng, self.decoding, allowed)
+        redo = np.flatnonzero(self._stuck(source, destination, hour))
         for _ in range(MAX_ROUNDS):
             if not redo.size:
                 break
-            s, d, h = decode(self.decoder_, redo.size, rng, self.decoding)
+            s, d, h = decode(self.decoder_, redo.size, rng, self.decoding, allowed)
             source[redo], destination[redo], hour[redo] = s, d, h
-            redo = redo[s == d]
+            redo = redo[self._stuck(s, d, h)]
         if redo.size and self.space_.n_locations > 1:
             from scipy.spatial import cKDTree
 
             from ...metrics.standard import planar
 
             xy = np.column_stack(planar(self.space_))
-            destination[redo] = cKDTree(xy).query(xy[source[redo]], k=2)[1][:, 1]
+            keep = self.space_.allowed_locations() if allowed is None else np.flatnonzero(allowed)
+            destination[redo] = keep[cKDTree(xy[keep]).query(xy[source[redo]], k=2)[1][:, 1]]
         return source, destination, hour
+
+    def _stuck(self, source: np.ndarray, destination: np.ndarray, hour: np.ndarray) -> np.ndarray:
+        """Whether each pair cannot make a trip: source = destination, or (with a public domain,
+        whose allowed cells need not all connect) a destination its source cannot reach."""
+        stuck = source == destination
+        if self._allowed() is not None:
+            router = self.router()
+            for k in np.flatnonzero(~stuck):
+                stuck[k] = router.tree(int(destination[k]), int(hour[k]))[source[k]] < 0
+        return stuck
 
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
                 progress=None, client=None) -> TraceSet:

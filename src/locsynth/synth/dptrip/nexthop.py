@@ -33,13 +33,19 @@ def window_offsets(radius: int = RADIUS) -> tuple[np.ndarray, np.ndarray]:
     return dr.ravel(), dc.ravel()
 
 
-def window_cells(cells: np.ndarray, rows: int, cols: int, radius: int = RADIUS) -> np.ndarray:
-    """The cell of every class around each of ``cells``: shape (n, (2r + 1)^2), -1 off the grid."""
+def window_cells(cells: np.ndarray, rows: int, cols: int, radius: int = RADIUS,
+                 allowed: np.ndarray | None = None) -> np.ndarray:
+    """The cell of every class around each of ``cells``: shape (n, (2r + 1)^2), -1 off the grid,
+    and -1 in a cell a public domain leaves out (``allowed``, bool per cell): masked as the grid's
+    edge is."""
     dr, dc = window_offsets(radius)
     r, c = np.divmod(np.asarray(cells, np.int64), cols)
     rr, cc = r[:, None] + dr, c[:, None] + dc
     inside = (rr >= 0) & (rr < rows) & (cc >= 0) & (cc < cols)
-    return np.where(inside, rr * cols + cc, -1)
+    out = np.where(inside, rr * cols + cc, -1)
+    if allowed is not None:
+        out[(out >= 0) & ~allowed[np.maximum(out, 0)]] = -1
+    return out
 
 
 def window_class(current: np.ndarray, nxt: np.ndarray, cols: int, radius: int = RADIUS) -> np.ndarray:
@@ -55,7 +61,7 @@ class NextHop(nn.Module):
     """p(next | current, destination, hour) over the window's classes (module docstring)."""
 
     def __init__(self, rows: int, cols: int, radius: int = RADIUS, embedding: int = EMBEDDING,
-                 hidden: int = HIDDEN):
+                 hidden: int = HIDDEN, allowed: np.ndarray | None = None):
         super().__init__()
         self.rows, self.cols, self.radius = int(rows), int(cols), int(radius)
         n_cells, n_classes = self.rows * self.cols, (2 * radius + 1) ** 2
@@ -63,7 +69,7 @@ class NextHop(nn.Module):
         self.destination = nn.Embedding(n_cells, embedding)
         self.hidden = nn.Linear(2 * embedding + 1, hidden)
         self.out = nn.Linear(hidden, n_classes)
-        valid = window_cells(np.arange(n_cells), rows, cols, radius) >= 0
+        valid = window_cells(np.arange(n_cells), rows, cols, radius, allowed) >= 0
         self.register_buffer("valid", torch.from_numpy(valid), persistent=False)
 
     def logits(self, current: torch.Tensor, destination: torch.Tensor, hour: torch.Tensor) -> torch.Tensor:
@@ -92,7 +98,8 @@ class NextHopTables:
     (``A = E_cur W_cur``, shape (|L|, 200)), and a part of (destination, hour).
     """
 
-    def __init__(self, arrays: dict[str, np.ndarray], rows: int, cols: int, radius: int = RADIUS):
+    def __init__(self, arrays: dict[str, np.ndarray], rows: int, cols: int, radius: int = RADIUS,
+                 allowed: np.ndarray | None = None):
         self.rows, self.cols, self.radius = rows, cols, radius
         w = arrays["hidden.weight"]
         e = arrays["current.weight"].shape[1]
@@ -100,12 +107,14 @@ class NextHopTables:
         self.destination = arrays["destination.weight"] @ w[:, e:2 * e].T         # (|L|, 200)
         self.hour_weight, self.bias = w[:, 2 * e], arrays["hidden.bias"]
         self.out_weight, self.out_bias = arrays["out.weight"].T.copy(), arrays["out.bias"]
-        self.targets = window_cells(np.arange(rows * cols), rows, cols, radius)    # (|L|, 121)
+        self.targets = window_cells(np.arange(rows * cols), rows, cols, radius, allowed)    # (|L|, 121)
         self.off_grid = np.where(self.targets >= 0, 0, -np.inf).astype(np.float32)
 
     def log_probabilities(self, destination: int, hour: int) -> np.ndarray:
         """Shape (|L|, 121): row x, class k: log p(targets[x, k] | x, destination, hour); -inf off the grid."""
         shift = self.destination[destination] + self.hour_weight * np.float32(hour / (HOURS - 1)) + self.bias
         logits = np.maximum(self.per_current + shift, 0) @ self.out_weight + (self.out_bias + self.off_grid)
-        logits -= logits.max(axis=1, keepdims=True)
-        return logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        top = logits.max(axis=1, keepdims=True)
+        logits -= np.where(np.isfinite(top), top, 0)          # a cell a domain walls in has no class left
+        total = np.exp(logits).sum(axis=1, keepdims=True)
+        return logits - np.log(np.where(total > 0, total, 1.0))

@@ -139,6 +139,23 @@ def mobility(start_estimate: np.ndarray, move_estimate: np.ndarray, end_estimate
     return distribution(start_estimate), rows
 
 
+def closed(start: np.ndarray, rows: np.ndarray, open: np.ndarray, grid_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The model with the cells a public domain closes (``open`` False) out of reach: no start
+    there and no move into one (post-processing); the start row renormalized (uniform over the open
+    cells when nothing is left of it). The rows keep their other weights: a walk draws in proportion."""
+    n = int(grid_size)
+    row, col = np.divmod(np.arange(n * n), n)
+    rows = rows.copy()
+    for d, (dr, dc) in enumerate(DIRECTIONS):
+        r, c = row + dr, col + dc
+        inside = (r >= 0) & (r < n) & (c >= 0) & (c < n)
+        into = np.zeros(n * n, bool)
+        into[inside] = ~open[(r * n + c)[inside]]
+        rows[into, d] = 0.0
+    start = np.where(open, start, 0.0)
+    return (distribution(start) if start.sum() > 0 else distribution(open.astype(np.float64))), rows
+
+
 def matrix(start: np.ndarray, rows: np.ndarray, grid_size: int) -> np.ndarray:
     """The model as one (N^2 + 1, N^2 + 1) Markov matrix, the paper's form: row i < N^2 the cell i's
     moves to its neighbours' columns and its end in the last column; the last row the virtual start."""

@@ -51,6 +51,12 @@ the collector as well (privacy/ledger.py, ``local``). The steps, in the order th
    trajectory_grid2points gives a one-cell trajectory two random points of its cell, and a trip of
    one point has no length, no diameter and no speed (16-35 % of the trips before, issue 48).
 
+A public domain (data/domain.py) closes the cells that hold none of its locations: the collector
+sets the moves into them and their starts to 0 (post-processing of its estimates, with knowledge
+public to it as to everyone), and a cell's locations are the allowed ones inside it (the authors'
+trajectory_grid2points draws a point in the cell; here the draw keeps to the domain). The users'
+reports are unchanged (their values range over the whole grid, which keeps the protocol the paper's).
+
 Size. In the local model the collector receives one report per user, so it knows the number of
 trajectories exactly, and the local guarantee is stated for any two values of one user's data
 (replace-one: a user's presence is seen by the collector in every LDP protocol). The authors
@@ -76,11 +82,12 @@ from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy import oue
 from ...data.chunks import chunks, spread
+from ...privacy.noise import noise_mass, share
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon, check_seed, check_share, in_range, whole
 from ..base import Synthesizer, Tags
 from ..privtrace import markov
-from ..privtrace.grid import TwoLevelGrid, locations_of_states, public_box
+from ..privtrace.grid import TwoLevelGrid, locations_of_states, open_edges, open_states, public_box
 from .. import trip_times
 from . import collector, times, user
 from ..min_cells import walk_locations
@@ -92,6 +99,21 @@ SLOTS = 48
 #: share of the trajectories that report their times instead of their mobility (times.py), measured
 #: on the 200 cabs at epsilon 1 (docs/methods/trips.md)
 TIME_SHARE = 0.2
+
+
+def mobility_noise(est: dict, counts: dict, slots: dict, users: int, epsilon: float) -> float:
+    """The estimated share of noise in round 2's estimates (start cells, moves, end cells; privacy/
+    noise.py): OUE's noise on a value no report holds (times.noise_sd, scaled to all users as the
+    estimates are) clipped at 0 in every value of every kind, against the clipped estimates
+    (``counts``: the number of reports of each kind, public to the collector)."""
+    noise = total = 0.0
+    for kind, e in est.items():
+        reports = int(counts[kind])
+        clipped = np.maximum(e, 0.0)
+        if reports:
+            noise += noise_mass(clipped, times.noise_sd(reports, epsilon) * users * slots[kind] / reports, law="normal")
+        total += float(clipped.sum())
+    return share(noise, total)
 
 
 class LDPTrace(Synthesizer):
@@ -123,7 +145,7 @@ class LDPTrace(Synthesizer):
               "length_quantile": in_range(0.0, 1.0, open_low=True), "time_share": check_share,
               "max_traces_per_user": check_count,
               "seed": check_seed}
-    tags = Tags(virtual_users=True, ragged=True, dp=True)
+    tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
     partitions = True
 
@@ -141,6 +163,9 @@ class LDPTrace(Synthesizer):
     # -- fit: the two rounds of reports -----------------------------------------------------------
     def _fit(self, train: TraceSet, *, progress=None, client=None) -> "LDPTrace":
         eps, n = check_epsilon(self.epsilon), int(self.grid_size)
+        for report, each in zip(("the length report", "the mobility report"), user.budgets(eps, self.length_share)):
+            oue.check_report_epsilon(each, f"`epsilon` {eps:g} gives {report} (`length_share` {self.length_share:g}), "
+                                           "whose epsilon")
         self._remember_frame(train)
         train = self._bounded_traces(train, self.max_traces_per_user)
         xy = planar(self.space_)
@@ -197,12 +222,20 @@ class LDPTrace(Synthesizer):
                            f"report (public, from the seed), one report of the same budget in all: the "
                            f"weekday or weekend and hour of its start, or its speed by its path's length "
                            f"(synth/ldptrace/times.py)"))
+        self.noise_parts_ = {"where trips go": mobility_noise(est, reports, share, users, each)}
         moves = np.zeros(8 * n * n)
         moves[valid] = est["moves"]
         self.start_, self.rows_ = collector.mobility(est["start"], moves, est["end"], n)
+        open = self._open()
+        if open is not None:
+            self.start_, self.rows_ = collector.closed(self.start_, self.rows_, open, n)
+
+    def _open(self) -> np.ndarray | None:
+        """Bool per cell: whether a location the public domain allows lies in it (None without one)."""
+        return open_states(self.grid_, planar(self.space_), self._allowed())
 
     def _locations(self, xy) -> None:
-        self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy)
+        self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy, self._allowed())
 
     def matrix(self) -> np.ndarray:
         """The fitted first-order model as one (N^2 + 1, N^2 + 1) Markov matrix with the virtual start
@@ -220,7 +253,7 @@ class LDPTrace(Synthesizer):
         loc, length = _walks(self.start_, self.rows_, np.cumsum(self.lengths_), np.array(user.DIRECTIONS, np.int64),
                              int(self.grid_size), self.loc_indptr_, self.loc_indices_,
                              int(m), int(cap), END_BASE, END_STEP, int(seed) % (2 ** 32), int(self.min_cells_),
-                             *self.grid_.neighbours())
+                             *open_edges(*self.grid_.neighbours(), self._open()))
         return self._untimed(loc, length, seed)
 
     def summary(self) -> dict:

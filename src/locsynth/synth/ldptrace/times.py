@@ -24,9 +24,14 @@ as LDPTrace does. Either way a trajectory spends (1 - length_share) epsilon in r
   trips by 2.5 under the same noise. The estimate of each day kind's 24 hours is smoothed onto the
   day's first :data:`HARMONICS` harmonics (a least-squares fit, negatives set to 0: post-
   processing); a day kind whose estimated total is under :data:`~locsynth.synth.trip_times.KEEP_ABOVE`
-  of its noise's standard deviations is dropped (the weekend of a weekday-only set).
+  of its noise's standard deviations is dropped (the weekend of a weekday-only set). The hours then
+  fall back toward uniform as the central model's do (synth/trip_times.py), as far as the smoothed
+  noise fills them (its expected kept mass, privacy/noise.py, against theirs), and to the uniform
+  guess alone where that is half their mass or more: smoothing spreads the noise over every hour,
+  so the curve's shape is then the noise's (choice; measured in docs/data.md).
 - **speed**: the trip's speed by its path's length on a coarse grid, :data:`ROW_GROUPS` (0-3 km, 3-8
-  km, beyond) by pairs of trip_times.SPEED_EDGES' bins (30 values); the estimates through Norm-Sub
+  km, beyond) by pairs of the speed bins of the set's bounds (trip_times.speed_edges; 30 values); the
+  estimates through Norm-Sub
   (collector.norm_sub: setting negatives to 0 kept every empty cell's positive noise, a floor
   that slowed the median synthetic step from 30 to 22 km/h on the 200 cabs), each coarse cell
   spread evenly over the fine cells it covers, so that the model samples as the central one.
@@ -38,6 +43,7 @@ import numpy as np
 
 from ...data.traces import TraceSet
 from ...privacy import oue
+from ...privacy.noise import kept_normal, share, toward_uniform
 from .. import trip_times as tt
 from ...data.chunks import chunks
 from .collector import estimates, norm_sub
@@ -52,6 +58,8 @@ SPEED_PAIR = 2
 STREAM = 4646
 #: the day kinds of the local start model: weekday or weekend
 KINDS = 2
+#: the share of noise in the smoothed starts from which the uniform guess alone is kept
+NOISE_ALONE = 0.5
 
 
 def assign(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -64,14 +72,14 @@ def assign(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.
 
 def coarse_speed_cells(fine: np.ndarray) -> np.ndarray:
     """trip_times.speed_cells' values on the coarse grid (-1 stays -1)."""
-    bins = tt.SPEED_EDGES.size - 1
+    bins = tt.SPEED_BINS
     row, b = np.divmod(np.maximum(fine, 0), bins)
     return np.where(fine >= 0, ROW_GROUPS[row] * (bins // SPEED_PAIR) + b // SPEED_PAIR, -1)
 
 
 def expand_speeds(coarse: np.ndarray) -> np.ndarray:
-    """A coarse speed histogram spread evenly over the fine one (LENGTH_EDGES rows x SPEED_EDGES bins)."""
-    bins = tt.SPEED_EDGES.size - 1
+    """A coarse speed histogram spread evenly over the fine one (LENGTH_EDGES rows x SPEED_BINS bins)."""
+    bins = tt.SPEED_BINS
     grid = np.asarray(coarse, np.float64).reshape(ROW_GROUPS.max() + 1, bins // SPEED_PAIR)
     return np.repeat(grid, SPEED_PAIR, axis=1)[ROW_GROUPS] / SPEED_PAIR
 
@@ -97,21 +105,32 @@ def fit_local_times(train, starting: np.ndarray, speeding: np.ndarray, epsilon: 
     The ledger entry is the caller's: these reports are one branch of LDPTrace's round 2."""
     data = chunks(train)
     _, period = tt.kinds_of(data.total(tt.start_days))
+    edges = tt.speed_edges(train.bounds)
     own = list(zip(data.own_rows(starting), data.own_rows(speeding)))
-    starts, speeds = data.total(report_counts, period, own=own)
+    starts, speeds = data.total(report_counts, period, edges, own=own)
     est = estimates(starts, starting.size, epsilon).reshape(KINDS, tt.HOURS)
-    floor = tt.KEEP_ABOVE * noise_sd(starting.size, epsilon) * np.sqrt(tt.HOURS)
-    hours = np.vstack([smooth_hours(day) if day.sum() > floor else np.zeros(tt.HOURS) for day in est])
+    sd = noise_sd(starting.size, epsilon)
+    floor = tt.KEEP_ABOVE * sd * np.sqrt(tt.HOURS)
+    kept = [day.sum() > floor for day in est]
+    hours = np.vstack([smooth_hours(day) if keep else np.zeros(tt.HOURS) for day, keep in zip(est, kept)]).ravel()
+    # the smoothed noise of a day's 24 estimates: 1 + 2 HARMONICS of its 24 dimensions, each estimate's sd that
+    # share of its own; the mass it keeps, clipped at 0, in the hours of every day kind kept
+    smoothed = sd * np.sqrt((1 + 2 * HARMONICS) / tt.HOURS)
+    uniform = tt.uniform_starts(KINDS, period, train.time)
+    rho = share(sum(kept) * tt.HOURS * kept_normal(smoothed), hours[uniform > 0].sum())
+    # smoothing spreads the noise over every hour, so where it is half the mass or more the curve's
+    # shape is the noise's (on a few hundred ships, worse than the uniform guess): the guess alone
+    rho = 1.0 if rho >= NOISE_ALONE else rho
     coarse = norm_sub(estimates(speeds, speeding.size, epsilon))
-    return tt.TripTimes(hours.ravel(), expand_speeds(coarse), KINDS, period)
+    return tt.TripTimes(toward_uniform(hours, uniform, rho), expand_speeds(coarse), KINDS, period, edges, rho)
 
 
-def report_counts(train: TraceSet, own: tuple, period: int) -> tuple[np.ndarray, np.ndarray]:
+def report_counts(train: TraceSet, own: tuple, period: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The counting step of the time reports on one chunk: how many of its trajectories ``own[0]``
-    (rows) report each start bin, and of ``own[1]`` each coarse speed cell (the reports' values:
-    :func:`fit_local_times`)."""
+    (rows) report each start bin, and of ``own[1]`` each coarse speed cell in the bins of ``edges``
+    (the reports' values: :func:`fit_local_times`)."""
     (starting,), (speeding,) = own
     starts = tt.start_bins(train, KINDS, period)[starting]
-    speeds = coarse_speed_cells(tt.speed_cells(train)[speeding])
+    speeds = coarse_speed_cells(tt.speed_cells(train, edges)[speeding])
     return (tt.held(starts, KINDS * tt.HOURS),
-            tt.held(speeds, (ROW_GROUPS.max() + 1) * ((tt.SPEED_EDGES.size - 1) // SPEED_PAIR)))
+            tt.held(speeds, (ROW_GROUPS.max() + 1) * (tt.SPEED_BINS // SPEED_PAIR)))

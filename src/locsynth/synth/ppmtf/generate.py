@@ -138,16 +138,26 @@ def clamped_row_sums(BaT32, C32, phi, out, G):
     one part of a user's model that needs all L^2 entries; float32 products (G.shape[0] rows j of
     G^T = C (B * a_n)^T at a time, into the scratch G: see :func:`row_block`), float64 sums.
 
-    Each out[i] adds its terms in the order of j, and the loop along i vectorises without
-    reassociating anything, so the sums do not depend on how LLVM compiled the kernel (with
-    fastmath, a row reduction came out differently from a fresh compile and from numba's cache,
-    and a Dask worker's traces differed from the serial run's in the last bits)."""
+    Every product adds its K terms in the order of k and every out[i] its terms in the order of j,
+    with the loops along i vectorised without reassociating anything, so the sums depend neither on
+    the scratch's rows nor on how LLVM compiled the kernel nor on a BLAS: a BLAS's float32 products
+    differed in their last bits between block shapes and thread counts (OpenBLAS on AMD EPYC), and
+    with fastmath a row reduction came out differently from a fresh compile and from numba's cache,
+    so a Dask worker's traces differed from the serial run's."""
     L = out.shape[0]
+    K = BaT32.shape[0]
     rows = G.shape[0]
     out[:] = 0.0
     for j0 in range(0, L, rows):
         j1 = min(L, j0 + rows)
-        np.dot(C32[j0:j1], BaT32, G[:j1 - j0])
+        G[:j1 - j0] = 0.0
+        for k in range(K):
+            b = BaT32[k]
+            for j in range(j1 - j0):
+                c = C32[j0 + j, k]
+                g = G[j]
+                for i in range(L):
+                    g[i] += c * b[i]
         for j in range(j1 - j0):
             for i in range(L):
                 g = G[j, i]
@@ -157,9 +167,7 @@ def clamped_row_sums(BaT32, C32, phi, out, G):
 @njit(cache=True)
 def row_block(L):
     """Rows of the scratch G of :func:`clamped_row_sums`: BLOCK_ENTRIES / L, from 8 to 256, so that
-    a block's rows are summed while still in cache. Measured on one core (ms a user, this rule
-    against 256 rows): L = 400: 0.067 against 0.076; 1,000: 0.41 against 0.52; 2,500: 2.6
-    against 3.2; 5,000: 10.5 against 14.2."""
+    a block's rows are summed while still in cache."""
     return min(256, max(8, BLOCK_ENTRIES // L))
 
 

@@ -20,6 +20,11 @@ LEVEL1_MAX = 60
 LEVEL2_DENSITY = 200.0
 #: a level-1 cell is split when its noisy density exceeds this share of trajectories per cell
 SPLIT_SHARE = 0.05
+#: at most this many states per location of the public space: a public bound of ours (the authors'
+#: rule has none), met by lowering the largest splits (post-processing of the noisy densities). The
+#: rule makes 1 state per location on the 200 cabs at 500 m and 10 at 24 times their trips
+#: (docs/scale.md); a tiny epsilon's noise made 67 million states of 1,363 locations (issue 53)
+STATES_PER_LOCATION = 16
 
 
 def level1_size(points: float, level1_points: float = LEVEL1_POINTS, level1_max: int = LEVEL1_MAX) -> int:
@@ -28,14 +33,33 @@ def level1_size(points: float, level1_points: float = LEVEL1_POINTS, level1_max:
     return int(np.clip(np.floor(np.sqrt(max(points, 0.0) / level1_points)), 1, level1_max))
 
 
-def level2_sizes(noisy_density: np.ndarray, trajectories: float, level2_density: float = LEVEL2_DENSITY
-                 ) -> np.ndarray:
+def level2_sizes(noisy_density: np.ndarray, trajectories: float, level2_density: float = LEVEL2_DENSITY,
+                 max_states: int | None = None) -> np.ndarray:
     """m per level-1 cell: ceil(sqrt(density / 200)) where the noisy density exceeds
-    0.05 x trajectories / k^2 (the authors' grid.py), else 1."""
+    0.05 x trajectories / k^2 (the authors' grid.py), else 1; the states, sum of m^2, at most
+    ``max_states`` (:func:`capped_splits`)."""
     density = np.asarray(noisy_density, np.float64)
     split = density > SPLIT_SHARE * max(trajectories, 0.0) / density.size
-    m = np.ceil(np.sqrt(np.maximum(density, 0.0) / level2_density)).astype(np.int64)
-    return np.where(split, np.maximum(m, 1), 1)
+    # 2^20 a side keeps m^2 summed over 3,600 cells inside int64 (a density of 1e300 asks for 7e148)
+    m = np.clip(np.ceil(np.sqrt(np.maximum(density, 0.0) / level2_density)), 1, 2 ** 20).astype(np.int64)
+    m = np.where(split, m, 1)
+    return m if max_states is None else capped_splits(m, max_states)
+
+
+def capped_splits(m: np.ndarray, max_states: int) -> np.ndarray:
+    """``m`` with its largest sides lowered to one common side M, the largest for which the states
+    (sum of min(m, M)^2) stay within ``max_states``; all 1 when even that is too many."""
+    m = np.asarray(m, np.int64)
+    if int((m ** 2).sum()) <= max_states:
+        return m
+    lo, hi = 1, int(m.max())
+    while lo < hi:                                    # the largest side M that fits
+        mid = (lo + hi + 1) // 2
+        if int((np.minimum(m, mid) ** 2).sum()) <= max_states:
+            lo = mid
+        else:
+            hi = mid - 1
+    return np.minimum(m, lo)
 
 
 @dataclass(frozen=True)
@@ -117,21 +141,47 @@ def public_box(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float, flo
     return float(xs.min()) - px, float(ys.min()) - py, float(xs.max()) + px, float(ys.max()) + py
 
 
-def locations_of_states(grid: TwoLevelGrid, xy) -> tuple[np.ndarray, np.ndarray]:
+def locations_of_states(grid: TwoLevelGrid, xy, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per state, the locations (of planar coordinates ``xy``) inside its cell, or the one nearest
-    to its centre when none lies inside: CSR (indptr, indices)."""
+    to its centre when none lies inside: CSR (indptr, indices). With ``allowed`` (bool per location:
+    a public domain) only the allowed locations count, so that no state maps outside it."""
     from scipy.spatial import cKDTree
 
-    state = grid.state(*xy)
+    ids = np.arange(xy[0].size) if allowed is None else np.flatnonzero(allowed)
+    x, y = xy[0][ids], xy[1][ids]
+    state = grid.state(x, y)
     s = grid.n_states
     order = np.argsort(state, kind="stable")
     counts = np.bincount(state, minlength=s)
     empty = np.flatnonzero(counts == 0)
     rect = grid.rectangles()[empty]
-    nearest = cKDTree(np.column_stack(xy)).query(np.column_stack([(rect[:, 0] + rect[:, 2]) / 2,
-                                                                  (rect[:, 1] + rect[:, 3]) / 2]))[1]
+    nearest = cKDTree(np.column_stack([x, y])).query(np.column_stack([(rect[:, 0] + rect[:, 2]) / 2,
+                                                                      (rect[:, 1] + rect[:, 3]) / 2]))[1]
     members = np.concatenate([order, nearest])
     owner = np.concatenate([state[order], empty])
     by = np.argsort(owner, kind="stable")
     indptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=s))]).astype(np.int64)
-    return indptr, members[by].astype(np.int64)
+    return indptr, ids[members[by]].astype(np.int64)
+
+
+def open_states(grid: TwoLevelGrid, xy, allowed: np.ndarray | None) -> np.ndarray | None:
+    """Bool per state: whether one of the locations it stands for without a domain (those inside
+    it, or the nearest to its centre: :func:`locations_of_states`) is allowed (``allowed``, bool per
+    location of planar coordinates ``xy``: a public domain); None without a domain. A closed state
+    is a cell the public knowledge says no trajectory crosses; a state smaller than the space's
+    cells, with no location inside, stays open where its nearest location is allowed."""
+    if allowed is None:
+        return None
+    indptr, indices = locations_of_states(grid, xy)
+    return np.add.reduceat(allowed[indices].astype(np.int64), indptr[:-1]) > 0
+
+
+def open_edges(indptr: np.ndarray, indices: np.ndarray, open: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR neighbour graph (indptr, indices) with only the edges between open states (``open``,
+    bool per state; None: every edge): a walk on it never enters a closed state."""
+    if open is None:
+        return indptr, indices
+    row = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    keep = open[row] & open[indices]
+    counts = np.bincount(row[keep], minlength=indptr.size - 1)
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), indices[keep].astype(np.int64)

@@ -13,6 +13,9 @@ trajectory added or removed. The steps, in the order the data flows:
    ``max_length`` (a quarter of the grid's share), where the authors' code reads the exact
    number. The level-1 densities (markov.density, sensitivity 1) get the other three quarters;
    a cell denser than 0.05 x trajectories / k^2 is split into ceil(sqrt(density / 200))^2.
+   Choice: at most 16 states per location of the public space in all (grid.STATES_PER_LOCATION,
+   the largest splits lowered first), a public bound the authors' rule lacks: a tiny epsilon's
+   noisy densities asked for 67 million states. It post-processes the noisy densities (DP kept).
 4. States (markov.states): each trajectory's points, its locations' coordinates, interpolated
    so that consecutive states touch, consecutive repeats merged.
 5. First order (§4.2, markov.first_order): moves between touching states, from the virtual start
@@ -34,6 +37,13 @@ trajectory added or removed. The steps, in the order the data flows:
    probabilities damped near the start, lingering walks dropped) are not reproduced; the trip
    distribution is the one the noisy start and end counts and the Markov chain imply.
 
+A public domain (data/domain.py: where trips can be, by knowledge given apart from the data) closes
+the states that hold none of its locations: the neighbour graph loses every edge into them and
+their start and end counts become 0, after the noise (post-processing), and a state's locations are
+the allowed ones inside it. Choice: masking, not snapping; the walk is the model's own, and a state
+the domain closes is one no trajectory crosses, whose noisy counts are noise alone (snapping their
+visits to the nearest allowed location would pile the noise's mass onto the domain's edge).
+
 The paper's PrivTrace releases no time; here the trip methods' time model (synth/trip_times.py,
 ``time_share`` of epsilon) gives each synthetic trajectory a start and its steps durations. With
 ``time_share=0`` its events sit on instants 0, 1, ... (steps, not times) and its ``hour`` is -1.
@@ -48,12 +58,14 @@ from ...core.errors import InputError
 from ...metrics.standard import planar
 from ...privacy.laplace import laplace
 from ...data.chunks import chunks, spread
+from ...privacy.noise import noise_mass, share
 from ...data.traces import TraceSet
 from ...core.validation import check_count, check_epsilon
-from ..base import SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
+from ..base import FOOTPRINT_SHARE, SIZE_SHARE, TIME_SHARE, Synthesizer, Tags
 from . import markov
 from ..min_cells import walk_locations
-from .grid import TwoLevelGrid, level1_size, level2_sizes, locations_of_states, public_box
+from .grid import (STATES_PER_LOCATION, TwoLevelGrid, level1_size, level2_sizes, locations_of_states, open_edges,
+                   open_states, public_box)
 from ...core.validation import check_seed, check_share
 
 #: the authors' default split of epsilon: grid, first order, second order
@@ -95,6 +107,11 @@ class PrivTrace(Synthesizer):
     time_share : float
         Share of epsilon spent on the model of the trips' times (synth/trip_times.py: starts by day
         and hour, step durations by length); 0 releases trips without times.
+    footprint_share : float
+        Share of epsilon spent, where the set has no public domain, on a DP footprint (the blocks of
+        cells enough trips visit: privacy/footprint.py) that the model then keeps to as to a domain;
+        spent only when the DP count of trips can fill every block (the cabs' size, not a few hundred
+        trips: docs/data.md); 0: never.
     max_traces_per_user : int
         Trajectories one user id may contribute (the first ones are kept): the ledger's per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -102,19 +119,21 @@ class PrivTrace(Synthesizer):
 
     name = "privtrace"
     checks = {"epsilon": check_epsilon, "split": lambda v, name="split": check_split(v, name),
-              "max_length": check_count, "size_share": check_share, "time_share": check_share, "max_traces_per_user": check_count,
+              "max_length": check_count, "size_share": check_share, "time_share": check_share, "footprint_share": check_share, "max_traces_per_user": check_count,
               "seed": check_seed}
-    tags = Tags(virtual_users=True, ragged=True, dp=True)
+    tags = Tags(virtual_users=True, ragged=True, dp=True, domain=True)
     several_traces = False
     partitions = True
 
     def __init__(self, epsilon: float = 1.0, split: tuple = SPLIT, max_length: int = 100,
-                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE, max_traces_per_user: int = 1, seed: int = 0):
+                 size_share: float = SIZE_SHARE, time_share: float = TIME_SHARE,
+                 footprint_share: float = FOOTPRINT_SHARE, max_traces_per_user: int = 1, seed: int = 0):
         self.epsilon = epsilon
         self.split = tuple(split)
         self.max_length = max_length
         self.size_share = size_share
         self.time_share = time_share
+        self.footprint_share = footprint_share
         self.max_traces_per_user = max_traces_per_user
         self.seed = seed
 
@@ -124,19 +143,27 @@ class PrivTrace(Synthesizer):
         train = self._bounded_traces(train, self.max_traces_per_user)
         eps = self._count_units(train.n_traces, eps, self.size_share, "trace")
         eps = self._fit_times(train, check_epsilon(self.epsilon), self.time_share, eps)
+        eps = self._fit_footprint(train, check_epsilon(self.epsilon), self.footprint_share, eps)
         n_hat = self.training_.get("dp_count")
         xy = planar(self.space_)
         points = chunks(train).map(markov.points, xy)          # (x, y, offsets): data/chunks.py
         self.grid_ = self._grid(points, n_hat, split[0] * eps, cap)
         seq = points.map(markov.states_of, self.grid_)         # (states, offsets)
-        self.indptr_, self.indices_ = self.grid_.neighbours()
+        # a public domain closes the states that hold none of its locations: no move into them, no
+        # start or end there (their counts would be noise alone; masking them is post-processing)
+        open = open_states(self.grid_, xy, self._allowed())
+        self.indptr_, self.indices_ = open_edges(*self.grid_.neighbours(), open)
         moves, start, end = seq.total(spread(markov.first_order), self.indptr_, self.indices_)
         noisy = np.maximum(self._noise(np.concatenate([moves, start, end]), split[1] * eps,
                                        "first-order moves with start and end, 1 / (l + 1) per state of a trajectory"), 0)
         s = self.grid_.n_states
+        # the share of noise in the first-order counts (privacy/noise.py): Laplace clipped at 0 in every entry
+        self.noise_parts_["where trips go"] = share(noise_mass(noisy, 1.0 / (split[1] * eps)), noisy.sum())
         self.moves_, self.start_, self.end_ = noisy[:moves.size], noisy[moves.size:moves.size + s], noisy[-s:]
-        if self.start_.sum() <= 0:           # nothing left of the start counts: start anywhere
-            self.start_ = np.ones(s)
+        if open is not None:
+            self.start_, self.end_ = self.start_ * open, self.end_ * open
+        if self.start_.sum() <= 0:           # nothing left of the start counts: start anywhere (open)
+            self.start_ = np.ones(s) if open is None else open.astype(np.float64)
         posts = np.flatnonzero(markov.guideposts(self.moves_, self.start_, self.end_, self.indptr_, split[1] * eps))
         self.post_id_ = np.full(s, -1, np.int64)
         self.post_id_[posts] = np.arange(posts.size)
@@ -163,15 +190,19 @@ class PrivTrace(Synthesizer):
         n_points = float(points.total(markov.clipped_points, cap))
         n_points = laplace(np.array([n_points]), epsilon / 4, float(cap), ledger=self.ledger_, unit="trace",
                            saw=f"the number of points, each trajectory's clipped at {cap}")[0]
+        # the share of noise in that count (privacy/noise.py: its expected |noise|, the Laplace scale), which sizes the grid
+        self.noise_parts_ = {"the grid's size": share(float(cap) / (epsilon / 4), max(n_points, 0.0))}
         k = level1_size(n_points)
         coarse = TwoLevelGrid(box, k, np.ones(k * k, np.int64))
         dens = self._noise(points.total(markov.density_of, coarse), 3 * epsilon / 4,
                            "level-1 densities, each trajectory's points sharing 1")
-        return TwoLevelGrid(box, k, level2_sizes(dens, max(float(dens.sum()), 0.0) if n_hat is None else n_hat))
+        return TwoLevelGrid(box, k, level2_sizes(dens, max(float(dens.sum()), 0.0) if n_hat is None else n_hat,
+                                                 max_states=STATES_PER_LOCATION * self.space_.n_locations))
 
     def _locations_of_states(self, xy) -> None:
-        """Per state, the locations inside its cell (CSR), or the nearest one to its centre."""
-        self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy)
+        """Per state, the locations inside its cell (CSR), or the nearest one to its centre (those
+        a public domain allows)."""
+        self.loc_indptr_, self.loc_indices_ = locations_of_states(self.grid_, xy, self._allowed())
 
     def _sample(self, n: int | None = None, *, days: int = 1, seed: int = 0, traces_per_user: int = 1, users=None,
                 progress=None, client=None) -> TraceSet:

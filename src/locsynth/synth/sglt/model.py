@@ -48,25 +48,33 @@ class SGLT(Synthesizer):
 
     Parameters
     ----------
-    clusters : number of semantic classes kappa (§IV-C; 0: chosen among 10-200 by the quality
-        of clustering.cluster_quality).
-    periods : time periods of a day for the mobility models (§IV-A; the tool uses 1).
-    par_c, par_m, par_l, par_v : location removal, merging, true-location removal and Viterbi
-        randomization (§V-A, §V-B).
-    delta_i, delta_s, delta_d, k : the privacy tests (eqs. 12-14); ``privacy_test`` False keeps
-        every fake.
-    max_tries : tries per requested fake before a seed gives up.
-    smoothing : weight of the distance kernel in the aggregate model (mobility.aggregate_model).
-    ground : ground distance of the geographic similarity reported by ``fit``: 'hamming' (the
-        closed form, and the tool's) or 'km' (EMD over the distances between locations, via POT).
-        The delta_s test always uses the Hamming form, the one delta_s = 0.1 was set for.
-    edge_weight : what a mapped pair of locations adds to the location graph: 'similarity' (the
-        users' semantic similarity, Fig. 2) or 'overlap' (that times the pair's matched visit
-        mass, the tool's); '' is 'overlap' with ``tool`` and 'similarity' without.
-    tool : the authors' tool's variants (removal by share, merging with the next change only
-        at par_m^(dt^2), the last instant wrapping to the first in the aggregate counts, the
-        kernel mixed half and half, 'overlap' edges).
-    privacy_test : apply the privacy tests (False: every fake is kept, as the PPMTF authors ran the tool).
+    clusters : int
+        number of semantic classes kappa (§IV-C; 0: chosen among 10-200 by the quality of
+        clustering.cluster_quality).
+    periods : int
+        time periods of a day for the mobility models (§IV-A; the tool uses 1).
+    par_c, par_m, par_l, par_v : float
+        location removal, merging, true-location removal and Viterbi randomization (§V-A, §V-B).
+    delta_i, delta_s, delta_d, k : float
+        the privacy tests (eqs. 12-14); `privacy_test` False keeps every fake.
+    max_tries : int
+        tries per requested fake before a seed gives up.
+    smoothing : float
+        weight of the distance kernel in the aggregate model (mobility.aggregate_model).
+    ground : {'hamming', 'km'}
+        ground distance of the geographic similarity reported by `fit`: 'hamming' (the closed
+        form, and the tool's) or 'km' (EMD over the distances between locations, via POT). The
+        delta_s test always uses the Hamming form, the one delta_s = 0.1 was set for.
+    edge_weight : {'', 'similarity', 'overlap'}
+        what a mapped pair of locations adds to the location graph: 'similarity' (the users'
+        semantic similarity, Fig. 2) or 'overlap' (that times the pair's matched visit mass, the
+        tool's); '' is 'overlap' with `tool` and 'similarity' without.
+    tool : bool
+        the authors' tool's variants (removal by share, merging with the next change only at
+        par_m^(dt^2), the last instant wrapping to the first in the aggregate counts, the kernel
+        mixed half and half, 'overlap' edges).
+    privacy_test : bool
+        apply the privacy tests (False: every fake is kept, as the PPMTF authors ran the tool).
     """
 
     name = "sglt"
