@@ -43,6 +43,7 @@ def evaluate(
     hotspot errors). Every metric group's options are options here (their defaults in --help)."""
     from ..evaluation import suite
     from ..evaluation.evaluate import evaluate as run_evaluate
+    from ..evaluation.references import kept
     from ..core.parallel import executor
     from ..release.publish import is_release, load_release
     from ..data.traces import TraceSet
@@ -57,9 +58,10 @@ def evaluate(
     else:
         syn = TraceSet.load(synthetic)
     sets = {"train": TraceSet.load(train), "test": TraceSet.load(test)}
-    with executor(workers, scheduler) as client, spinner("evaluating") as status:
+    with executor(workers, scheduler) as client, spinner("evaluating") as status, \
+            kept(sets["train"], sets["test"]) as references:
         report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
-                              progress=on_spinner(status, "evaluating: "))
+                              progress=on_spinner(status, "evaluating: "), references=references)
         report.save(out, overwrite=overwrite)
     cols = ("synthetic", "training", "uniform")
     _table(f"{synthetic} against {test}", ["metric", *cols],
