@@ -13,8 +13,9 @@ group, run by this checkout and by an earlier one (``--before``, the ``src`` fol
 checkout, e.g. a worktree of the commit before) one after the other, ``--repeats`` times, each in a
 fresh process; prints each run's wall seconds and each group's, the medians and their ratio (after
 / before), and whether the two metrics.json hold equal values for every metric both computed (to
-the last digit). The synthetic set is an NGRAM release at epsilon 1 of the test set's size
-(``--synthetic`` to give one).
+the last digit); "kept" is this checkout again with the real sets' references read from the user's
+cache (a second evaluation against the same split). The synthetic set is an NGRAM release at
+epsilon 1 of the test set's size (``--synthetic`` to give one).
 
     python benchmarks/bench_evaluate.py --data cabs200 --before /path/to/before/src --repeats 3
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,17 +57,19 @@ def run(n_users: int, seed: int = 0) -> dict[str, float]:
 HERE = Path(__file__).resolve().parents[1] / "src"
 
 
-def command(src: Path, data: Path, synthetic: Path, out: Path) -> tuple[float, dict]:
-    """Wall seconds of ``locsynth evaluate`` run by the code in ``src``, and its metrics.json."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
+def command(src: Path, data: Path, synthetic: Path, out: Path, cache: str = "off") -> tuple[float, float, dict]:
+    """Wall and CPU seconds of ``locsynth evaluate`` run by the code in ``src`` (with the user's cache
+    of references ``cache``: a folder, or off), and its metrics.json."""
+    env = {**os.environ, "PYTHONPATH": str(src), "LOCSYNTH_CACHE": cache}
     run_it = [sys.executable, "-c", "from locsynth.cli import main; main()", "--quiet", "evaluate", "--train",
               str(data / "train"), "--test", str(data / "test"), "--synthetic", str(synthetic), "--out", str(out)]
-    start = time.perf_counter()
+    start, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(run_it, env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{src}: locsynth evaluate failed:\n{done.stderr[-3000:]}")
-    wall = time.perf_counter() - start
-    return wall, json.loads((out / "metrics.json").read_text())
+    wall, now = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+    return wall, cpu, json.loads((out / "metrics.json").read_text())
 
 
 def equal(before: dict, after: dict) -> list[str]:
@@ -84,23 +88,30 @@ def against(data: Path, before: Path, synthetic: Path | None, repeats: int) -> N
             test = TraceSet.load(data / "test")
             model = NGRAM(epsilon=1.0).fit(TraceSet.load(data / "train"))
             synthetic = model.sample(test.n_traces, seed=0).save(tmp / "syn")
-        codes = {"before": before, "after": HERE}
-        for name, src in codes.items():                                 # warm-up: numba's caches, the disk's
-            command(src, data, synthetic, tmp / f"warm-{name}")
+        # after: every evaluation computes its references; kept: the second and later evaluation
+        # against the same split, which reads them from the user's cache (evaluation/references.py)
+        codes = {"before": (before, "off"), "after": (HERE, "off"), "kept": (HERE, str(tmp / "cache"))}
+        for name, (src, cache) in codes.items():                        # warm-up: numba's caches, the disk's
+            command(src, data, synthetic, tmp / f"warm-{name}", cache)
         walls: dict = {name: [] for name in codes}
+        cpus: dict = {name: [] for name in codes}
         groups: dict = {name: [] for name in codes}
         for r in range(repeats):
-            for name, src in codes.items():
-                wall, metrics = command(src, data, synthetic, tmp / f"{name}-{r}")
+            for name, (src, cache) in codes.items():
+                wall, cpu, metrics = command(src, data, synthetic, tmp / f"{name}-{r}", cache)
                 walls[name].append(wall)
+                cpus[name].append(cpu)
                 groups[name].append(metrics["_meta"]["seconds"])
-                print(f"run {r} {name:6}: {wall:6.1f} s  " + " ".join(f"{g} {v:.2f}" for g, v in
-                                                               metrics["_meta"]["seconds"].items()), flush=True)
+                print(f"run {r} {name:6}: {wall:6.1f} s ({cpu:.1f} s CPU, load {os.getloadavg()[0]:.1f})  " +
+                      " ".join(f"{g} {v:.2f}" for g, v in metrics["_meta"]["seconds"].items()), flush=True)
         first = {name: json.loads((tmp / f"{name}-0" / "metrics.json").read_text()) for name in codes}
-        differ = equal(first["before"], first["after"])
+        differ = sorted(set(equal(first["before"], first["after"])) | set(equal(first["before"], first["kept"])))
         median = {name: float(np.median(v)) for name, v in walls.items()}
-        print(f"median wall: before {median['before']:.1f} s, after {median['after']:.1f} s, after / before "
-              f"{median['after'] / median['before']:.2f}")
+        cpu = {name: float(np.median(v)) for name, v in cpus.items()}
+        for name in ("after", "kept"):
+            print(f"median wall: before {median['before']:.1f} s, {name} {median[name]:.1f} s, {name} / before "
+                  f"{median[name] / median['before']:.2f}; CPU {cpu['before']:.1f} s, {cpu[name]:.1f} s, "
+                  f"{cpu[name] / cpu['before']:.2f}")
         for name in codes:
             keys = sorted({g for run in groups[name] for g in run})
             print(f"{name:6} median per group: " + ", ".join(

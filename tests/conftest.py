@@ -21,11 +21,12 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(autouse=True, scope="session")
 def _state_folder(tmp_path_factory):
-    """What locsynth notes of the files it wrote (core/files.py) goes to a folder of the session,
-    not the user's home."""
+    """What locsynth notes of the files it wrote (core/files.py) and the references evaluate keeps
+    (evaluation/references.py) go to folders of the session, not the user's home."""
     import os
 
     os.environ["LOCSYNTH_STATE"] = str(tmp_path_factory.mktemp("locsynth-state"))
+    os.environ["LOCSYNTH_CACHE"] = str(tmp_path_factory.mktemp("locsynth-cache"))
 
 
 @pytest.fixture(scope="session")

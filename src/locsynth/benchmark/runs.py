@@ -37,11 +37,8 @@ not seeded.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
-import pickle
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -53,6 +50,8 @@ from ..core.errors import InputError
 from ..metrics.standard import check_flavour
 from ..core.files import atomic_output, check_inputs, lock_file
 from ..data.traces import TraceSet
+from ..evaluation import references as kept_references
+from ..evaluation.references import real_sets_digest
 
 MARKER = "benchmark.json"
 #: the settings a rerun must share with the runs already in ``out``
@@ -187,15 +186,6 @@ _REFERENCES: dict[str, dict] = {}
 REFERENCES_FILE = "references.pkl"
 
 
-def real_sets_digest(train: TraceSet, test: TraceSet) -> str:
-    """What a reference store belongs to: both sets' events and user tables (the trips' hours)."""
-    h = hashlib.sha256()
-    for ts in (train, test):
-        h.update(ts.fingerprint().encode())
-        h.update(pd.util.hash_pandas_object(ts.users, index=False).to_numpy().tobytes())
-    return h.hexdigest()
-
-
 def references(where: Path, train: TraceSet, test: TraceSet) -> tuple[dict, int, str]:
     """The store of the dataset's reference work (evaluate's ``references``), its size now and the
     digest of the real sets it belongs to: this process' own, else the one saved in ``where`` when it
@@ -203,27 +193,13 @@ def references(where: Path, train: TraceSet, test: TraceSet) -> tuple[dict, int,
     digest = real_sets_digest(train, test)
     store = _REFERENCES.get(digest)
     if store is None:
-        store = {}
-        try:
-            saved = pickle.loads((Path(where) / REFERENCES_FILE).read_bytes())
-            if saved.get("digest") == digest:
-                store = saved["store"]
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, KeyError, TypeError):
-            pass                    # none yet, or from another version (its classes moved): computed afresh
-        _REFERENCES[digest] = store
+        store = _REFERENCES[digest] = kept_references.load(Path(where) / REFERENCES_FILE, digest)
     return store, len(store), digest
 
 
 def _save_references(where: Path, digest: str, store: dict) -> None:
-    """Write the store beside the dataset's runs, whole or not at all (another worker may write the
-    same file at the same time: the last complete one stays)."""
-    tmp = where / f".{REFERENCES_FILE}.{os.getpid()}.tmp"
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(pickle.dumps({"digest": digest, "store": store}, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp, where / REFERENCES_FILE)
-    except OSError:                 # a cache: without it the next run computes the references again
-        tmp.unlink(missing_ok=True)
+    """Write the store beside the dataset's runs, whole or not at all (evaluation/references.py)."""
+    kept_references.save(Path(where) / REFERENCES_FILE, digest, store)
 
 
 def _sample(model, n: int, train: TraceSet, seed: int) -> TraceSet:

@@ -48,6 +48,7 @@ def evaluate(
     --scheduler."""
     from ..evaluation import suite
     from ..evaluation.evaluate import evaluate as run_evaluate
+    from ..evaluation.references import kept
     from ..core.parallel import executor
     from ..release.publish import is_release, load_release
     from ..data.partitioned import PartitionedTraceSet, load_traces
@@ -64,14 +65,15 @@ def evaluate(
     sets = {"train": load_traces(train), "test": load_traces(test)}
     partitioned = any(isinstance(ts, PartitionedTraceSet) for ts in (*sets.values(), syn))
     with executor(workers, scheduler) as client, spinner("evaluating") as status:
-        if partitioned:
+        if partitioned:             # no cache of the real sets' references: they are read by partitions
             from ..evaluation.partitioned import evaluate_partitioned
 
             report = evaluate_partitioned(sets["train"], sets["test"], syn, sample_trips=sample_trips, attacks=chosen,
                                           options=given, client=client, progress=on_spinner(status, "evaluating: "))
         else:
-            report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
-                                  progress=on_spinner(status, "evaluating: "))
+            with kept(sets["train"], sets["test"]) as references:
+                report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
+                                      progress=on_spinner(status, "evaluating: "), references=references)
         report.save(out, overwrite=overwrite)
     cols = ("synthetic", "training", "uniform")
     _table(f"{synthetic} against {test}", ["metric", *cols],
