@@ -261,6 +261,52 @@ def test_the_copy_distance_is_the_offset_between_walks_of_one_shape():
     assert rows.tolist() == [[0, -1], [0, -1], [-1, -1]]
 
 
+def plain_copy_distances(walks, real, label, sets, far):
+    """Every walk against every real trajectory: the same offsets, then the first points' distance;
+    of tied rows the smallest."""
+    out, rows = np.full((len(walks), sets), far), np.full((len(walks), sets), -1)
+    for i in range(len(walks)):
+        a = walks.x[walks.offsets[i]:walks.offsets[i + 1]], walks.y[walks.offsets[i]:walks.offsets[i + 1]]
+        for j in range(len(real)):
+            b = real.x[real.offsets[j]:real.offsets[j + 1]], real.y[real.offsets[j]:real.offsets[j + 1]]
+            if a[0].size != b[0].size or not (np.array_equal(np.round(a[0] - a[0][0]), np.round(b[0] - b[0][0]))
+                                              and np.array_equal(np.round(a[1] - a[1][0]), np.round(b[1] - b[1][0]))):
+                continue
+            d = math.hypot(a[0][0] - b[0][0], a[1][0] - b[1][0])
+            if d < out[i, label[j]] or (d == out[i, label[j]] and j < rows[i, label[j]]):
+                out[i, label[j]], rows[i, label[j]] = d, j
+    return out, rows
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_the_copy_search_by_shape_groups_equals_every_pair(collide, monkeypatch):
+    """Many real walks of few shapes from few starts (ties of distance and of first points), and
+    with every hash equal (one group of many shapes: the path that checks each member)."""
+    rng = np.random.default_rng(7)
+
+    def walks(n):
+        paths = []
+        for _ in range(n):
+            x, y = 500.0 * rng.integers(0, 6, 2)
+            steps = [(0, 0)] + [(500 * rng.integers(-1, 2), 500 * rng.integers(-1, 2)) for _ in range(rng.integers(0, 3))]
+            paths.append(np.cumsum(np.array(steps, float), axis=0) + (x, y))
+        return trajs(*paths)
+
+    synthetic, real = walks(300), walks(900)
+    label = rng.integers(0, 4, len(real))
+    wx, wy = cp._offsets(synthetic)
+    rx, ry = cp._offsets(real)
+    wh = cp._hashes(wx.view(np.uint64), wy.view(np.uint64), synthetic.offsets)
+    rh = cp._hashes(rx.view(np.uint64), ry.view(np.uint64), real.offsets)
+    if collide:
+        wh, rh = np.zeros_like(wh), np.zeros_like(rh)
+    got = cp.grouped_distances(wx, wy, synthetic.offsets, wh, synthetic.x, synthetic.y, rx, ry, real.offsets, rh,
+                               real.x, real.y, label, 4, FAR)
+    want = plain_copy_distances(synthetic, real, label, 4, FAR)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert (want[1] >= 0).mean() > 0.5                     # most walks have copies somewhere
+
+
 def test_the_copy_check_by_hand():
     # four walks; distances to (part 0, part 1, hold-out): a copy of part 0, a tie, a hold-out win
     d = np.array([[0.0, 499.0, 499.0], [0.0, 0.0, 7.0], [30.0, 50.0, 10.0], [np.inf, np.inf, np.inf]])

@@ -117,38 +117,85 @@ def set_distances(synthetic: Trajectories, train: Trajectories, test: Trajectori
     rows, _ = distinct(synthetic)
     walks = synthetic.subset(rows)
     real = Trajectories.concat([train.subset(p) for p in cal.parts] + [test.subset(cal.hold_out)])
-    label = np.repeat(np.arange(len(cal.parts) + 1), cal.size)
+    label = np.repeat(np.arange(len(cal.parts) + 1), [p.size for p in cal.parts] + [cal.hold_out.size])
     wx, wy = _offsets(walks)
     rx, ry = _offsets(real)
     # a shape's hash: trip_geometry's FNV-1a over the offsets' bits
     wh = _hashes(wx.view(np.uint64), wy.view(np.uint64), walks.offsets)
     rh = _hashes(rx.view(np.uint64), ry.view(np.uint64), real.offsets)
+    return grouped_distances(wx, wy, walks.offsets, wh, walks.x, walks.y, rx, ry, real.offsets, rh, real.x, real.y,
+                             label, len(cal.parts) + 1, float(far))
+
+
+def grouped_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh, rpx, rpy, label, sets: int, far: float):
+    """Each walk's copy distance to the nearest trajectory of each set, and its row (module
+    docstring), with the real trajectories grouped by shape (their hashes): a group whose members
+    all hold one shape (no hash collision inside it) is searched over its distinct (set, first
+    point) pairs, each standing for its smallest row, instead of over every member; the distances
+    and rows are the same (a shape's copy distance depends on the first point alone, and of tied
+    rows the smallest is kept either way). A common shape (a one-cell hop) is held by tens of
+    thousands of real trips at Porto size but starts in at most as many places as there are cells."""
     order = np.argsort(rh, kind="stable")
-    return _copy_distances(wx, wy, walks.offsets, wh, walks.x, walks.y, rx, ry, real.offsets, rh[order], order,
-                           real.x, real.y, label, len(cal.parts) + 1, float(far))
+    rh_sorted = rh[order]
+    starts = np.flatnonzero(np.r_[True, rh_sorted[1:] != rh_sorted[:-1]]) if rh.size else np.zeros(0, np.int64)
+    bounds = np.r_[starts, rh_sorted.size]
+    mixed = _mixed_groups(rx, ry, roff, order, bounds)
+    first = roff[:-1][order]
+    group = np.repeat(np.arange(starts.size), np.diff(bounds))
+    # one candidate per (group, set, first point): the smallest row, which the sort puts first
+    keys = np.lexsort((order, rpy[first], rpx[first], label[order], group))
+    g, lab, px, py = group[keys], label[order][keys], rpx[first][keys], rpy[first][keys]
+    new = np.r_[True, (g[1:] != g[:-1]) | (lab[1:] != lab[:-1]) | (px[1:] != px[:-1]) | (py[1:] != py[:-1])]
+    kept = keys[new]
+    cand_bounds = np.searchsorted(group[kept], np.arange(starts.size + 1))
+    return _grouped(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted[starts], bounds, order, mixed,
+                    cand_bounds, order[kept], rpx, rpy, label, sets, far)
+
+
+@njit(cache=True)
+def _mixed_groups(rx, ry, roff, order, bounds):
+    """For each group of equal hashes (``order[bounds[g]:bounds[g + 1]]``), whether its members hold
+    more than one shape (a collision of the hash)."""
+    out = np.zeros(bounds.size - 1, np.bool_)
+    for g in range(bounds.size - 1):
+        head = order[bounds[g]]
+        for a in range(bounds[g] + 1, bounds[g + 1]):
+            if not same_points(rx, ry, roff, head, rx, ry, roff, order[a]):
+                out[g] = True
+                break
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _grouped(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, hashes, bounds, order, mixed, cand_bounds, cand_rows,
+             rpx, rpy, label, sets, far):
+    n = woff.size - 1
+    out = np.full((n, sets), far)
+    row = np.full((n, sets), -1, np.int64)
+    for i in prange(n):
+        g = np.searchsorted(hashes, wh[i])
+        if g == hashes.size or hashes[g] != wh[i]:
+            continue
+        if mixed[g]:
+            lo, hi, rows = bounds[g], bounds[g + 1], order
+        elif same_points(wx, wy, woff, i, rx, ry, roff, order[bounds[g]]):
+            lo, hi, rows = cand_bounds[g], cand_bounds[g + 1], cand_rows
+        else:
+            continue
+        for a in range(lo, hi):
+            j = rows[a]
+            if mixed[g] and not same_points(wx, wy, woff, i, rx, ry, roff, j):
+                continue
+            d = np.hypot(wpx[woff[i]] - rpx[roff[j]], wpy[woff[i]] - rpy[roff[j]])
+            if d < out[i, label[j]] or (d == out[i, label[j]] and j < row[i, label[j]]):
+                out[i, label[j]], row[i, label[j]] = d, j
+    return out, row
 
 
 def _offsets(t: Trajectories) -> tuple[np.ndarray, np.ndarray]:
     """Every point's offset from its trajectory's first point, in whole metres (the shape)."""
     first = np.repeat(t.offsets[:-1], t.lengths)
     return np.round(t.x - t.x[first]).astype(np.int64), np.round(t.y - t.y[first]).astype(np.int64)
-
-
-@njit(cache=True, parallel=True)
-def _copy_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted, order, rpx, rpy, label, sets, far):
-    n = woff.size - 1
-    out = np.full((n, sets), far)
-    row = np.full((n, sets), -1, np.int64)
-    for i in prange(n):
-        lo = np.searchsorted(rh_sorted, wh[i])
-        hi = np.searchsorted(rh_sorted, wh[i], side="right")
-        for a in range(lo, hi):
-            j = order[a]
-            if same_points(wx, wy, woff, i, rx, ry, roff, j):
-                d = np.hypot(wpx[woff[i]] - rpx[roff[j]], wpy[woff[i]] - rpy[roff[j]])
-                if d < out[i, label[j]] or (d == out[i, label[j]] and j < row[i, label[j]]):
-                    out[i, label[j]], row[i, label[j]] = d, j
-    return out, row
 
 
 def log_ratio(nearest: np.ndarray, second: np.ndarray) -> np.ndarray:
