@@ -309,3 +309,11 @@ def test_export_writes_the_public_view_by_default_and_skmob_carries_owner_and_tr
     assert pd.read_csv(tmp_path / "s.csv")["uid"].iloc[0] == "s0"
     res = run("export", tmp_path / "syn", "--out", tmp_path / "x.csv", "--format", "parquet")
     assert res.exit_code == 1 and "unknown --format 'parquet'" in res.output and not (tmp_path / "x.csv").exists()
+    assert run("export", tmp_path / "real", "--out", tmp_path / "naive.csv", "--clock", "naive-local").exit_code == 0
+    naive = pd.read_csv(tmp_path / "naive.csv")
+    assert naive.columns.tolist() == public.columns.tolist()
+    assert (pd.to_datetime(naive["datetime"]) == local).all()               # the points, their clock naive
+    res = run("export", tmp_path / "real", "--out", tmp_path / "y.csv", "--format", "skmob", "--clock", "offset")
+    assert res.exit_code == 1 and "naive local times only" in res.output and not (tmp_path / "y.csv").exists()
+    res = run("export", tmp_path / "real", "--out", tmp_path / "y.csv", "--clock", "utc")
+    assert res.exit_code == 1 and "unknown --clock 'utc'" in res.output and not (tmp_path / "y.csv").exists()

@@ -284,14 +284,32 @@ def skmob(ts, internal: bool = False) -> pd.DataFrame:
 
 #: what ``locsynth export --format`` writes (:func:`csv_frame`)
 FORMATS = ("points", "skmob")
+#: how ``locsynth export --clock`` writes times: ISO 8601 with their offset, or the local wall clock
+#: without one (what the DP mobility report's and scikit-mobility's temporal analyses read: the
+#: report silently drops every one of them on times with an offset)
+CLOCKS = ("offset", "naive-local")
 
 
-def csv_frame(ts, fmt: str = "points", internal: bool = False) -> pd.DataFrame:
-    """The frame ``locsynth export`` writes: ``points`` (:func:`csv_points`: times with their offset)
-    or ``skmob`` (:func:`skmob`: naive local times, as a CSV holds them)."""
-    if fmt == "points":
+def csv_frame(ts, fmt: str = "points", internal: bool = False, clock: str | None = None) -> pd.DataFrame:
+    """The frame ``locsynth export`` writes: ``points`` (:func:`csv_points`) or ``skmob``
+    (:func:`skmob`), times on ``clock`` (:data:`CLOCKS`; by default the format's own: points with
+    their offset, skmob naive and local, the only clock it reads)."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; the formats: {', '.join(FORMATS)}")
+    clock = clock or ("offset" if fmt == "points" else "naive-local")
+    if clock not in CLOCKS:
+        raise InputError(f"unknown clock {clock!r}; the clocks: {', '.join(CLOCKS)}")
+    if fmt == "skmob" and clock != "naive-local":
+        raise InputError("the skmob format holds naive local times only (scikit-mobility and the DP mobility "
+                         "report read no offset): leave out --clock or give naive-local")
+    if fmt == "points" and clock == "offset":
         return csv_points(ts, internal)
-    if fmt == "skmob":
-        out = skmob(ts, internal)
-        return out.assign(datetime=out["datetime"].dt.strftime("%Y-%m-%d %H:%M:%S"))
-    raise InputError(f"unknown export format {fmt!r}; the formats: {', '.join(FORMATS)}")
+    out = skmob(ts, internal) if fmt == "skmob" else naive_points(ts, internal)
+    return out.assign(datetime=out["datetime"].dt.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def naive_points(ts, internal: bool = False) -> pd.DataFrame:
+    """:func:`points` with naive local times (the set's clock, its offset dropped)."""
+    _timed(ts, "a naive local clock")
+    frame = points(ts, internal)
+    return frame.assign(datetime=frame["datetime"].dt.tz_localize(None))

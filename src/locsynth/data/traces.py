@@ -398,13 +398,15 @@ class TraceSet:
 
         return points(self, internal)
 
-    def to_csv(self, path: str | Path, overwrite: bool = False, internal: bool = False, format: str = "points") -> Path:
-        """Write :meth:`to_frame` as CSV, times in ISO 8601 with their offset; ``format="skmob"``:
-        :meth:`to_skmob`'s columns with naive local times (scikit-mobility, the DP mobility report)."""
+    def to_csv(self, path: str | Path, overwrite: bool = False, internal: bool = False, format: str = "points",
+               clock: str | None = None) -> Path:
+        """Write :meth:`to_frame` as CSV, times in ISO 8601 with their offset (``clock="naive-local"``:
+        local times without one); ``format="skmob"``: :meth:`to_skmob`'s columns with naive local
+        times (scikit-mobility, the DP mobility report)."""
         from .export import csv_frame
 
         path = Path(path)
-        frame = csv_frame(self, format, internal)
+        frame = csv_frame(self, format, internal, clock)
         with atomic_output(path, overwrite, directory=False) as tmp:
             frame.to_csv(tmp, index=False, float_format="%.6f")
         return path
