@@ -170,7 +170,7 @@ def test_the_cap_bounds_a_trips_duration_by_a_faster_speed_of_its_row():
     assert (t[1::2] - t[::2]).max() <= 60 + 1 and GRID.distance_m(np.array([0]), np.array([63]))[0] > 5000   # 66 min at 5 km/h
 
 
-def test_the_duration_cap_is_the_top_of_the_heaviest_run_of_kept_bins():
+def test_the_duration_cap_is_the_top_of_the_heaviest_run_of_kept_bins_or_the_995_quantile_if_lower():
     kept = np.zeros(tt.DURATION_EDGES.size - 1)
     kept[[3, 4, 5, 6]] = [10.0, 50.0, 30.0, 5.0]
     kept[20] = 9.0                                       # past an empty bin: noise's
@@ -178,6 +178,11 @@ def test_the_duration_cap_is_the_top_of_the_heaviest_run_of_kept_bins():
     kept[[8, 9]] = [200.0, 1.0]                          # a heavier run further on is the data's
     assert tt.duration_cap(kept) == pytest.approx(tt.DURATION_EDGES[10])
     assert tt.duration_cap(np.zeros(5)) == np.inf
+    kept[:] = 0.0
+    kept[[3, 4, 5]] = [1000.0, 3.0, 2.0]                 # noise joined to the run's end: under 0.5 % of the mass
+    assert tt.duration_cap(kept) == pytest.approx(tt.DURATION_EDGES[4])
+    kept[[3, 4, 5]] = [1000.0, 30.0, 2.0]                # 3 % of it: the 99.5 % quantile is in bin 4
+    assert tt.duration_cap(kept) == pytest.approx(tt.DURATION_EDGES[5])
     assert tt.duration_cap(np.r_[0.0, 0.0, 3.0], np.array([0.0, 15.0, 30.0, np.inf])) == np.inf   # the last bin's
 
 
