@@ -86,7 +86,7 @@ KINDS = 1
 #: the share of noise in the smoothed starts from which the uniform guess alone is kept
 NOISE_ALONE = 0.5
 #: what the time reporters report, and which share of them reports each (public; measured on the
-#: 200 cabs at epsilon 1, docs/methods/ldptrace.md)
+#: 200 cabs at epsilon 1, docs/dates.md)
 GROUPS = (("date", 0.05), ("weekday", 0.5), ("hour", 0.25), ("speed", 0.14), ("duration", 0.06))
 
 
