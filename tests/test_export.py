@@ -272,3 +272,48 @@ def test_traces_of_one_point_are_left_out_of_movingpandas_with_a_word(trips):
     mixed = mixed.__class__.from_events(mixed.user, mixed.t, mixed.loc, one.users, one.space, one.time, one.info)
     with pytest.warns(UserWarning, match="3 of the 5 traces have a single point"):
         assert len(mixed.to_movingpandas()) == 2
+
+
+# -- locsynth export (issue 55, item 4) --------------------------------------------------------------
+
+def test_export_writes_the_public_view_by_default_and_skmob_carries_owner_and_trip(trips, samples, tmp_path):
+    """``locsynth export`` of a synthetic set writes what ``to_frame()`` gives (s0, s1, ..., no
+    source) unless ``--internal``; ``--format skmob`` writes scikit-mobility's and the DP mobility
+    report's columns with naive local times, a trip set's owner as uid and the trip as tid."""
+    from typer.testing import CliRunner
+
+    from locsynth.cli import app
+
+    def run(*args):
+        return CliRunner().invoke(app, [str(a) for a in args])
+
+    syn = samples["ngram"]
+    syn.save(tmp_path / "syn")
+    trips.save(tmp_path / "real")
+    assert run("export", tmp_path / "syn", "--out", tmp_path / "public.csv").exit_code == 0
+    public = pd.read_csv(tmp_path / "public.csv")
+    assert public.columns.tolist() == ["user_id", "datetime", "lat", "lon", "location_id"]
+    assert public["user_id"].tolist() == syn.to_frame()["user_id"].tolist() and public["user_id"].iloc[0] == "s0"
+    res = run("export", tmp_path / "syn", "--out", tmp_path / "internal.csv", "--internal")
+    assert res.exit_code == 0 and "internal use" in res.output
+    internal = pd.read_csv(tmp_path / "internal.csv")
+    assert {"source", "trace_no"} <= set(internal) and internal["user_id"].iloc[0] == "v0"
+    assert run("export", tmp_path / "real", "--out", tmp_path / "real.csv", "--format", "skmob").exit_code == 0
+    real = pd.read_csv(tmp_path / "real.csv")
+    assert real.columns.tolist() == ["uid", "tid", "datetime", "lat", "lng"]
+    assert real["uid"].iloc[0] == "p0" and real["tid"].iloc[0] == "p0-00000"
+    assert real["tid"].nunique() == trips.n_traces > real["uid"].nunique() == trips.users["person"].nunique()
+    local = trips.to_frame()["datetime"].dt.tz_localize(None)
+    assert (pd.to_datetime(real["datetime"]) == local).all()                # naive, on the set's clock
+    assert run("export", tmp_path / "syn", "--out", tmp_path / "s.csv", "--format", "skmob").exit_code == 0
+    assert pd.read_csv(tmp_path / "s.csv")["uid"].iloc[0] == "s0"
+    res = run("export", tmp_path / "syn", "--out", tmp_path / "x.csv", "--format", "parquet")
+    assert res.exit_code == 1 and "unknown --format 'parquet'" in res.output and not (tmp_path / "x.csv").exists()
+    assert run("export", tmp_path / "real", "--out", tmp_path / "naive.csv", "--clock", "naive-local").exit_code == 0
+    naive = pd.read_csv(tmp_path / "naive.csv")
+    assert naive.columns.tolist() == public.columns.tolist()
+    assert (pd.to_datetime(naive["datetime"]) == local).all()               # the points, their clock naive
+    res = run("export", tmp_path / "real", "--out", tmp_path / "y.csv", "--format", "skmob", "--clock", "offset")
+    assert res.exit_code == 1 and "naive local times only" in res.output and not (tmp_path / "y.csv").exists()
+    res = run("export", tmp_path / "real", "--out", tmp_path / "y.csv", "--clock", "utc")
+    assert res.exit_code == 1 and "unknown --clock 'utc'" in res.output and not (tmp_path / "y.csv").exists()

@@ -503,48 +503,98 @@ def test_a_release_states_the_public_size_and_the_local_guarantee(tmp_path):
 # -- the local time model (synth/ldptrace/times.py) ---------------------------------------------
 
 def test_the_time_reports_go_to_a_public_share_and_round_two_spends_the_same():
-    """A random share of the trajectories (from the seed, not the data) reports its start or its
-    speed, the rest its mobility: disjoint, all of them, each at round 2's budget, so the ledger's
-    total stays epsilon; time_share=0 releases no times; a share that leaves no one is refused."""
-    starting, speeding, moving = times.assign(40, 0.3, seed=0)
-    assert (starting.size, speeding.size, moving.size) == (6, 6, 28)
-    assert np.array_equal(np.sort(np.r_[starting, speeding, moving]), np.arange(40))
-    assert np.array_equal(times.assign(40, 0.3, seed=0)[0], starting) and \
-        not np.array_equal(times.assign(40, 0.3, seed=1)[0], starting)
-    model = LDPTrace(epsilon=1.0, grid_size=3, time_share=0.3).fit(grid_trips(40))
+    """A random share of the trajectories (from the seed, not the data) reports its date, weekday,
+    hour, speed or duration, the rest its mobility: disjoint, all of them, each at round 2's budget,
+    so the ledger's total stays epsilon; time_share=0 releases no times; a share that leaves no one
+    is refused."""
+    groups = times.assign(40, 0.5, seed=0)
+    # 20 time reporters cut at rint(20 x the cumulative shares 0.05, 0.55, 0.8, 0.94, 1): 1, 11, 16, 19, 20
+    assert [g.size for name, g in groups.items() if name != "mobility"] == [1, 10, 5, 3, 1] and groups["mobility"].size == 20
+    assert np.array_equal(np.sort(np.concatenate(list(groups.values()))), np.arange(40))
+    assert np.array_equal(times.assign(40, 0.5, seed=0)["hour"], groups["hour"]) and \
+        not np.array_equal(times.assign(40, 0.5, seed=1)["hour"], groups["hour"])
+    model = LDPTrace(epsilon=1.0, grid_size=3, time_share=0.5).fit(grid_trips(40))
     assert sum(s.epsilon for s in model.ledger_.spends) == pytest.approx(1.0)
     (round_two,) = [s for s in model.ledger_.spends if "mobility" in s.saw or "moves" in s.saw]
-    assert "for 12 of the 40 trajectories drawn before any report" in round_two.saw
+    assert "for 20 of the 40 trajectories drawn before any report" in round_two.saw
     syn = model.sample(seed=1)
-    assert syn.has_times and (syn.users["hour"] >= 0).all() and model.trip_times_.kinds == 2
+    assert syn.has_times and (syn.users["hour"] >= 0).all() and model.trip_times_.kinds == 1
     assert not LDPTrace(epsilon=1.0, grid_size=3, time_share=0).fit(grid_trips(40)).sample(seed=1).has_times
     with pytest.raises(InputError, match=r"`time_share` 0.99 of 40 trajectories leaves none to report their mobility"):
         LDPTrace(epsilon=1.0, grid_size=3, time_share=0.99).fit(grid_trips(40))
 
 
+def noiseless(patch) -> None:
+    """The time reports given their mean (a weakened protocol): k-RR's sent as held, OUE's tally its
+    mean; the estimates' sd as the protocol states it."""
+    from locsynth.synth.trip_times import held
+
+    patch.setattr(times, "sent_counts", lambda values, d, epsilon, seed=0, chunk=0: held(values, d))
+    honest = times.estimates
+    patch.setattr(times, "estimates", lambda counts, reports, d, epsilon: (
+        np.asarray(counts, np.float64) if d > 1 else honest(counts, reports, d, epsilon)[0],
+        honest(np.zeros(d), reports, d, epsilon)[1]))
+
+
+def test_the_reports_use_k_rr_where_its_variance_is_smaller_and_estimate_without_bias():
+    from locsynth.privacy import randomized_response as rr
+
+    assert times.protocol(5, 0.9) == times.protocol(9, 0.9) == "krr" and times.protocol(10, 0.9) == "oue"
+    assert times.protocol(24, 0.9) == "oue" and times.protocol(1, 0.9) == "none"
+    # k-RR's variance as Wang et al. state it at a value nobody holds: n q (1 - q) / (p - q)^2
+    p, q = rr.keep_probability(5, 0.9), rr.flip_probability(5, 0.9)
+    assert p == pytest.approx(math.exp(0.9) / (math.exp(0.9) + 4)) and q == pytest.approx(1 / (math.exp(0.9) + 4))
+    assert rr.noise_sd(1000, 5, 0.9) == pytest.approx(math.sqrt(1000 * q * (1 - q)) / (p - q))
+    assert rr.noise_sd(1000, 5, 0.9) < times.noise_sd(1000, 0.9)           # k-RR beats OUE over 5 values
+    rng = np.random.default_rng(0)
+    values = rng.choice(5, 20_000, p=[0.4, 0.3, 0.2, 0.1, 0.0])
+    sent = times.sent_counts(values, 5, 0.9)
+    assert sent.sum() == values.size and not np.array_equal(sent, np.bincount(values, minlength=5))   # perturbed
+    est, sd = times.estimates(sent, values.size, 5, 0.9)
+    assert np.abs(est - np.bincount(values, minlength=5)).max() < 4 * sd and sd == pytest.approx(rr.noise_sd(20_000, 5, 0.9))
+    hours = rng.integers(0, 24, 5000)
+    assert np.array_equal(times.sent_counts(hours, 24, 0.9), np.bincount(hours, minlength=24))   # OUE: drawn from the sums
+    est, sd = times.estimates(np.bincount(hours, minlength=24), 5000, 24, 0.9)
+    assert sd == pytest.approx(times.noise_sd(5000, 0.9)) and np.abs(est - np.bincount(hours, minlength=24)).max() < 5 * sd
+
+
 def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(monkeypatch):
-    """The tally given its mean: the starts are each day kind's exact hours of the start group
-    projected on the day's harmonics, the speeds the speed group's exact counts on the coarse grid
-    spread evenly over the fine one (each counted by a plain loop here)."""
+    """The reports given their mean: the hours are the hour group's exact hours fitted by exp(harmonics),
+    the speeds the speed group's exact counts on the coarse grid spread evenly over the fine one, the
+    dates each weekday's exact share split by its dates (each counted by a plain loop here)."""
     from locsynth.privacy.noise import toward_uniform
     from locsynth.synth import trip_times as tt
 
-    monkeypatch.setattr(oue, "tally", expected_tally)
+    noiseless(monkeypatch)
     rng = np.random.default_rng(0)
-    rows = [list(zip(int(h) + np.arange(int(k)), rng.integers(0, 9, int(k))))
-            for h, k in zip(rng.choice([7, 8, 9, 17, 18], 3000), rng.integers(1, 5, 3000))]
+    rows = [list(zip(int(d) * 24 + int(h) + np.arange(int(k)), rng.integers(0, 9, int(k))))
+            for d, h, k in zip(rng.choice([0, 1, 2, 7, 8], 3000), rng.choice([7, 8, 9, 17, 18], 3000),
+                               rng.integers(1, 5, 3000))]
     train = traceset(rows, rows=3, cols=3)
-    starting, speeding, _ = times.assign(train.n_traces, 0.4, seed=0)
-    model = times.fit_local_times(train, starting, speeding, 5.0)
+    groups = times.assign(train.n_traces, 0.8, seed=0)
+    model = times.fit_local_times(train, groups, 5.0)
     hours = np.zeros(24)
-    for i in starting:
-        hours[train.events_of(i)[0][0] % 24] += 1              # 2024-01-01 is a Monday: every start a weekday
-    # then toward uniform by the share of noise the public noise level predicts (privacy/noise.py)
-    uniform = tt.uniform_starts(2, 1, train.time)
-    expected = toward_uniform(np.r_[times.smooth_hours(hours), np.zeros(24)], uniform, model.noise)
-    assert 0 < model.noise < 0.2 and model.starts == pytest.approx(expected) and not model.starts[24:].any()
+    for i in groups["hour"]:
+        hours[train.events_of(i)[0][0] % 24] += 1
+    sd = times.estimates(np.zeros(24), groups["hour"].size, 24, 5.0)[1]       # k-RR's: at epsilon 5 it beats OUE
+    expected, rho = times.local_hours(hours, sd, None, train.time)
+    assert model.hours == pytest.approx(expected) and 0 < rho < 0.05
+    assert expected[0] == pytest.approx(toward_uniform(times.smooth_hours(hours), np.ones(24), rho))
+    assert times.smooth_hours(hours)[[7, 8, 9, 17, 18]].sum() > 0.95 * hours.sum() and (model.hours > 0).all()
+    # 2024-01-01 is a Monday: days 0, 1, 2 are Mon-Wed of one week, 7, 8 Mon-Tue of the next; the days
+    # between are in the period with no trip (no calendar): theirs only the fallback's share of noise
+    day = np.array([train.events_of(i)[0][0] // 24 for i in range(train.n_traces)])
+    assert model.period == 9 and model.dates[[3, 4, 5, 6]].sum() < 0.01 * model.dates.sum()
+    real = np.bincount(day, minlength=9) / day.size
+    # a weekday's split among its days (Monday's and Tuesday's two) comes from the date group's reports
+    # alone: within 4 binomial sds of an even split of a weekday's 2 / 5 of them, times its 2 / 5 share
+    per_weekday = 0.4 * groups["date"].size
+    assert np.abs(model.dates / model.dates.sum() - real).max() < 4 * 0.4 * np.sqrt(0.25 / per_weekday)
+    # the weekdays' shares from the weekday group's reports (and the date group's): 4 binomial sds of a 0.4 share
+    weekday_error = np.bincount(np.arange(9) % 7, model.dates / model.dates.sum()) - np.bincount(np.arange(9) % 7, real)
+    assert np.abs(weekday_error).max() < 4 * np.sqrt(0.4 * 0.6 / groups["weekday"].size)
     coarse = np.zeros((3, 10))
-    for i in speeding:
+    for i in groups["speed"]:
         t, loc = train.events_of(i)
         path = sum(float(train.space.distance_m(a, b)) for a, b in zip(loc[:-1], loc[1:]))
         if t.size > 1 and path > 0:
@@ -553,43 +603,80 @@ def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(mon
             fine_bin = min(max(int(np.searchsorted(tt.SPEED_EDGES, kmh, side="right")) - 1, 0), 19)
             coarse[times.ROW_GROUPS[fine_row], fine_bin // 2] += 1
     assert model.speeds == pytest.approx(np.repeat(coarse, 2, axis=1)[times.ROW_GROUPS] / 2)
-    assert np.array_equal(model.speeds[0], model.speeds[2]) and model.speeds[:3].sum() == pytest.approx(3 * coarse[0].sum())
+    assert model.cap == 240.0          # trips of 0-3 hours: the 0-15, ..., 120-240 minute bins
 
 
-def test_smoothing_keeps_the_days_harmonics_and_drops_the_rest():
+def test_smoothing_keeps_the_days_harmonics_positive_in_every_hour():
     h = np.arange(24) * 2 * np.pi / 24
-    daily = 10 + 4 * np.cos(h) + 3 * np.sin(3 * h)
-    assert times.smooth_hours(daily) == pytest.approx(daily)
-    assert times.smooth_hours(daily + 5 * np.cos(6 * h)) == pytest.approx(daily)      # a 4-hour period: noise
-    assert (times.smooth_hours(np.where(np.arange(24) == 3, 100.0, -10.0)) >= 0).all()
+    daily = np.exp(2 + 0.8 * np.cos(h) + 0.5 * np.sin(3 * h))
+    assert times.smooth_hours(daily) == pytest.approx(daily, rel=1e-6)
+    assert times.smooth_hours(daily + 0.5 * np.cos(6 * h)) == pytest.approx(daily, rel=0.1)   # a 4-hour period: noise
+    spiky = times.smooth_hours(np.where(np.arange(24) == 3, 100.0, -10.0))
+    assert (spiky > 0).all() and np.argmax(spiky) == 3                 # no hour emptied
+    assert (times.smooth_hours(np.full(24, -5.0)) == 0).all()
+
+
+def test_the_weekdays_join_their_own_reports_and_their_dates_by_inverse_variance():
+    """Two estimates of a weekday's share, equally noisy, average; a weekday whose joined share is
+    under two sds of noise (a weekend nobody drives on) gets none."""
+    which, days_of = np.array([0, 0, 1, 1, 2]), np.array([2.0, 2.0, 1.0])
+    est = {"weekday": np.array([500.0, 500.0, 0.0]), "date": np.array([150.0, 150.0, 250.0, 250.0, 0.0])}
+    reports = {"weekday": 1000, "date": 600}
+    sd = {"weekday": 10.0, "date": 10.0 * 600 / 1000 / np.sqrt(2)}      # the sums of two dates: as noisy as one weekday
+    shares, rho = times.weekday_shares(est, sd, reports, which, days_of)
+    joined = np.array([0.5, (0.5 + 500 / 600) / 2, 0.0])               # weekday 1: 0.5 by its reports, 0.83 by its dates
+    assert shares == pytest.approx(joined / joined.sum(), abs=0.01) and shares[2] < 0.01 and rho < 0.05
 
 
 @pytest.mark.slow
-def test_the_start_reports_hold_their_epsilon_and_a_noiseless_tally_is_caught(monkeypatch):
-    """Neighbouring sets of 2,000 trips that differ in one trip of the start group, which starts at
-    3:00 in one and at 15:00 in the other (the rest at 2:00 and 14:00, alike under that swap): the
-    fitted model's start weight at 3:00 against 15:00 passes the ratio test at the ledger's epsilon
-    1, and a fit whose tally is its mean (no noise) fails it."""
-    n, share = 2000, 0.9
-    changed = int(times.assign(n, share, seed=0)[0][0])
+@pytest.mark.parametrize("group", ["hour", "date"])
+def test_the_time_reports_hold_their_epsilon_and_a_noiseless_report_is_caught(monkeypatch, group):
+    """Neighbouring sets of trips that differ in one trip of the ``group``, which starts at 3:00 in one
+    and at 15:00 in the other (hour), or on day 1 in one and day 2 in the other (date; the rest on days
+    0 and 3, so that both have the period's 4 days: the period is named as not covered). What passes
+    the ratio test at the ledger's epsilon 1, and fails it when the reports are their mean (no noise):
+    the fitted model's weight of one hour against the other (hour); the date reports' estimate of one
+    day against the other, read where the collector joins it with the weekdays (date: what follows is
+    post-processing, whose threshold hides one trip's date with or without noise)."""
+    n, share = (4000, 0.9) if group == "hour" else (1000, 0.9)    # 900 hour reports: the smoothed noise half their mass
+    changed = int(times.assign(n, share, seed=0)[group][0])
 
-    def trips(hour):
-        start = [2 + 12 * (i % 2) if i != changed else hour for i in range(n)]
+    def trips(value):
+        if group == "hour":
+            start = [2 + 12 * (i % 2) if i != changed else value for i in range(n)]
+        else:
+            start = [24 * (3 * (i % 2)) + 8 if i != changed else 24 * value + 8 for i in range(n)]
         return traceset([[(s, 0), (s + 1, 2)] for s in start], cols=3)
 
-    x = {"x1": trips(3), "x2": trips(15)}
-    fit = lambda ts: LDPTrace(epsilon=1.0, grid_size=2, time_share=share).fit(ts).trip_times_.starts  # noqa: E731
+    x = {"x1": trips(3 if group == "hour" else 1), "x2": trips(15 if group == "hour" else 2)}
+    a, b = (3, 15) if group == "hour" else (1, 2)
+    seen = {}
+    joined = times.local_dates
+
+    def spy(est, *args):
+        seen["date"] = np.array(est["date"])
+        return joined(est, *args)
+
+    monkeypatch.setattr(times, "local_dates", spy)
+
+    def weight(model):
+        if group == "date":
+            return seen["date"][a] - seen["date"][b]
+        v = model.hours[0]
+        return v[a] / v.sum() - v[b] / v.sum()
+
+    fit = lambda ts: LDPTrace(epsilon=1.0, grid_size=2, time_share=share).fit(ts).trip_times_  # noqa: E731
     with monkeypatch.context() as patch:
-        patch.setattr(oue, "tally", expected_tally)
-        exact = {key: fit(ts) for key, ts in x.items()}
-    # the start group's 2:00 and 14:00 trips are not quite as many: the threshold lies between the exact models
-    middle = np.mean([m[3] - m[15] for m in exact.values()])
+        noiseless(patch)
+        exact = {key: weight(fit(ts)) for key, ts in x.items()}
+    assert exact["x1"] > exact["x2"]                 # without noise the changed trip shows
+    middle = np.mean(list(exact.values()))
 
     def outputs(k):
-        return {key: np.array([float(m[3] - m[15] > middle) for m in (fit(ts) for _ in range(k))]) for key, ts in x.items()}
+        return {key: np.array([float(weight(fit(ts)) > middle) for _ in range(k)]) for key, ts in x.items()}
 
     honest = outputs(400)
     assert audit(lambda key, k: honest[key][:k], "x1", "x2", 1.0, samples=400, repeats=1, beta=0.01).passed
-    monkeypatch.setattr(oue, "tally", expected_tally)
-    noiseless = outputs(50)
-    assert not audit(lambda key, k: noiseless[key][:k], "x1", "x2", 1.0, samples=50, repeats=1, beta=0.01).passed
+    noiseless(monkeypatch)
+    exact = outputs(50)
+    assert not audit(lambda key, k: exact[key][:k], "x1", "x2", 1.0, samples=50, repeats=1, beta=0.01).passed

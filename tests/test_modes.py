@@ -231,21 +231,34 @@ def test_a_step_takes_at_least_the_time_its_length_asks_at_the_bound(walked):
     assert (t[1] - t[0]) <= math.ceil(metres / (model.edges[-2] / 3.6) / 60) + 1        # the last bin's speeds
 
 
-def test_the_starts_fall_back_toward_uniform_as_far_as_noise_fills_them():
+def test_the_starts_fall_back_toward_uniform_as_far_as_noise_fills_them(monkeypatch):
     from locsynth.privacy.ledger import Ledger
 
     rng = np.random.default_rng(0)
     hours = np.r_[rng.normal(8, 1, 10_000), rng.normal(18, 1.5, 10_000)].astype(int) % 24
     many = traceset([[(int(h), 0), (int(h) + 1, 1)] for h in hours])
     few = traceset([[(int(h), 0), (int(h) + 1, 1)] for h in rng.choice(hours, 12)])
+    shares = []                           # the hours' own noise share: the first fallback of each fit
+    honest = tt.toward_uniform
+
+    def spy(kept, uniform, rho):
+        shares.append(rho)
+        return honest(kept, uniform, rho)
+
+    monkeypatch.setattr(tt, "toward_uniform", spy)
     big = [tt.fit_trip_times(many, 0.5, Ledger()) for _ in range(3)]
-    small = [tt.fit_trip_times(few, 0.5, Ledger()) for _ in range(10)]
+    small = []
+    for _ in range(10):
+        shares.clear()
+        small.append((tt.fit_trip_times(few, 0.5, Ledger()), shares[0]))
     # a bin that the data fill above the threshold counts as signal: a few of the small fits keep one
-    assert all(m.noise < 0.05 for m in big) and np.mean([m.noise for m in small]) > 0.6
-    uniform = tt.uniform_starts(small[0].kinds, small[0].period, few.time)
-    for m in small:                       # what is left of the hours is mostly the uniform guess
-        p, u = m.starts / m.starts.sum(), uniform / uniform.sum()
-        assert np.abs(p - u).sum() <= 2 * (1 - m.noise) + 1e-9
+    assert all(m.noise < 0.05 for m in big) and np.mean([m.noise for m, _ in small]) > 0.6
+    for m, rho in small:                  # what is left of the hours is mostly the uniform guess
+        row = m.hours[0]
+        feasible = np.zeros(24)
+        feasible[np.unique(tt._hour_of_instant(few.time))] = 1.0
+        p, u = row / row.sum(), feasible / feasible.sum()
+        assert rho <= m.noise + 1e-12 and np.abs(p - u).sum() <= 2 * (1 - rho) + 1e-9
 
 
 def test_the_fast_step_metric_reads_the_test_sets_bound():

@@ -61,13 +61,27 @@ def parts(tmp_path_factory):
 
 class Drawn:
     """OpenDP's Laplace measurements replaced by a fixed draw (seeded by the order of the calls),
-    each call's true values and sensitivity recorded; OUE's tally likewise."""
+    each call's true values and sensitivity recorded; OUE's tally likewise; k-RR's reports (LDPTrace's
+    time reports, randomized where each trajectory is) by a fixed function of the value. In this
+    process only: a cluster's workers randomize as they would."""
 
     def __init__(self, monkeypatch):
         self.calls = []
         monkeypatch.setattr(_opendp, "float_laplace", lambda n, scale: self._measure(scale, float))
         monkeypatch.setattr(_opendp, "integer_laplace", lambda scale: self._measure(scale, int))
+        monkeypatch.setattr(_opendp, "randomized_response", self._response)
         monkeypatch.setattr(oue, "tally", self._tally)
+
+    @staticmethod
+    def _response(k, keep):
+        class Measurement:
+            def map(self, sensitivity):
+                return 1.0
+
+            def __call__(self, value):
+                return (3 * value + 1) % k          # a fixed draw: every value to another, whatever the chunk
+
+        return Measurement()
 
     def reset(self) -> list:
         calls, self.calls = self.calls, []
@@ -188,25 +202,35 @@ def test_the_variants_fit_by_partitions_as_in_one_file(parts, name, params, monk
     assert_same_fit(fitted(name, one, drawn, **params), fitted(name, partitioned, drawn, **params))
 
 
-def test_the_time_model_counts_by_partitions_and_days_of_the_week_after_two_weeks(tmp_path):
-    short = trips(600, seed=2, days=10)
-    save_partitioned(short, tmp_path / "short", 3)
-    for days, kinds in ((10, 2), (21, 7)):
-        ts = short if days == 10 else trips(600, seed=2)
-        path = tmp_path / f"d{days}"
+def same_counts(a, b) -> None:
+    """Two trip_times.Counts: the same layout (period, open days, day kinds) and histograms."""
+    assert (a.layout.period, a.layout.kinds) == (b.layout.period, b.layout.kinds)
+    assert np.array_equal(a.layout.open, b.layout.open) and np.array_equal(a.layout.kind, b.layout.kind)
+    for part in ("dates", "hours", "speeds", "durations"):
+        assert np.array_equal(getattr(a, part), getattr(b, part)), part
+
+
+def test_the_time_model_counts_by_partitions_its_dates_hours_speeds_and_durations(tmp_path):
+    """The time model's counts (issue 55: the period's dates, the hours by day kind, the speeds, the
+    durations) summed over 3 partitions, with and without a calendar that closes the weekends."""
+    from locsynth.data.trips import WEEKDAYS
+
+    for days, info in ((10, {}), (21, {}), (21, {"calendar": WEEKDAYS})):
+        ts = trips(600, seed=2, days=days)
+        ts = replace(ts, info={**ts.info, **info})
+        path = tmp_path / f"d{days}{len(info)}"
         save_partitioned(ts, path, 3)
-        whole = TraceSet.load(path)
-        expected = trip_times.counts(whole)
-        got = trip_times.counts(Partitions(PartitionedTraceSet.open(path)))
-        assert expected[2:] == got[2:] and expected[2] == kinds
-        assert np.array_equal(expected[0], got[0]) and np.array_equal(expected[1], got[1])
-        assert expected[0].sum() == ts.n_traces
+        expected = trip_times.counts(TraceSet.load(path))
+        same_counts(expected, trip_times.counts(Partitions(PartitionedTraceSet.open(path))))
+        assert expected.durations.sum() == ts.n_traces and expected.layout.period <= days
+        assert (expected.dates.sum() == ts.n_traces) == (not info)     # a closed weekend's starts count nowhere
+    assert expected.dates.size < expected.layout.period             # the calendar closed some days
     # the speed bins of the set's bounds: a bike's slower bins hold these 1-3 minute steps otherwise
     _, bike = bike_set_in_a_domain(tmp_path / "bike", 600)
     expected = trip_times.counts(bike)
-    got = trip_times.counts(Partitions(PartitionedTraceSet.open(tmp_path / "bike")))
-    assert np.array_equal(expected[1], got[1]) and not np.array_equal(expected[1], trip_times.counts(
-        replace(bike, info={k: v for k, v in bike.info.items() if k != "bounds"}))[1])
+    same_counts(expected, trip_times.counts(Partitions(PartitionedTraceSet.open(tmp_path / "bike"))))
+    assert not np.array_equal(expected.speeds, trip_times.counts(
+        replace(bike, info={k: v for k, v in bike.info.items() if k != "bounds"})).speeds)
 
 
 def test_a_partitioned_set_reads_whole_and_by_partitions(parts, tmp_path):
@@ -294,9 +318,12 @@ def test_counting_by_partitions_on_a_cluster_equals_counting_them_here(parts, cl
 @pytest.mark.slow
 @pytest.mark.parametrize("name", METHODS[1:])
 def test_every_method_fits_by_partitions_on_a_cluster_as_in_one_file(parts, client, name, monkeypatch):
+    """LDPTrace's time reports are k-RR where the workers randomize them (Drawn fixes this process's
+    draws only): it fits here without them, and with them by partitions above."""
     partitioned, one = parts
     drawn = Drawn(monkeypatch)
-    assert_same_fit(fitted(name, one, drawn), fitted(name, partitioned, drawn, client))
+    params = {"time_share": 0.0} if name == "ldptrace" else {}
+    assert_same_fit(fitted(name, one, drawn, **params), fitted(name, partitioned, drawn, client, **params))
 
 
 def test_a_partitioned_sample_is_the_same_set_whatever_the_workers(parts, client, tmp_path):
@@ -364,10 +391,10 @@ def test_the_command_line_fits_and_samples_by_partitions_on_a_scheduler_started_
     partitioned, one = parts
     runner = CliRunner()
     drawn = Drawn(monkeypatch)
-    for name in ("ngram", "ldptrace"):
-        expected = fitted(name, one, drawn)
+    for name, params in (("ngram", []), ("ldptrace", ["--time-share", "0"])):     # k-RR reports: the workers'
+        expected = fitted(name, one, drawn, **({"time_share": 0.0} if params else {}))
         res = runner.invoke(app, ["fit", name, str(partitioned.path), "--out", str(tmp_path / name), "--epsilon", "2",
-                                  "--scheduler", scheduler])
+                                  "--scheduler", scheduler, *params])
         assert res.exit_code == 0, res.output
         model = Synthesizer.load(tmp_path / name)
         assert_same_fit(expected, (model, drawn.reset()))

@@ -207,16 +207,30 @@ def info(
 def export(
     directory: Path = typer.Argument(..., help="A TraceSet directory."),
     out: Path = typer.Option(..., "--out", "-o", help="CSV file to write."),
+    format: str = typer.Option("points", "--format", help="points: user_id,datetime (with its offset),lat,lon,"
+                               "location_id; skmob: uid,tid,datetime (naive, local),lat,lng, as scikit-mobility "
+                               "and the DP mobility report read it (a trip set: the cab or person as uid, the trip "
+                               "as tid)."),
+    clock: Optional[str] = typer.Option(None, "--clock", help="offset: ISO 8601 times with their offset (points' "
+                                        "default); naive-local: local wall-clock times without one, which the DP "
+                                        "mobility report's temporal analyses need (skmob's only clock)."),
+    internal: bool = typer.Option(False, "--internal", help="A synthetic set's internal view: the training users' "
+                                  "ids and the source column (the default is the public one, s0, s1, ...)."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
-    """Write a TraceSet as CSV: user_id,datetime,lat,lon,location_id (internal: see release)."""
+    """Write a TraceSet as CSV, the ids to_frame() gives (a synthetic set's s0, s1, ...; --internal: its source)."""
+    from ..data.export import CLOCKS, FORMATS
     from ..data.traces import TraceSet
 
+    if format not in FORMATS:
+        raise InputError(f"unknown --format {format!r}; the formats: {', '.join(FORMATS)}")
+    if clock is not None and clock not in CLOCKS:
+        raise InputError(f"unknown --clock {clock!r}; the clocks: {', '.join(CLOCKS)}")
     _claim(out, overwrite=overwrite, inputs=[directory], directory=False)
     ts = TraceSet.load(directory)
-    ts.to_csv(out, overwrite=overwrite, internal=True)
+    ts.to_csv(out, overwrite=overwrite, internal=internal, format=format, clock=clock)
     say(f"wrote {out}: {ts.n_events} events")
-    if ts.synthetic:
+    if ts.synthetic and internal:
         say("note: this set names the training users its traces came from (user_id, source): it is for "
             "internal use; locsynth release makes a set that can be published")
 

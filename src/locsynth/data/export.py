@@ -261,11 +261,55 @@ def trackintel(ts, kind: str = "positionfixes", internal: bool = False):
     return gpd.GeoDataFrame(out, geometry=gpd.GeoSeries(geom, index=out.index), crs="EPSG:4326").rename_geometry("geom")
 
 
+#: the user-table columns that name a trip's owner (data/trips.py: a cab, a person)
+OWNERS = ("cab", "person")
+
+
 def skmob(ts, internal: bool = False) -> pd.DataFrame:
     """scikit-mobility's columns (``uid``, ``tid``, ``datetime``, ``lat``, ``lng``; naive times on the
-    set's clock), for a CSV that ``skmob.TrajDataFrame`` reads: scikit-mobility 1.3 needs pandas < 2,
-    so it reads the file in an environment of its own."""
+    set's clock), for a CSV that ``skmob.TrajDataFrame`` and the DP mobility report read: scikit-mobility
+    1.3 needs pandas < 2 and the report pins pandas 2.1, so each reads the file in an environment of its
+    own. A set of trips with owners (the cabs' cab, a person) has the owner as ``uid`` and the trip's id
+    as ``tid``; any other set each trace's id as ``uid`` and its row as ``tid``."""
     _timed(ts, "scikit-mobility's TrajDataFrame")
     frame = points(ts, internal)
-    return pd.DataFrame({"uid": frame["user_id"], "tid": ts.user, "datetime": frame["datetime"].dt.tz_localize(None),
+    owner = next((c for c in OWNERS if c in ts.users), None)
+    if owner is None:
+        uid, tid = frame["user_id"], ts.user
+    else:
+        uid, tid = ts.users[owner].to_numpy()[ts.user], frame["user_id"]
+    return pd.DataFrame({"uid": uid, "tid": tid, "datetime": frame["datetime"].dt.tz_localize(None),
                          "lat": frame["lat"], "lng": frame["lon"]})
+
+
+#: what ``locsynth export --format`` writes (:func:`csv_frame`)
+FORMATS = ("points", "skmob")
+#: how ``locsynth export --clock`` writes times: ISO 8601 with their offset, or the local wall clock
+#: without one (what the DP mobility report's and scikit-mobility's temporal analyses read: the
+#: report silently drops every one of them on times with an offset)
+CLOCKS = ("offset", "naive-local")
+
+
+def csv_frame(ts, fmt: str = "points", internal: bool = False, clock: str | None = None) -> pd.DataFrame:
+    """The frame ``locsynth export`` writes: ``points`` (:func:`csv_points`) or ``skmob``
+    (:func:`skmob`), times on ``clock`` (:data:`CLOCKS`; by default the format's own: points with
+    their offset, skmob naive and local, the only clock it reads)."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; the formats: {', '.join(FORMATS)}")
+    clock = clock or ("offset" if fmt == "points" else "naive-local")
+    if clock not in CLOCKS:
+        raise InputError(f"unknown clock {clock!r}; the clocks: {', '.join(CLOCKS)}")
+    if fmt == "skmob" and clock != "naive-local":
+        raise InputError("the skmob format holds naive local times only (scikit-mobility and the DP mobility "
+                         "report read no offset): leave out --clock or give naive-local")
+    if fmt == "points" and clock == "offset":
+        return csv_points(ts, internal)
+    out = skmob(ts, internal) if fmt == "skmob" else naive_points(ts, internal)
+    return out.assign(datetime=out["datetime"].dt.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def naive_points(ts, internal: bool = False) -> pd.DataFrame:
+    """:func:`points` with naive local times (the set's clock, its offset dropped)."""
+    _timed(ts, "a naive local clock")
+    frame = points(ts, internal)
+    return frame.assign(datetime=frame["datetime"].dt.tz_localize(None))

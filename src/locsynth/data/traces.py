@@ -398,13 +398,17 @@ class TraceSet:
 
         return points(self, internal)
 
-    def to_csv(self, path: str | Path, overwrite: bool = False, internal: bool = False) -> Path:
-        """Write :meth:`to_frame` as CSV, times in ISO 8601 with their offset."""
-        from .export import csv_points
+    def to_csv(self, path: str | Path, overwrite: bool = False, internal: bool = False, format: str = "points",
+               clock: str | None = None) -> Path:
+        """Write :meth:`to_frame` as CSV, times in ISO 8601 with their offset (``clock="naive-local"``:
+        local times without one); ``format="skmob"``: :meth:`to_skmob`'s columns with naive local
+        times (scikit-mobility, the DP mobility report)."""
+        from .export import csv_frame
 
         path = Path(path)
+        frame = csv_frame(self, format, internal, clock)
         with atomic_output(path, overwrite, directory=False) as tmp:
-            csv_points(self, internal).to_csv(tmp, index=False, float_format="%.6f")
+            frame.to_csv(tmp, index=False, float_format="%.6f")
         return path
 
     def to_geodataframe(self, kind: str = "points", internal: bool = False, crs=None):
@@ -432,8 +436,9 @@ class TraceSet:
         return trackintel(self, kind, internal)
 
     def to_skmob(self, internal: bool = False) -> pd.DataFrame:
-        """scikit-mobility's columns (``uid, tid, datetime, lat, lng``), for a file
-        ``skmob.TrajDataFrame`` reads in an environment of its own (it needs pandas < 2)."""
+        """scikit-mobility's columns (``uid, tid, datetime, lat, lng``; a trip set's owner, the cab, as
+        ``uid`` and the trip as ``tid``), for a file ``skmob.TrajDataFrame`` or the DP mobility report
+        reads in an environment of its own (they need pandas < 2 and 2.1)."""
         from .export import skmob
 
         return skmob(self, internal)

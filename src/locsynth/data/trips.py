@@ -167,14 +167,36 @@ def weekday_trips(start_unix: np.ndarray, timezone: str = TIMEZONE) -> np.ndarra
     Choice: a trip belongs to the day it starts on (the paper does not say; trips across
     midnight are few).
     """
-    from pandas.tseries.holiday import USFederalHolidayCalendar
-
     if start_unix.size == 0:
         return np.zeros(0, bool)
     local = pd.DatetimeIndex(pd.to_datetime(start_unix, unit="s", utc=True)).tz_convert(timezone)
-    dates = local.tz_localize(None).normalize()
+    return workdays(local.tz_localize(None).normalize())
+
+
+#: ``info['calendar']`` of a set made with ``weekdays_only``: its trips start only on :func:`workdays`
+WEEKDAYS = "weekdays"
+
+
+def workdays(dates: pd.DatetimeIndex) -> np.ndarray:
+    """True for the (naive, local) ``dates`` that are a Monday to Friday and not a US federal
+    holiday (pandas' ``USFederalHolidayCalendar``): the days :func:`weekday_trips` keeps."""
+    from pandas.tseries.holiday import USFederalHolidayCalendar
+
+    dates = pd.DatetimeIndex(dates)
+    if dates.size == 0:
+        return np.zeros(0, bool)
     holidays = USFederalHolidayCalendar().holidays(dates.min(), dates.max())
-    return np.asarray((local.day_of_week < 5) & ~dates.isin(holidays))
+    return np.asarray((dates.day_of_week < 5) & ~dates.isin(holidays))
+
+
+def calendar_days(calendar: str | None, dates: pd.DatetimeIndex) -> np.ndarray:
+    """Which of ``dates`` a set's public ``calendar`` (``info['calendar']``) lets a trip start on:
+    :func:`workdays` for :data:`WEEKDAYS`, every one without a calendar."""
+    if calendar is None:
+        return np.ones(len(dates), bool)
+    if calendar != WEEKDAYS:
+        raise InputError(f"unknown calendar {calendar!r} in the set's info; the calendars: {WEEKDAYS!r}")
+    return workdays(dates)
 
 
 # -- 4. 60-second aggregation ------------------------------------------------------------------
@@ -556,6 +578,8 @@ def make_trips(points: pd.DataFrame, cell_m: float | None = None, *,
             "bounds": bounds.to_dict()}
     if from_data:
         info["bbox_from_data"] = True
+    if weekdays_only:                       # public: the days a trip of the set may start on
+        info["calendar"] = WEEKDAYS
     owners = None
     if "person" in points:                  # each trip's owner as given, not read off its name
         owners = points["person"].groupby(points["user"], sort=False).first().reindex(ids).to_numpy()

@@ -46,3 +46,29 @@ def randomized_response(values, k: int, epsilon: float, *, ledger: Ledger | None
                       assumptions=f"each {unit} perturbed on its own; which {unit}s there are is public",
                       relation="replace")
     return out
+
+
+def flip_probability(k: int, epsilon: float) -> float:
+    """q = (1 - p) / (k - 1), the probability of reporting one given other value."""
+    return (1.0 - keep_probability(k, epsilon)) / (k - 1)
+
+
+def estimate(counts, reports: int, k: int, epsilon: float) -> np.ndarray:
+    """Unbiased counts from how many of ``reports`` k-RR reports name each value: (C_v - n q) / (p - q)
+    (Wang, Blocki, Li and Jha, USENIX Security 2017, §4.1, direct encoding); negative where noise
+    outweighs the value (post-processing is the caller's)."""
+    p, q = keep_probability(k, epsilon), flip_probability(k, epsilon)
+    return (np.asarray(counts, np.float64) - int(reports) * q) / (p - q)
+
+
+def noise_sd(reports: int, k: int, epsilon: float) -> float:
+    """The standard deviation of :func:`estimate` for a value no report holds: sqrt(n q (1 - q)) / (p - q)."""
+    p, q = keep_probability(k, epsilon), flip_probability(k, epsilon)
+    return float(math.sqrt(int(reports) * q * (1 - q)) / (p - q))
+
+
+def beats_unary(k: int, epsilon: float) -> bool:
+    """Whether k-RR estimates a value's count with less variance than optimized unary encoding: for
+    fewer than 3 e^epsilon + 2 values (Wang et al. 2017, §5: direct encoding's variance
+    (e^epsilon + k - 2) / (e^epsilon - 1)^2 a report against OUE's 4 e^epsilon / (e^epsilon - 1)^2)."""
+    return int(k) < 3 * math.exp(epsilon) + 2

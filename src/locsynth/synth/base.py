@@ -547,8 +547,9 @@ class Synthesizer(_Params):
     def _untimed(self, loc: np.ndarray, length: np.ndarray, seed: int = 0) -> TraceSet:
         """A synthetic set of trips (NGRAM's, PrivTrace's): trace q holds the next ``length[q]`` of
         ``loc``, each its own virtual user. With a time model (:meth:`_fit_times`) its points get
-        times from it and ``hour`` its majority hour (as real trips'); without one they sit on
-        instants 0, 1, ... (steps, not times: ``info['times']`` 'none') with ``hour`` -1."""
+        times from it and ``hour`` its majority hour (as real trips'), a walk of more points than the
+        model's duration cap holds instants cut to its first ones (trip_times.within_cap); without one
+        they sit on instants 0, 1, ... (steps, not times: ``info['times']`` 'none') with ``hour`` -1."""
         m = length.size
         user = np.repeat(np.arange(m, dtype=np.int32), length)
         ids = np.array([f"v{q}" for q in range(m)], dtype=object)
@@ -557,8 +558,10 @@ class Synthesizer(_Params):
             return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
                                    extra={"hour": np.full(m, -1, np.int8)}, info={"times": "none"},
                                    user_id=ids, presorted=True)
-        from .trip_times import TIMED, sample_times
+        from .trip_times import TIMED, sample_times, within_cap
 
+        loc, length = within_cap(self.trip_times_, self.time_, loc, length)
+        user = np.repeat(np.arange(m, dtype=np.int32), length)
         t = sample_times(self.trip_times_, loc, length, self.space_, self.time_, seed)
         return self._synthetic(user, t, loc, np.full(m, -1), np.zeros(m, np.int32),
                                extra={"hour": self._majority_hours(user, t, loc, m)}, info={"times": TIMED},
@@ -661,10 +664,10 @@ class Synthesizer(_Params):
             model.noise_ = meta["noise"]
         model.training_ = meta.get("training", {})
         model.ledger_ = Ledger.from_dict(meta.get("ledger"))
-        if "times_starts" in arrays:
+        if "times_starts" in arrays or "times_dates" in arrays:
             from .trip_times import TripTimes
 
-            model.trip_times_ = TripTimes.from_arrays(arrays)
+            model.trip_times_ = TripTimes.from_arrays(arrays, model.time_)
         model.footprint_ = arrays["footprint"].astype(bool) if "footprint" in arrays else None
         model._restore(arrays, meta.get("fitted", {}))
         return model

@@ -68,8 +68,8 @@ relation hides; this relation hides none).
 
 Times (not in the paper, which synthesizes sequences of cells): the model of when trips start and
 how fast they go that every trip method shares (synth/trip_times.py), here reported by the users
-themselves (times.py): a public random ``time_share`` of the trajectories reports its start or its
-speed instead of its mobility, at the same budget. ``time_share=0`` keeps the paper's method: the
+themselves (times.py): a public random ``time_share`` of the trajectories reports its start, speed or
+duration instead of its mobility, at the same budget. ``time_share=0`` keeps the paper's method: the
 synthetic trajectories then sit on instants 0, 1, ... (steps, not times) with ``hour`` -1.
 """
 
@@ -97,8 +97,8 @@ END_BASE, END_STEP = 0.3, 0.2
 #: the seed's stream for the users' slots (user.slots); times.STREAM draws who reports times
 SLOTS = 48
 #: share of the trajectories that report their times instead of their mobility (times.py), measured
-#: on the 200 cabs at epsilon 1 (docs/methods/trips.md)
-TIME_SHARE = 0.2
+#: on the 200 cabs at epsilon 1 (docs/methods/ldptrace.md)
+TIME_SHARE = 0.5
 
 
 def mobility_noise(est: dict, counts: dict, slots: dict, users: int, epsilon: float) -> float:
@@ -134,7 +134,8 @@ class LDPTrace(Synthesizer):
         authors' ``--max_len`` 0.9).
     time_share : float
         Share of the trajectories (not of the budget: times.py says why) that report their trip's
-        start or speed, half each, instead of its mobility, at the same budget; 0: no times.
+        date, weekday, hour, speed or duration (times.GROUPS' shares of them) instead of its mobility,
+        at the same budget; 0: no times.
     max_traces_per_user : int
         Trajectories (reports) one user id may contribute, the first ones kept: the per-person
         epsilon is this many times the per-trajectory one (privacy/ledger.py). 1, as ``prepare`` makes them.
@@ -186,11 +187,12 @@ class LDPTrace(Synthesizer):
         self.trip_times_ = None
         moving = np.arange(users)
         if share > 0 and train.has_times and train.n_events:
-            starting, speeding, moving = times.assign(users, share, int(self.seed))
-            if moving.size == 0 or speeding.size == 0:
+            groups = times.assign(users, share, int(self.seed))
+            moving = groups.pop("mobility")
+            if moving.size == 0 or not any(g.size for g in groups.values()):
                 raise InputError(f"`time_share` {share:g} of {users} trajectories leaves none to report "
                                  f"{'their mobility' if moving.size == 0 else 'their times'}")
-            self.trip_times_ = times.fit_local_times(train, starting, speeding, (1 - self.length_share) * eps)
+            self.trip_times_ = times.fit_local_times(train, groups, (1 - self.length_share) * eps, int(self.seed))
             self.ledger_.note_uncovered(trip_times.PERIOD_FROM_DATA)
         self._mobility(cells, moving, eps, users)
         self._locations(xy)
@@ -220,8 +222,8 @@ class LDPTrace(Synthesizer):
                            "" if users == everyone else
                            f"; or, for {everyone - users} of the {everyone} trajectories drawn before any "
                            f"report (public, from the seed), one report of the same budget in all: the "
-                           f"weekday or weekend and hour of its start, or its speed by its path's length "
-                           f"(synth/ldptrace/times.py)"))
+                           f"date, the weekday or the hour of its start, its speed by its path's length or its "
+                           f"duration (synth/ldptrace/times.py)"))
         self.noise_parts_ = {"where trips go": mobility_noise(est, reports, share, users, each)}
         moves = np.zeros(8 * n * n)
         moves[valid] = est["moves"]

@@ -1,52 +1,76 @@
 """LDPTrace's model of its trips' times, in the local model (synth/trip_times.py's, reported by the
-users themselves): a public random share of the trajectories reports when its trip starts or how
-fast it goes, instead of where it goes.
+users themselves): a public random share of the trajectories reports when its trip starts, how
+fast it goes or how long it takes, instead of where it goes.
 
 Why a share of the users and not of the budget. In the local model every user's report carries its
 own noise, whose variance grows as 1 / epsilon^2 at small epsilon (OUE: 4 e^epsilon / (e^epsilon -
 1)^2 per user). Spending a share s of every user's budget on the time would multiply the time's
 noise variance by about 1 / s^2; giving the whole budget to a share s of the users multiplies it by
-1 / s (Wang et al., USENIX Security 2017, and the sampling-then-reporting of the LDP literature). On
-the 200 cabs (72,467 trajectories, epsilon 1) a start histogram at 5 % of every user's budget has a
-noise of about 10,800 a bin against 3,000 trips in an hour's bin; from 15 % of the users at the
-whole budget, about 220. The mobility model loses the same share of its reports.
+1 / s (Wang et al., USENIX Security 2017, and the sampling-then-reporting of the LDP literature).
+The mobility model loses the same share of its reports.
 
 The protocol. Before any report, the collector draws which trajectories report what, from the
 method's seed, independently of the data (public: how many reports a user sends then says nothing
 of their trajectory). Every trajectory reports its length (LDPTrace's round 1, unchanged). Of the
-``time_share`` of the trajectories, half report their start and half their speed, each as one OUE
-report at the whole of round 2's budget, (1 - length_share) epsilon; the rest report their mobility
-as LDPTrace does. Either way a trajectory spends (1 - length_share) epsilon in round 2.
+``time_share`` of the trajectories, :data:`GROUPS` says which share reports which one value, each
+as one report at the whole of round 2's budget, (1 - length_share) epsilon: by OUE, or by k-ary
+randomized response where a domain is small enough for it to estimate with less variance (fewer
+than 3 e^epsilon + 2 values, Wang et al. 2017 §5: the weekday and the duration at epsilon 1); the
+rest report their mobility as LDPTrace does. Either way a trajectory spends (1 - length_share)
+epsilon in round 2. The values (their domains public: the period's days the set's calendar opens,
+trip_times.layout):
 
-- **start**: weekday or weekend by the hour of the trip's first point (48 values). Choice: always
-  two day kinds here, where the central model takes the day of the week over two weeks or more:
-  OUE's noise is the same in every bin whatever the domain, so seven days would divide each hour's
-  trips by 2.5 under the same noise. The estimate of each day kind's 24 hours is smoothed onto the
-  day's first :data:`HARMONICS` harmonics (a least-squares fit, negatives set to 0: post-
-  processing); a day kind whose estimated total is under :data:`~locsynth.synth.trip_times.KEEP_ABOVE`
-  of its noise's standard deviations is dropped (the weekend of a weekday-only set). The hours then
-  fall back toward uniform as the central model's do (synth/trip_times.py), as far as the smoothed
-  noise fills them (its expected kept mass, privacy/noise.py, against theirs), and to the uniform
-  guess alone where that is half their mass or more: smoothing spreads the noise over every hour,
-  so the curve's shape is then the noise's (choice; measured in docs/data.md).
-- **speed**: the trip's speed by its path's length on a coarse grid, :data:`ROW_GROUPS` (0-3 km, 3-8
-  km, beyond) by pairs of the speed bins of the set's bounds (trip_times.speed_edges; 30 values); the
-  estimates through Norm-Sub
-  (collector.norm_sub: setting negatives to 0 kept every empty cell's positive noise, a floor
-  that slowed the median synthetic step from 30 to 22 km/h on the 200 cabs), each coarse cell
-  spread evenly over the fine cells it covers, so that the model samples as the central one.
+- **date**: the day of the period the trip starts on, among the days the calendar opens;
+- **weekday**: the day of the week it starts on, among those the open days have. Choice: the week's
+  rhythm from a report of its own as well as from the dates: a weekday's share summed from its
+  dates' estimates carries the noise of every one of them (3-4 on the cabs' period), a weekday
+  report's only one; the two estimates are joined by their inverse variances;
+- **hour**: the hour of its first point, every day alike (one day kind: OUE's noise is the same in
+  every value whatever the domain, so two kinds would double the noise of the hours; the dates
+  carry the week);
+- **speed**: its speed by its path's length on a coarse grid, :data:`ROW_GROUPS` (0-3 km, 3-8 km,
+  beyond) by pairs of the speed bins of the set's bounds (trip_times.speed_edges; 30 values);
+- **duration**: its duration in :data:`DURATION_EDGES` (6 values), for the cap on a synthetic trip's.
+
+The collector's model (post-processing of OUE's unbiased estimates, each value's noise a normal of
+known sd, :func:`noise_sd`):
+
+- the weekdays' shares, the two estimates joined, under :data:`~locsynth.synth.trip_times.KEEP_ABOVE`
+  of their sd set to 0 (a weekend no trip starts on), fallen back toward every open day alike as far
+  as noise fills them; each date its weekday's share split among that weekday's days by the date
+  estimates (negatives 0), fallen back toward an even split as far as noise fills them;
+- the hours: the least-squares fit of exp(a constant and the day's first :data:`HARMONICS`
+  harmonics) to the 24 estimates, positive everywhere (no hour is emptied, where a linear fit's
+  negatives set to 0 emptied some), fallen back toward uniform as the central model's do, as far as
+  the smoothed noise fills them (its expected kept mass, privacy/noise.py, against theirs), and to
+  the uniform guess alone where that is half their mass or more (choice; measured in docs/data.md);
+- the speeds through Norm-Sub (collector.norm_sub: setting negatives to 0 kept every empty cell's
+  positive noise, a floor that slowed the median synthetic step from 30 to 22 km/h on the 200
+  cabs), each coarse cell spread evenly over the fine cells it covers, so that the model samples as
+  the central one;
+- the duration cap: trip_times.duration_cap of the duration estimates under KEEP_ABOVE sds set to 0.
+
+What the noise allows (docs/methods/ldptrace.md has the figures measured on the 200 cabs): at
+epsilon 0.9 an OUE estimate of a value has an sd of 2.15 sqrt(n) for n reports, a k-RR one over 5
+values 1.6 sqrt(n). Of the cabs' 72,467 trajectories at the default shares (half of them, 36,000,
+report times; half of those, 18,000, the weekday: its share of starts is the one the acceptance
+bounds to 3 points, and at 0.35 of them 2 fits of 5 missed it) a weekday's share is off by about 1.2
+points, a date's (1,800 reports) by 5 before the shrinkage;
+the central model's dates (synth/trip_times.py) by a tenth of a point.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import least_squares
 
 from ...data.traces import TraceSet
 from ...privacy import oue
-from ...privacy.noise import kept_normal, share, toward_uniform
+from ...privacy import randomized_response as rr
+from ...privacy.noise import kept_normal, noise_mass, share, toward_uniform
 from .. import trip_times as tt
 from ...data.chunks import chunks
-from .collector import estimates, norm_sub
+from .collector import norm_sub
 
 #: harmonics of the day kept when smoothing the estimated hours of starts (periods 24, 12, 8 hours)
 HARMONICS = 3
@@ -54,20 +78,28 @@ HARMONICS = 3
 ROW_GROUPS = np.array([0, 0, 0, 1, 1, 2, 2])
 #: fine speed bins in one coarse bin
 SPEED_PAIR = 2
+#: the duration bins of the duration reports, minutes (public)
+DURATION_EDGES = np.array([0.0, 15.0, 30.0, 60.0, 120.0, 240.0, np.inf])
 #: the seeded stream that assigns the trajectories to their reports (public, data-independent)
 STREAM = 4646
-#: the day kinds of the local start model: weekday or weekend
-KINDS = 2
+#: the day kinds of the local hours: every day alike
+KINDS = 1
 #: the share of noise in the smoothed starts from which the uniform guess alone is kept
 NOISE_ALONE = 0.5
+#: what the time reporters report, and which share of them reports each (public; measured on the
+#: 200 cabs at epsilon 1, docs/dates.md)
+GROUPS = (("date", 0.05), ("weekday", 0.5), ("hour", 0.25), ("speed", 0.14), ("duration", 0.06))
 
 
-def assign(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Which of ``n`` trajectories report their start, their speed and their mobility: a random
-    ``share`` of them (rounded) for the times, split in two halves, the rest for the mobility."""
+def assign(n: int, share: float, seed: int) -> dict[str, np.ndarray]:
+    """Which of ``n`` trajectories report what: a random ``share`` of them (rounded) for the times,
+    cut into :data:`GROUPS` by their shares, the rest for the ``mobility``; sorted indices."""
     order = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(STREAM,))).permutation(int(n))
     k = int(round(share * n))
-    return np.sort(order[:k // 2]), np.sort(order[k // 2:k]), np.sort(order[k:])
+    cuts = np.rint(np.cumsum([0.0] + [s for _, s in GROUPS]) * k).astype(np.int64)
+    out = {name: np.sort(order[a:b]) for (name, _), a, b in zip(GROUPS, cuts[:-1], cuts[1:])}
+    out["mobility"] = np.sort(order[k:])
+    return out
 
 
 def coarse_speed_cells(fine: np.ndarray) -> np.ndarray:
@@ -84,12 +116,29 @@ def expand_speeds(coarse: np.ndarray) -> np.ndarray:
     return np.repeat(grid, SPEED_PAIR, axis=1)[ROW_GROUPS] / SPEED_PAIR
 
 
-def smooth_hours(estimate: np.ndarray) -> np.ndarray:
-    """The least-squares fit of one day's 24 hourly estimates on a constant and the first
-    :data:`HARMONICS` harmonics of the day, negatives set to 0."""
+def _basis() -> np.ndarray:
     h = np.arange(tt.HOURS) * 2 * np.pi / tt.HOURS
-    basis = np.column_stack([np.ones(tt.HOURS)] + [f(k * h) for k in range(1, HARMONICS + 1) for f in (np.cos, np.sin)])
-    return np.maximum(basis @ np.linalg.lstsq(basis, estimate, rcond=None)[0], 0.0)
+    return np.column_stack([np.ones(tt.HOURS)] + [f(k * h) for k in range(1, HARMONICS + 1) for f in (np.cos, np.sin)])
+
+
+def smooth_hours(estimate: np.ndarray) -> np.ndarray:
+    """The least-squares fit of exp(a constant and the first :data:`HARMONICS` harmonics of the day)
+    to one day's 24 hourly estimates: positive in every hour (0 everywhere when the estimates hold
+    no mass)."""
+    est = np.asarray(estimate, np.float64)
+    level = np.maximum(est, 0.0).mean()
+    if level <= 0:
+        return np.zeros(tt.HOURS)
+    basis = _basis()
+    start = np.linalg.lstsq(basis, np.log(np.maximum(est, level / 10)), rcond=None)[0]
+
+    def residual(beta):
+        return np.exp(basis @ beta) - est
+
+    def jacobian(beta):
+        return np.exp(basis @ beta)[:, None] * basis
+
+    return np.exp(basis @ least_squares(residual, start, jac=jacobian, method="lm").x)
 
 
 def noise_sd(reports: int, epsilon: float) -> float:
@@ -98,39 +147,179 @@ def noise_sd(reports: int, epsilon: float) -> float:
     return float(np.sqrt(reports * q * (1 - q)) / (oue.P - q))
 
 
-def fit_local_times(train, starting: np.ndarray, speeding: np.ndarray, epsilon: float) -> tt.TripTimes:
-    """The time model from the start reports of the trajectories ``starting`` and the speed reports
-    of ``speeding`` (sorted indices into ``train``, a TraceSet or chunks of one: data/chunks.py), each
-    one OUE report at ``epsilon`` (module docstring).
-    The ledger entry is the caller's: these reports are one branch of LDPTrace's round 2."""
+def report_values(train: TraceSet, lay: tt.Layout, edges: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Every trajectory's value of each report of :data:`GROUPS` (-1: none), on the
+    :class:`~locsynth.synth.trip_times.Layout` ``lay`` (public; :func:`domains`), speeds in the bins
+    of ``edges`` (the set's bounds' by default)."""
+    axis, offsets = train.time, train.offsets
+    n = offsets.size - 1
+    full = np.diff(offsets) > 0
+    day, hour, minutes = np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1.0)
+    first, last = train.t[offsets[:-1][full]], train.t[offsets[1:][full] - 1]
+    d, k = np.divmod(first, axis.instants_per_day)
+    day[full], hour[full] = np.where(d < lay.period, d, -1), tt._hour_of_instant(axis)[k]
+    minutes[full] = (last - first) * axis.instant.total_seconds() / 60
+    # the day among the open days of the period, and its weekday among the open days' weekdays
+    open_index = np.where(lay.open, np.cumsum(lay.open) - 1, -1)
+    date = np.where(day >= 0, open_index[np.maximum(day, 0)], -1)
+    weekdays = open_weekdays(lay, axis)
+    weekday = np.where(date >= 0, np.searchsorted(weekdays, tt._weekdays(axis, lay.period)[np.maximum(day, 0)]), -1)
+    duration = np.where(minutes >= 0, np.searchsorted(DURATION_EDGES, minutes, side="right") - 1, -1)
+    speed = coarse_speed_cells(tt.speed_cells(train, edges))
+    return {"date": date, "weekday": weekday, "hour": hour, "speed": speed, "duration": duration}
+
+
+def open_weekdays(lay: tt.Layout, axis) -> np.ndarray:
+    """The days of the week (Monday 0) the open days of the period have, in order."""
+    return np.unique(tt._weekdays(axis, lay.period)[lay.open])
+
+
+def fit_local_times(train, groups: dict[str, np.ndarray], epsilon: float, seed: int = 0) -> tt.TripTimes:
+    """The time model from the reports of the trajectories of each group (``groups``, from
+    :func:`assign`: sorted indices into ``train``, a TraceSet or chunks of one: data/chunks.py), each
+    one report at ``epsilon`` (module docstring). The ledger entry is the caller's: these reports are
+    one branch of LDPTrace's round 2."""
     data = chunks(train)
-    _, period = tt.kinds_of(data.total(tt.start_days))
-    edges = tt.speed_edges(train.bounds)
-    own = list(zip(data.own_rows(starting), data.own_rows(speeding)))
-    starts, speeds = data.total(report_counts, period, edges, own=own)
-    est = estimates(starts, starting.size, epsilon).reshape(KINDS, tt.HOURS)
-    sd = noise_sd(starting.size, epsilon)
-    floor = tt.KEEP_ABOVE * sd * np.sqrt(tt.HOURS)
-    kept = [day.sum() > floor for day in est]
-    hours = np.vstack([smooth_hours(day) if keep else np.zeros(tt.HOURS) for day, keep in zip(est, kept)]).ravel()
-    # the smoothed noise of a day's 24 estimates: 1 + 2 HARMONICS of its 24 dimensions, each estimate's sd that
-    # share of its own; the mass it keeps, clipped at 0, in the hours of every day kind kept
+    period = tt.period_of(data.total(tt.start_days))
+    lay = tt.layout(train.time, period, train.info.get("calendar"), KINDS)
+    names = list(domains(lay, train.time))
+    rows = zip(*(data.own_rows(np.asarray(groups.get(name, ()), np.int64)) for name in names))
+    own = [({name: r[0] for name, r in zip(names, chunk)}, c) for c, chunk in enumerate(rows)]
+    counts = data.total(report_counts, lay, epsilon, seed, tt.speed_edges(train.bounds), own=own)
+    est, sd, reports = {}, {}, {}
+    for name, d in domains(lay, train.time).items():
+        reports[name] = int(np.asarray(groups.get(name, ())).size)
+        est[name], sd[name] = estimates(counts[name], reports[name], d, epsilon)
+    dates, rho_d = local_dates(est, sd, reports, lay, train.time)
+    hours, rho_h = local_hours(est["hour"], sd["hour"], lay, train.time)
+    coarse = norm_sub(est["speed"])
+    kept = np.where(est["duration"] > tt.KEEP_ABOVE * sd["duration"], est["duration"], 0.0)
+    return tt.TripTimes(dates, hours, expand_speeds(coarse), KINDS, period, tt.speed_edges(train.bounds),
+                        1.0 - (1.0 - rho_d) * (1.0 - rho_h), tt.duration_cap(kept, DURATION_EDGES),
+                        train.info.get("calendar"))
+
+
+def domains(lay: tt.Layout, axis) -> dict[str, int]:
+    """How many values each report of :data:`GROUPS` ranges over (public: the layout's)."""
+    return {"date": int(lay.open.sum()), "weekday": int(open_weekdays(lay, axis).size), "hour": tt.HOURS,
+            "speed": (ROW_GROUPS.max() + 1) * (tt.SPEED_BINS // SPEED_PAIR), "duration": DURATION_EDGES.size - 1}
+
+
+def report_counts(train: TraceSet, own: tuple, lay: tt.Layout, epsilon: float, seed: int = 0,
+                  edges: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The counting step of the time reports on one chunk of trajectories (sums over chunks add up):
+    for each group, of its trajectories ``own[0][name]`` (rows of the chunk, the chunk ``own[1]``), how
+    many hold each value where the report is OUE (the collector's tally is drawn in law from the sums,
+    :func:`estimates`), or how many reports name each value where it is k-RR (:func:`sent_counts`:
+    each report randomized where its trajectory is, as its user would)."""
+    mine, chunk = own
+    values = report_values(train, lay, edges)
+    return {name: sent_counts(values[name][np.asarray(mine.get(name, ()), np.int64)], d, epsilon, seed, chunk)
+            for name, d in domains(lay, train.time).items()}
+
+
+def protocol(d: int, epsilon: float) -> str:
+    """The report's protocol for ``d`` values: 'none' (one value: a report says nothing), 'krr' where
+    k-ary randomized response estimates with less variance (randomized_response.beats_unary), else 'oue'."""
+    return "none" if d < 2 else ("krr" if rr.beats_unary(d, epsilon) else "oue")
+
+
+def sent_counts(values: np.ndarray, d: int, epsilon: float, seed: int = 0, chunk: int = 0) -> np.ndarray:
+    """How many of the reports of ``values`` (in 0 .. d - 1, -1 no value) the collector counts for each
+    value: OUE's reports as the values they hold (their bits are drawn in law from the sums); k-RR's as
+    they are sent, each drawn by OpenDP where its trajectory is (a report of no value as one of a value
+    drawn from the seed's stream, a stream of its own for each ``chunk`` after the first: public
+    randomness, so a partitioned set's stand-ins are not one file's)."""
+    values = np.asarray(values, np.int64)
+    if protocol(d, epsilon) != "krr" or values.size == 0:
+        return tt.held(values, d)
+    none = values < 0
+    if none.any():
+        values = values.copy()
+        key = (STREAM, 1) if chunk == 0 else (STREAM, 1, int(chunk))
+        values[none] = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=key)).integers(
+            0, d, int(none.sum()))
+    return np.bincount(rr.randomized_response(values, d, epsilon), minlength=d)
+
+
+def estimates(counts: np.ndarray, reports: int, d: int, epsilon: float) -> tuple[np.ndarray, float]:
+    """The collector's unbiased estimates of how many of ``reports`` reports hold each value, from the
+    summed :func:`sent_counts`, and the sd of their noise at a value no report holds: OUE's tally
+    drawn in law (privacy/oue.py), or k-RR's counts inverted (privacy/randomized_response.py)."""
+    kind = protocol(d, epsilon)
+    if kind == "none" or reports == 0:
+        return np.full(int(d), float(reports)) if d == 1 else np.zeros(int(d)), 0.0
+    if kind == "krr":
+        return rr.estimate(counts, reports, d, epsilon), rr.noise_sd(reports, d, epsilon)
+    return oue.estimate(oue.tally(counts, reports, epsilon), reports, epsilon), noise_sd(reports, epsilon)
+
+
+def local_dates(est: dict, sd: dict, reports: dict, lay: tt.Layout, axis) -> tuple[np.ndarray, float]:
+    """Each day's weight (the period's) and the share of noise in them, from the date and weekday
+    reports' estimates (module docstring)."""
+    weekdays = open_weekdays(lay, axis)
+    which = np.searchsorted(weekdays, tt._weekdays(axis, lay.period)[lay.open])     # each open day's weekday
+    days_of = np.bincount(which, minlength=weekdays.size).astype(np.float64)
+    shares, rho_w = weekday_shares(est, sd, reports, which, days_of)
+    dates = np.zeros(lay.period)
+    dates[lay.open] = shares[which] * within(est["date"], sd["date"], which)
+    return dates, rho_w
+
+
+def within(estimate: np.ndarray, sd: float, which: np.ndarray) -> np.ndarray:
+    """Each open day's share of its weekday's starts: its date estimate shrunk toward its weekday's
+    mean by tau^2 / (tau^2 + sd^2) (empirical Bayes: tau^2, the spread of the days' true counts about
+    their weekdays' means, from the estimates' spread less the noise's and two sds of it), negatives 0, normalised
+    within each weekday (an even split where nothing is left)."""
+    k = np.bincount(which).astype(np.float64)
+    mean = np.bincount(which, estimate) / np.maximum(k, 1)
+    dof = max(float((k - 1).clip(0).sum()), 1.0)
+    spread = ((estimate - mean[which]) ** 2).sum() / dof
+    # less the noise's variance and two sds of its estimate (a chi-square of dof): on the cabs' 16 days
+    # (11 dof) the spread of pure noise reads tau^2 > 0 in about one fit of three, and the dates' TVD
+    # doubled (0.08 split evenly, 0.18 shrunk as far as tau^2 alone said)
+    tau2 = max(spread - sd * sd * (1 + 2 * np.sqrt(2 / dof)), 0.0)
+    factor = tau2 / (tau2 + sd * sd) if tau2 + sd * sd > 0 else 1.0
+    part = np.maximum(mean[which] + factor * (estimate - mean[which]), 0.0)
+    total = np.bincount(which, part)[which]
+    return np.where(total > 0, part / np.where(total > 0, total, 1.0), 1.0 / k[which])
+
+
+def weekday_shares(est: dict, sd: dict, reports: dict, which: np.ndarray, days_of: np.ndarray
+                   ) -> tuple[np.ndarray, float]:
+    """Each open weekday's share of the starts and their share of noise: the weekday reports' own
+    estimate and the sum of its dates' estimates, each as a share of its reports, joined by inverse
+    variance; under KEEP_ABOVE sds 0; toward each weekday's number of open days by the noise's share."""
+    parts = []
+    if reports["weekday"]:
+        n = reports["weekday"]
+        parts.append((est["weekday"] / n, np.full(days_of.size, (sd["weekday"] / n) ** 2)))
+    if reports["date"]:
+        n = reports["date"]
+        parts.append((np.bincount(which, est["date"], days_of.size) / n, days_of * (sd["date"] / n) ** 2))
+    if days_of.size == 1:                   # one weekday: all of them (its reports say nothing)
+        return np.ones(1), 0.0
+    if not parts:
+        return days_of / days_of.sum(), 1.0
+    weight = sum(1 / var for _, var in parts)
+    joined, joined_sd = sum(x / var for x, var in parts) / weight, 1 / np.sqrt(weight)
+    kept = np.where(joined > tt.KEEP_ABOVE * joined_sd, joined, 0.0)
+    rho = share(noise_mass(kept, joined_sd, tt.KEEP_ABOVE * joined_sd, "normal"), kept.sum())
+    shares = toward_uniform(kept, days_of, rho)
+    return (shares / shares.sum() if shares.sum() > 0 else days_of / days_of.sum()), rho
+
+
+def local_hours(estimate: np.ndarray, sd: float, lay: tt.Layout, axis) -> tuple[np.ndarray, float]:
+    """The hours (one kind's row) and their share of noise from the hour reports' estimates (module
+    docstring)."""
+    hours = smooth_hours(estimate)
+    feasible = np.zeros(tt.HOURS)
+    feasible[np.unique(tt._hour_of_instant(axis))] = 1.0
+    # the smoothed noise of 24 estimates: 1 + 2 HARMONICS of its 24 dimensions, each estimate's sd that
+    # share of its own; the mass it keeps, clipped at 0
     smoothed = sd * np.sqrt((1 + 2 * HARMONICS) / tt.HOURS)
-    uniform = tt.uniform_starts(KINDS, period, train.time)
-    rho = share(sum(kept) * tt.HOURS * kept_normal(smoothed), hours[uniform > 0].sum())
+    rho = share(tt.HOURS * kept_normal(smoothed), (hours * feasible).sum())
     # smoothing spreads the noise over every hour, so where it is half the mass or more the curve's
     # shape is the noise's (on a few hundred ships, worse than the uniform guess): the guess alone
     rho = 1.0 if rho >= NOISE_ALONE else rho
-    coarse = norm_sub(estimates(speeds, speeding.size, epsilon))
-    return tt.TripTimes(toward_uniform(hours, uniform, rho), expand_speeds(coarse), KINDS, period, edges, rho)
-
-
-def report_counts(train: TraceSet, own: tuple, period: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The counting step of the time reports on one chunk: how many of its trajectories ``own[0]``
-    (rows) report each start bin, and of ``own[1]`` each coarse speed cell in the bins of ``edges``
-    (the reports' values: :func:`fit_local_times`)."""
-    (starting,), (speeding,) = own
-    starts = tt.start_bins(train, KINDS, period)[starting]
-    speeds = coarse_speed_cells(tt.speed_cells(train, edges)[speeding])
-    return (tt.held(starts, KINDS * tt.HOURS),
-            tt.held(speeds, (ROW_GROUPS.max() + 1) * (tt.SPEED_BINS // SPEED_PAIR)))
+    return toward_uniform(hours * feasible, feasible, rho)[None, :], rho
