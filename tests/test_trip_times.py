@@ -327,6 +327,9 @@ def test_one_trip_more_inside_the_period_changes_the_models_structure_and_card_o
     assert len({len(f) for f in fits}) == 1
     noisy = {i for i in range(len(fits[0])) if len({f[i] for f in fits}) > 1}
     assert noisy and all(any(ch.isdigit() for ch in fits[0][i]) for i in noisy)     # only numbers vary
+    # the release's events, a draw of its sampling (99 instead of 100 in 1 of 6 seeds, so often the same
+    # in the 4 fits above, and then the one-trip-more fit failed on it): named here rather than found
+    noisy |= {i for i in range(len(fits[0]) - 1) if fits[0][i + 1].startswith(" events")}
     other = card_tokens(inside, 0)
     assert len(other) == len(fits[0]) and [i for i, (a, b) in enumerate(zip(fits[0], other))
                                             if a != b and i not in noisy] == []
