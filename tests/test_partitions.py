@@ -479,6 +479,36 @@ def test_evaluating_partitions_scores_every_trip_of_the_standard_suite_and_a_sta
     assert a.users.equals(b.users) and np.array_equal(a.loc, b.loc) and a.n_traces == 600
 
 
+def test_evaluate_samples_the_trips_of_sets_in_one_file_only_when_asked(evaluated, tmp_path):
+    """Plain sets: every trip by default; --sample-trips N the partitioned evaluation's stated sample
+    (the Porto-size path of issue 53); refused below 1 and on traces of days."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from locsynth.cli import app
+
+    _, whole = evaluated
+    for name, ts in whole.items():
+        ts.save(tmp_path / name)
+    runner = CliRunner()
+
+    def run(out, *more):
+        return runner.invoke(app, ["--quiet", "evaluate", "--train", str(tmp_path / "train"), "--test",
+                                   str(tmp_path / "test"), "--synthetic", str(tmp_path / "synthetic"), "--out",
+                                   str(tmp_path / out), "--attacks", "none", *more])
+
+    res = run("sampled", "--sample-trips", "600")
+    assert res.exit_code == 0, res.output
+    meta = json.loads((tmp_path / "sampled" / "metrics.json").read_text())["_meta"]
+    assert meta["by_partitions"]["sample"]["trips"] == {"train": 600, "test": 600, "synthetic": 600}
+    res = run("whole")
+    assert res.exit_code == 0, res.output
+    assert "by_partitions" not in json.loads((tmp_path / "whole" / "metrics.json").read_text())["_meta"]
+    res = run("none", "--sample-trips", "0")
+    assert res.exit_code == 1 and "--sample-trips must be at least 1, got 0" in res.output
+
+
 def fixes_of(ts: TraceSet, seed: int = 0) -> pd.DataFrame:
     """The trips as GPS fixes (a trip id, UTC times, coordinates near their cells' centres)."""
     rng = np.random.default_rng(seed)

@@ -35,9 +35,10 @@ def evaluate(
     out: Path = typer.Option(..., "--out", "-o", help="Directory for metrics.json and report.html."),
     workers: Optional[int] = typer.Option(None, metavar="N", help="Attacks: " + WORKERS_HELP),
     scheduler: Optional[str] = typer.Option(None, metavar="ADDRESS", help="Attacks: " + SCHEDULER_HELP),
-    sample_trips: int = typer.Option(200_000, metavar="N", help="Partitioned sets: the trips of each set that the "
-                                     "groups other than the standard suite score, a uniform sample (the standard "
-                                     "suite counts every trip); the report states it and its error."),
+    sample_trips: Optional[int] = typer.Option(None, metavar="N", help="The trips of each set that the groups other "
+                                               "than the standard suite score, a uniform sample (the standard suite "
+                                               "counts every trip); the report states it and its error. Default: "
+                                               "200,000 for partitioned sets, every trip otherwise."),
     overwrite: bool = typer.Option(False, help="Replace OUT if it exists."),
 ):
     """Utility metrics and privacy attacks; writes metrics.json and report.html. Sets of trips (prepare
@@ -52,6 +53,7 @@ def evaluate(
     from ..core.parallel import executor
     from ..release.publish import is_release, load_release
     from ..data.partitioned import PartitionedTraceSet, load_traces
+    from ..data.traces import is_trip_set
 
     given = given_options(ctx, ["attacks", *suite.options()])
     chosen = given.pop("attacks", "all")
@@ -64,12 +66,18 @@ def evaluate(
         syn = load_traces(synthetic)
     sets = {"train": load_traces(train), "test": load_traces(test)}
     partitioned = any(isinstance(ts, PartitionedTraceSet) for ts in (*sets.values(), syn))
+    if sample_trips is not None and sample_trips < 1:
+        raise InputError(f"--sample-trips must be at least 1, got {sample_trips}")
+    if sample_trips is not None and not partitioned and not is_trip_set(sets["test"]):
+        raise InputError(f"--sample-trips samples trips; {test} holds traces of days (prepare --format cab-trips, "
+                         f"trips_from_frame make trips)")
     with executor(workers, scheduler) as client, spinner("evaluating") as status:
-        if partitioned:             # no cache of the real sets' references: they are read by partitions
-            from ..evaluation.partitioned import evaluate_partitioned
+        if partitioned or sample_trips is not None:   # no cache of the references: the real sets are sampled
+            from ..evaluation.partitioned import SAMPLE_TRIPS, evaluate_partitioned
 
-            report = evaluate_partitioned(sets["train"], sets["test"], syn, sample_trips=sample_trips, attacks=chosen,
-                                          options=given, client=client, progress=on_spinner(status, "evaluating: "))
+            report = evaluate_partitioned(sets["train"], sets["test"], syn, attacks=chosen, options=given,
+                                          sample_trips=SAMPLE_TRIPS if sample_trips is None else sample_trips,
+                                          client=client, progress=on_spinner(status, "evaluating: "))
         else:
             with kept(sets["train"], sets["test"]) as references:
                 report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
