@@ -11,7 +11,8 @@ import typer
 
 from ..core.errors import InputError
 from .common import (SCHEDULER_HELP, WORKERS_HELP, _fmt, _claim, _table, console, declared_command,
-                     given_options, on_bar, on_spinner, progress_bar, reports_errors, say, spinner, typer_params)
+                     given_options, on_bar, on_spinner, progress_bar, reports_errors, say, small_data, spinner,
+                     typer_params)
 from .root import app
 
 
@@ -226,7 +227,7 @@ def demo(
     """The main job: every registered method on one simulated city (or --data), evaluated on the same test users."""
     from ..benchmark.demo import SUMMARY, run_demo
 
-    with progress_bar() as bar:
+    with progress_bar() as bar, small_data() as warned:
         task = bar.add_task("starting", total=None)
         summary = run_demo(out, users=users, seed=seed, data=data, iterations=iterations,
                            traces_per_user=traces_per_user, methods=method or None,
@@ -252,6 +253,8 @@ def demo(
         names = " and ".join([", ".join(bounded[:-1]), bounded[-1]] if len(bounded) > 1 else bounded)
         say(f"The papers' DP bounds for {names} need assumptions not met here, so they are not guarantees; the PD "
             "test and the attacks are the evidence.")
+    for message in warned:          # one line each, as fit prints them: the simulated city is small on purpose
+        say("warning: " + message.split(" (")[0] + " (SmallDataWarning)")
     say(f"Comparison: {out}/report.html; each method: {out}/METHOD/")
 
 
