@@ -143,9 +143,12 @@ def grouped_distances(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh, rpx, rpy, la
     first = roff[:-1][order]
     group = np.repeat(np.arange(starts.size), np.diff(bounds))
     # one candidate per (group, set, first point): the smallest row, which the sort puts first
-    keys = np.lexsort((order, rpy[first], rpx[first], label[order], group))
-    g, lab, px, py = group[keys], label[order][keys], rpx[first][keys], rpy[first][keys]
-    new = np.r_[True, (g[1:] != g[:-1]) | (lab[1:] != lab[:-1]) | (px[1:] != px[:-1]) | (py[1:] != py[:-1])]
+    columns = (group, label[order], rpx[first], rpy[first])
+    keys = np.lexsort((order, *columns[::-1]))
+    new = np.zeros(keys.size, bool)
+    new[:1] = True
+    for c in columns:
+        new[1:] |= c[keys][1:] != c[keys][:-1]
     kept = keys[new]
     cand_bounds = np.searchsorted(group[kept], np.arange(starts.size + 1))
     return _grouped(wx, wy, woff, wh, wpx, wpy, rx, ry, roff, rh_sorted[starts], bounds, order, mixed,

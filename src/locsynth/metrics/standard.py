@@ -900,13 +900,20 @@ def _standard_group(ctx) -> GroupResult:
     training = ctx.reference(("standard", "training", settings),
                              lambda: standard_metrics(ctx.test, ctx.train, settings, prepared=cache, reference=real))
     n_real = int((ctx.test.counts() > 0).sum())
+    scaled = {name: n_real / int((ts.counts() > 0).sum()) for name, ts in
+              (("synthetic", ctx.synthetic), ("training", ctx.train))}
+    return group_result(synthetic, training, settings, scaled)
+
+
+def group_result(synthetic: dict, training: dict, settings: Settings, scaled: dict) -> GroupResult:
+    """The group's rows and what the report says of them, from the suite's values on the synthetic
+    and the training set (``scaled``: the real set's located traces over each one's)."""
     flavour = FLAVOUR[settings.flavour]
     meta = {"standard": {
         "flavour": settings.flavour,
         "flavour_description": flavour.description,
         "units": flavour.units,
-        "scaled": {name: n_real / int((ts.counts() > 0).sum()) for name, ts in
-                   (("synthetic", ctx.synthetic), ("training", ctx.train))},
+        "scaled": scaled,
         "jsd": "natural logarithm" if settings.jsd_base == np.e else "base 2",
         "kendall": {"adatrace": "AdaTrace's (Evaluation.java:477-498)", "corrected": "tau-b",
                     "ldptrace": "LDPTrace's (experiment.py)"}[settings.flavour]},
