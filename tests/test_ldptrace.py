@@ -508,8 +508,8 @@ def test_the_time_reports_go_to_a_public_share_and_round_two_spends_the_same():
     so the ledger's total stays epsilon; time_share=0 releases no times; a share that leaves no one
     is refused."""
     groups = times.assign(40, 0.5, seed=0)
-    # 20 time reporters cut at rint(20 x the cumulative shares 0.05, 0.55, 0.8, 0.94, 1): 1, 11, 16, 19, 20
-    assert [g.size for name, g in groups.items() if name != "mobility"] == [1, 10, 5, 3, 1] and groups["mobility"].size == 20
+    # 20 time reporters cut at rint(20 x the cumulative shares 0.12, 0.55, 0.8, 0.94, 1): 2, 11, 16, 19, 20
+    assert [g.size for name, g in groups.items() if name != "mobility"] == [2, 9, 5, 3, 1] and groups["mobility"].size == 20
     assert np.array_equal(np.sort(np.concatenate(list(groups.values()))), np.arange(40))
     assert np.array_equal(times.assign(40, 0.5, seed=0)["hour"], groups["hour"]) and \
         not np.array_equal(times.assign(40, 0.5, seed=1)["hour"], groups["hour"])
@@ -586,13 +586,17 @@ def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(mon
     day = np.array([train.events_of(i)[0][0] // 24 for i in range(train.n_traces)])
     assert model.period == 9 and model.dates[[3, 4, 5, 6]].sum() < 0.01 * model.dates.sum()
     real = np.bincount(day, minlength=9) / day.size
-    # a weekday's split among its days (Monday's and Tuesday's two) comes from the date group's reports
-    # alone: within 4 binomial sds of an even split of a weekday's 2 / 5 of them, times its 2 / 5 share
-    per_weekday = 0.4 * groups["date"].size
-    assert np.abs(model.dates / model.dates.sum() - real).max() < 4 * 0.4 * np.sqrt(0.25 / per_weekday)
-    # the weekdays' shares from the weekday group's reports (and the date group's): 4 binomial sds of a 0.4 share
-    weekday_error = np.bincount(np.arange(9) % 7, model.dates / model.dates.sum()) - np.bincount(np.arange(9) % 7, real)
-    assert np.abs(weekday_error).max() < 4 * np.sqrt(0.4 * 0.6 / groups["weekday"].size)
+    # every day of the two weeks' five a fifth: the product of a week's share (3 / 5 and 2 / 5) and a
+    # weekday's (Monday's and Tuesday's 2 / 5, Wednesday's 1 / 5), each from its own group's reports:
+    # within 4 binomial sds of them
+    def sds(p, group):
+        return 4 * np.sqrt(p * (1 - p) / groups[group].size)
+
+    dates = model.dates / model.dates.sum()
+    assert np.abs(np.bincount([0, 0, 0, 0, 0, 0, 0, 1, 1], dates) - [0.6, 0.4]).max() < sds(0.4, "week")
+    weekday_error = np.bincount(np.arange(9) % 7, dates) - np.bincount(np.arange(9) % 7, real)
+    assert np.abs(weekday_error).max() < sds(0.4, "weekday")
+    assert np.abs(dates - real).max() < sds(0.4, "week") + sds(0.4, "weekday")
     coarse = np.zeros((3, 10))
     for i in groups["speed"]:
         t, loc = train.events_of(i)
@@ -616,28 +620,36 @@ def test_smoothing_keeps_the_days_harmonics_positive_in_every_hour():
     assert (times.smooth_hours(np.full(24, -5.0)) == 0).all()
 
 
-def test_the_weekdays_join_their_own_reports_and_their_dates_by_inverse_variance():
-    """Two estimates of a weekday's share, equally noisy, average; a weekday whose joined share is
-    under two sds of noise (a weekend nobody drives on) gets none."""
-    which, days_of = np.array([0, 0, 1, 1, 2]), np.array([2.0, 2.0, 1.0])
-    est = {"weekday": np.array([500.0, 500.0, 0.0]), "date": np.array([150.0, 150.0, 250.0, 250.0, 0.0])}
-    reports = {"weekday": 1000, "date": 600}
-    sd = {"weekday": 10.0, "date": 10.0 * 600 / 1000 / np.sqrt(2)}      # the sums of two dates: as noisy as one weekday
-    shares, rho = times.weekday_shares(est, sd, reports, which, days_of)
-    joined = np.array([0.5, (0.5 + 500 / 600) / 2, 0.0])               # weekday 1: 0.5 by its reports, 0.83 by its dates
-    assert shares == pytest.approx(joined / joined.sum(), abs=0.01) and shares[2] < 0.01 and rho < 0.05
+def test_a_margin_under_two_sds_of_noise_gets_none_and_the_dates_are_its_margins_product():
+    """A weekday whose estimate is under two sds of noise (a weekend nobody drives on) gets only the
+    fallback's share of noise;
+    the days' weights give both margins and are a product a_weekday b_week (every 2 x 2 block's cross
+    ratio 1), against a plain fit: the margins' outer product where every cell is open."""
+    shares, rho = times.margin(np.array([500.0, 500.0, 15.0]), 10.0, 1000, np.array([2.0, 2.0, 1.0]))
+    assert shares[2] < 0.01 and shares[:2] == pytest.approx([0.5, 0.5], abs=0.01) and rho < 0.05
+    rows, cols = np.array([0.5, 0.3, 0.2]), np.array([0.7, 0.3])
+    row, col = np.repeat([0, 1, 2], 2), np.tile([0, 1], 3)
+    assert times.quasi_independent(rows, cols, row, col) == pytest.approx(np.outer(rows, cols).ravel())
+    # Monday of the second week closed (a holiday): no cell, and the rest still give both margins
+    row, col = np.delete(row, 1), np.delete(col, 1)
+    x = times.quasi_independent(rows, cols, row, col)
+    assert np.bincount(row, x) == pytest.approx(rows) and np.bincount(col, x) == pytest.approx(cols)
+    cell = dict(zip(zip(row, col), x))
+    assert cell[1, 0] * cell[2, 1] == pytest.approx(cell[1, 1] * cell[2, 0])
+    assert cell[0, 0] == pytest.approx(rows[0])                      # the week's only Monday
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("group", ["hour", "date"])
+@pytest.mark.parametrize("group", ["hour", "week"])
 def test_the_time_reports_hold_their_epsilon_and_a_noiseless_report_is_caught(monkeypatch, group):
     """Neighbouring sets of trips that differ in one trip of the ``group``, which starts at 3:00 in one
-    and at 15:00 in the other (hour), or on day 1 in one and day 2 in the other (date; the rest on days
-    0 and 3, so that both have the period's 4 days: the period is named as not covered). What passes
-    the ratio test at the ledger's epsilon 1, and fails it when the reports are their mean (no noise):
-    the fitted model's weight of one hour against the other (hour); the date reports' estimate of one
-    day against the other, read where the collector joins it with the weekdays (date: what follows is
-    post-processing, whose threshold hides one trip's date with or without noise)."""
+    and at 15:00 in the other (hour), or on the Tuesday of the period's first week in one and of its
+    second in the other (week; the rest on days 0 and 14, so that both have the period's 15 days: the
+    period is named as not covered). What passes the ratio test at the ledger's epsilon 1, and fails
+    it when the reports are their mean (no noise): the fitted model's weight of one hour against the
+    other (hour); the week reports' estimate of one week against the other, read where the collector
+    joins it with the weekdays (week: what follows is post-processing, whose threshold hides one
+    trip's week with or without noise)."""
     n, share = (4000, 0.9) if group == "hour" else (1000, 0.9)    # 900 hour reports: the smoothed noise half their mass
     changed = int(times.assign(n, share, seed=0)[group][0])
 
@@ -645,23 +657,23 @@ def test_the_time_reports_hold_their_epsilon_and_a_noiseless_report_is_caught(mo
         if group == "hour":
             start = [2 + 12 * (i % 2) if i != changed else value for i in range(n)]
         else:
-            start = [24 * (3 * (i % 2)) + 8 if i != changed else 24 * value + 8 for i in range(n)]
+            start = [24 * (14 * (i % 2)) + 8 if i != changed else 24 * value + 8 for i in range(n)]
         return traceset([[(s, 0), (s + 1, 2)] for s in start], cols=3)
 
-    x = {"x1": trips(3 if group == "hour" else 1), "x2": trips(15 if group == "hour" else 2)}
-    a, b = (3, 15) if group == "hour" else (1, 2)
+    x = {"x1": trips(3 if group == "hour" else 1), "x2": trips(15 if group == "hour" else 8)}
+    a, b = (3, 15) if group == "hour" else (0, 1)
     seen = {}
     joined = times.local_dates
 
     def spy(est, *args):
-        seen["date"] = np.array(est["date"])
+        seen["week"] = np.array(est["week"])
         return joined(est, *args)
 
     monkeypatch.setattr(times, "local_dates", spy)
 
     def weight(model):
-        if group == "date":
-            return seen["date"][a] - seen["date"][b]
+        if group == "week":
+            return seen["week"][a] - seen["week"][b]
         v = model.hours[0]
         return v[a] / v.sum() - v[b] / v.sum()
 

@@ -134,7 +134,7 @@ class LDPTrace(Synthesizer):
         authors' ``--max_len`` 0.9).
     time_share : float
         Share of the trajectories (not of the budget: times.py says why) that report their trip's
-        date, weekday, hour, speed or duration (times.GROUPS' shares of them) instead of its mobility,
+        week, weekday, hour, speed or duration (times.GROUPS' shares of them) instead of its mobility,
         at the same budget; 0: no times.
     max_traces_per_user : int
         Trajectories (reports) one user id may contribute, the first ones kept: the per-person
@@ -222,7 +222,7 @@ class LDPTrace(Synthesizer):
                            "" if users == everyone else
                            f"; or, for {everyone - users} of the {everyone} trajectories drawn before any "
                            f"report (public, from the seed), one report of the same budget in all: the "
-                           f"date, the weekday or the hour of its start, its speed by its path's length or its "
+                           f"week, the weekday or the hour of its start, its speed by its path's length or its "
                            f"duration (synth/ldptrace/times.py)"))
         self.noise_parts_ = {"where trips go": mobility_noise(est, reports, share, users, each)}
         moves = np.zeros(8 * n * n)

@@ -20,11 +20,15 @@ rest report their mobility as LDPTrace does. Either way a trajectory spends (1 -
 epsilon in round 2. The values (their domains public: the period's days the set's calendar opens,
 trip_times.layout):
 
-- **date**: the day of the period the trip starts on, among the days the calendar opens;
-- **weekday**: the day of the week it starts on, among those the open days have. Choice: the week's
-  rhythm from a report of its own as well as from the dates: a weekday's share summed from its
-  dates' estimates carries the noise of every one of them (3-4 on the cabs' period), a weekday
-  report's only one; the two estimates are joined by their inverse variances;
+- **week**: the week (Monday to Sunday) of the period it starts in, among those that hold an open
+  day;
+- **weekday**: the day of the week it starts on, among those the open days have. Choice: a date is
+  its week's share times its weekday's (the quasi-independence of the two, below), not a report of
+  the date itself: a share of a few values is estimated with far less noise than one of many (OUE's
+  sd is the same in every value, so a weekday summed from its 3-4 dates carries 3-4 times their
+  variance), and on the cabs 1,800 date reports left a date's share off by 5 points where the
+  weekday's is off by 1.2; what the product misses is a day unlike its week and its weekday (the
+  cabs' last Monday, half a day: collection ended at noon);
 - **hour**: the hour of its first point, every day alike (one day kind: OUE's noise is the same in
   every value whatever the domain, so two kinds would double the noise of the hours; the dates
   carry the week);
@@ -35,10 +39,11 @@ trip_times.layout):
 The collector's model (post-processing of OUE's unbiased estimates, each value's noise a normal of
 known sd, :func:`noise_sd`):
 
-- the weekdays' shares, the two estimates joined, under :data:`~locsynth.synth.trip_times.KEEP_ABOVE`
-  of their sd set to 0 (a weekend no trip starts on), fallen back toward every open day alike as far
-  as noise fills them; each date its weekday's share split among that weekday's days by the date
-  estimates (negatives 0), fallen back toward an even split as far as noise fills them;
+- the weekdays' shares under :data:`~locsynth.synth.trip_times.KEEP_ABOVE` of their sd set to 0 (a
+  weekend no trip starts on), the weeks' negatives set to 0 (:func:`local_dates` says why), each
+  fallen back toward its values' numbers of open days as far as noise fills them; each open day the
+  product of its weekday's and its week's factors that gives both margins (iterative proportional
+  fitting);
 - the hours: the least-squares fit of exp(a constant and the day's first :data:`HARMONICS`
   harmonics) to the 24 estimates, positive everywhere (no hour is emptied, where a linear fit's
   negatives set to 0 emptied some), fallen back toward uniform as the central model's do, as far as
@@ -50,13 +55,12 @@ known sd, :func:`noise_sd`):
   the central one;
 - the duration cap: trip_times.duration_cap of the duration estimates under KEEP_ABOVE sds set to 0.
 
-What the noise allows (docs/methods/ldptrace.md has the figures measured on the 200 cabs): at
-epsilon 0.9 an OUE estimate of a value has an sd of 2.15 sqrt(n) for n reports, a k-RR one over 5
-values 1.6 sqrt(n). Of the cabs' 72,467 trajectories at the default shares (half of them, 36,000,
-report times; half of those, 18,000, the weekday: its share of starts is the one the acceptance
-bounds to 3 points, and at 0.35 of them 2 fits of 5 missed it) a weekday's share is off by about 1.2
-points, a date's (1,800 reports) by 5 before the shrinkage;
-the central model's dates (synth/trip_times.py) by a tenth of a point.
+What the noise allows (docs/dates.md has the figures measured on the 200 cabs): at epsilon 0.9 an
+OUE estimate of a value has an sd of 2.15 sqrt(n) for n reports, a k-RR one over 5 values 1.6
+sqrt(n), over 4 values 1.45 sqrt(n). Of the cabs' 72,467 trajectories at the default shares (half of
+them, 36,000, report times; 43 % of those, 15,600, the weekday: its share of starts is the one the
+acceptance bounds to 3 points; 12 %, 4,300, the week) a weekday's share is off by about 1.3 points, a
+week's by 2.2; the central model's dates (synth/trip_times.py) by a tenth of a point.
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ KINDS = 1
 NOISE_ALONE = 0.5
 #: what the time reporters report, and which share of them reports each (public; measured on the
 #: 200 cabs at epsilon 1, docs/dates.md)
-GROUPS = (("date", 0.05), ("weekday", 0.5), ("hour", 0.25), ("speed", 0.14), ("duration", 0.06))
+GROUPS = (("week", 0.12), ("weekday", 0.43), ("hour", 0.25), ("speed", 0.14), ("duration", 0.06))
 
 
 def assign(n: int, share: float, seed: int) -> dict[str, np.ndarray]:
@@ -159,14 +163,14 @@ def report_values(train: TraceSet, lay: tt.Layout, edges: np.ndarray | None = No
     d, k = np.divmod(first, axis.instants_per_day)
     day[full], hour[full] = np.where(d < lay.period, d, -1), tt._hour_of_instant(axis)[k]
     minutes[full] = (last - first) * axis.instant.total_seconds() / 60
-    # the day among the open days of the period, and its weekday among the open days' weekdays
-    open_index = np.where(lay.open, np.cumsum(lay.open) - 1, -1)
-    date = np.where(day >= 0, open_index[np.maximum(day, 0)], -1)
-    weekdays = open_weekdays(lay, axis)
-    weekday = np.where(date >= 0, np.searchsorted(weekdays, tt._weekdays(axis, lay.period)[np.maximum(day, 0)]), -1)
+    # its day's weekday among the open days' weekdays and its week among the open days' weeks
+    opened = (day >= 0) & lay.open[np.maximum(day, 0)]
+    at = np.maximum(day, 0)
+    weekday = np.where(opened, np.searchsorted(open_weekdays(lay, axis), tt._weekdays(axis, lay.period)[at]), -1)
+    week = np.where(opened, np.searchsorted(open_weeks(lay, axis), weeks_of(lay, axis)[at]), -1)
     duration = np.where(minutes >= 0, np.searchsorted(DURATION_EDGES, minutes, side="right") - 1, -1)
     speed = coarse_speed_cells(tt.speed_cells(train, edges))
-    return {"date": date, "weekday": weekday, "hour": hour, "speed": speed, "duration": duration}
+    return {"week": week, "weekday": weekday, "hour": hour, "speed": speed, "duration": duration}
 
 
 def open_weekdays(lay: tt.Layout, axis) -> np.ndarray:
@@ -201,7 +205,7 @@ def fit_local_times(train, groups: dict[str, np.ndarray], epsilon: float, seed: 
 
 def domains(lay: tt.Layout, axis) -> dict[str, int]:
     """How many values each report of :data:`GROUPS` ranges over (public: the layout's)."""
-    return {"date": int(lay.open.sum()), "weekday": int(open_weekdays(lay, axis).size), "hour": tt.HOURS,
+    return {"week": int(open_weeks(lay, axis).size), "weekday": int(open_weekdays(lay, axis).size), "hour": tt.HOURS,
             "speed": (ROW_GROUPS.max() + 1) * (tt.SPEED_BINS // SPEED_PAIR), "duration": DURATION_EDGES.size - 1}
 
 
@@ -255,58 +259,73 @@ def estimates(counts: np.ndarray, reports: int, d: int, epsilon: float) -> tuple
 
 
 def local_dates(est: dict, sd: dict, reports: dict, lay: tt.Layout, axis) -> tuple[np.ndarray, float]:
-    """Each day's weight (the period's) and the share of noise in them, from the date and weekday
-    reports' estimates (module docstring)."""
-    weekdays = open_weekdays(lay, axis)
-    which = np.searchsorted(weekdays, tt._weekdays(axis, lay.period)[lay.open])     # each open day's weekday
-    days_of = np.bincount(which, minlength=weekdays.size).astype(np.float64)
-    shares, rho_w = weekday_shares(est, sd, reports, which, days_of)
+    """Each day's weight (the period's) and the share of noise in them: the weekday and week reports'
+    shares (:func:`margin`), each open day their quasi-independent product (:func:`quasi_independent`)."""
+    day_weekday, day_week = open_cells(lay, axis)
+    shares, rho = [], []
+    # the weeks' threshold 0 (negatives 0): the period's first and last weeks hold its first and last
+    # trips, and a tail week's share is often under two sds (the cabs' last, 3.2 % against 2 sds of
+    # 4.4 %: thresholded, its Monday's 3 % went to other days); a week with no trip inside the period
+    # (a gap in collection) keeps its noise's positive part, 0.4 sd in expectation
+    for name, which, above in (("weekday", day_weekday, tt.KEEP_ABOVE), ("week", day_week, 0.0)):
+        s, r = margin(est[name], sd[name], reports[name], np.bincount(which).astype(np.float64), above)
+        shares.append(s)
+        rho.append(r)
     dates = np.zeros(lay.period)
-    dates[lay.open] = shares[which] * within(est["date"], sd["date"], which)
-    return dates, rho_w
+    dates[lay.open] = quasi_independent(shares[0], shares[1], day_weekday, day_week)
+    return dates, 1.0 - (1.0 - rho[0]) * (1.0 - rho[1])
 
 
-def within(estimate: np.ndarray, sd: float, which: np.ndarray) -> np.ndarray:
-    """Each open day's share of its weekday's starts: its date estimate shrunk toward its weekday's
-    mean by tau^2 / (tau^2 + sd^2) (empirical Bayes: tau^2, the spread of the days' true counts about
-    their weekdays' means, from the estimates' spread less the noise's and two sds of it), negatives 0, normalised
-    within each weekday (an even split where nothing is left)."""
-    k = np.bincount(which).astype(np.float64)
-    mean = np.bincount(which, estimate) / np.maximum(k, 1)
-    dof = max(float((k - 1).clip(0).sum()), 1.0)
-    spread = ((estimate - mean[which]) ** 2).sum() / dof
-    # less the noise's variance and two sds of its estimate (a chi-square of dof): on the cabs' 16 days
-    # (11 dof) the spread of pure noise reads tau^2 > 0 in about one fit of three, and the dates' TVD
-    # doubled (0.08 split evenly, 0.18 shrunk as far as tau^2 alone said)
-    tau2 = max(spread - sd * sd * (1 + 2 * np.sqrt(2 / dof)), 0.0)
-    factor = tau2 / (tau2 + sd * sd) if tau2 + sd * sd > 0 else 1.0
-    part = np.maximum(mean[which] + factor * (estimate - mean[which]), 0.0)
-    total = np.bincount(which, part)[which]
-    return np.where(total > 0, part / np.where(total > 0, total, 1.0), 1.0 / k[which])
+def open_cells(lay: tt.Layout, axis) -> tuple[np.ndarray, np.ndarray]:
+    """Each open day's weekday among :func:`open_weekdays` and its week among :func:`open_weeks`."""
+    weekday = np.searchsorted(open_weekdays(lay, axis), tt._weekdays(axis, lay.period)[lay.open])
+    return weekday, np.searchsorted(open_weeks(lay, axis), weeks_of(lay, axis)[lay.open])
 
 
-def weekday_shares(est: dict, sd: dict, reports: dict, which: np.ndarray, days_of: np.ndarray
-                   ) -> tuple[np.ndarray, float]:
-    """Each open weekday's share of the starts and their share of noise: the weekday reports' own
-    estimate and the sum of its dates' estimates, each as a share of its reports, joined by inverse
-    variance; under KEEP_ABOVE sds 0; toward each weekday's number of open days by the noise's share."""
-    parts = []
-    if reports["weekday"]:
-        n = reports["weekday"]
-        parts.append((est["weekday"] / n, np.full(days_of.size, (sd["weekday"] / n) ** 2)))
-    if reports["date"]:
-        n = reports["date"]
-        parts.append((np.bincount(which, est["date"], days_of.size) / n, days_of * (sd["date"] / n) ** 2))
-    if days_of.size == 1:                   # one weekday: all of them (its reports say nothing)
+def weeks_of(lay: tt.Layout, axis) -> np.ndarray:
+    """Each day of the period's week (Monday to Sunday), 0 the week of its first day."""
+    return (np.arange(lay.period) + tt._weekdays(axis, 1)[0]) // 7
+
+
+def open_weeks(lay: tt.Layout, axis) -> np.ndarray:
+    """The weeks of the period (:func:`weeks_of`) that hold an open day, in order."""
+    return np.unique(weeks_of(lay, axis)[lay.open])
+
+
+def margin(estimate: np.ndarray, sd: float, reports: int, days_of: np.ndarray,
+           above: float = tt.KEEP_ABOVE) -> tuple[np.ndarray, float]:
+    """One margin's shares (the weekdays' or the weeks') and their share of noise, from its reports'
+    estimates: under ``above`` sds 0 (a weekend no trip starts on), fallen back toward each value's
+    number of open days as far as noise fills them (its expected kept mass, privacy/noise.py)."""
+    if days_of.size == 1:                   # one value: all of them (its reports say nothing)
         return np.ones(1), 0.0
-    if not parts:
+    if reports == 0:
         return days_of / days_of.sum(), 1.0
-    weight = sum(1 / var for _, var in parts)
-    joined, joined_sd = sum(x / var for x, var in parts) / weight, 1 / np.sqrt(weight)
-    kept = np.where(joined > tt.KEEP_ABOVE * joined_sd, joined, 0.0)
-    rho = share(noise_mass(kept, joined_sd, tt.KEEP_ABOVE * joined_sd, "normal"), kept.sum())
+    kept = np.where(estimate > above * sd, estimate, 0.0)
+    rho = share(noise_mass(kept, sd, above * sd, "normal"), kept.sum())
     shares = toward_uniform(kept, days_of, rho)
     return (shares / shares.sum() if shares.sum() > 0 else days_of / days_of.sum()), rho
+
+
+def quasi_independent(rows: np.ndarray, cols: np.ndarray, row: np.ndarray, col: np.ndarray,
+                      iterations: int = 200, tol: float = 1e-12) -> np.ndarray:
+    """The weights of the cells (``row[i]``, ``col[i]``) (the open days: a day the calendar closes is
+    no cell) whose margins are the shares ``rows`` and ``cols``, each cell a product a_row b_col: the
+    maximum-likelihood fit of the quasi-independence model by iterative proportional fitting (Bishop,
+    Fienberg and Holland, Discrete Multivariate Analysis, 1975, §5.2). A margin of 0 empties its cells;
+    summing to 1."""
+    x = np.ones(row.size)
+    for _ in range(iterations):
+        before = x
+        x = x * _ratio(rows, np.bincount(row, x, rows.size))[row]
+        x = x * _ratio(cols, np.bincount(col, x, cols.size))[col]
+        if np.abs(x - before).max() <= tol:
+            break
+    return x / x.sum() if x.sum() > 0 else np.full(row.size, 1.0 / row.size)
+
+
+def _ratio(target: np.ndarray, now: np.ndarray) -> np.ndarray:
+    return np.divide(target, now, out=np.zeros_like(now), where=now > 0)
 
 
 def local_hours(estimate: np.ndarray, sd: float, lay: tt.Layout, axis) -> tuple[np.ndarray, float]:
