@@ -503,7 +503,7 @@ def test_a_release_states_the_public_size_and_the_local_guarantee(tmp_path):
 # -- the local time model (synth/ldptrace/times.py) ---------------------------------------------
 
 def test_the_time_reports_go_to_a_public_share_and_round_two_spends_the_same():
-    """A random share of the trajectories (from the seed, not the data) reports its date, weekday,
+    """A random share of the trajectories (from the seed, not the data) reports its week, weekday,
     hour, speed or duration, the rest its mobility: disjoint, all of them, each at round 2's budget,
     so the ledger's total stays epsilon; time_share=0 releases no times; a share that leaves no one
     is refused."""
@@ -511,6 +511,11 @@ def test_the_time_reports_go_to_a_public_share_and_round_two_spends_the_same():
     # 20 time reporters cut at rint(20 x the cumulative shares 0.12, 0.55, 0.8, 0.94, 1): 2, 11, 16, 19, 20
     assert [g.size for name, g in groups.items() if name != "mobility"] == [2, 9, 5, 3, 1] and groups["mobility"].size == 20
     assert np.array_equal(np.sort(np.concatenate(list(groups.values()))), np.arange(40))
+    # a period of one day: no week or weekday to report, their share spread over the hour, speed and
+    # duration (0.25, 0.14, 0.06 of 0.45: 11, 17, 20 of 20)
+    one_day = times.assign(40, 0.5, seed=0, sizes={"week": 1, "weekday": 1, "hour": 24, "speed": 30, "duration": 6})
+    assert [g.size for name, g in one_day.items() if name != "mobility"] == [0, 0, 11, 6, 3]
+    assert np.array_equal(one_day["mobility"], groups["mobility"])
     assert np.array_equal(times.assign(40, 0.5, seed=0)["hour"], groups["hour"]) and \
         not np.array_equal(times.assign(40, 0.5, seed=1)["hour"], groups["hour"])
     model = LDPTrace(epsilon=1.0, grid_size=3, time_share=0.5).fit(grid_trips(40))
@@ -651,7 +656,7 @@ def test_the_time_reports_hold_their_epsilon_and_a_noiseless_report_is_caught(mo
     joins it with the weekdays (week: what follows is post-processing, whose threshold hides one
     trip's week with or without noise)."""
     n, share = (4000, 0.9) if group == "hour" else (1000, 0.9)    # 900 hour reports: the smoothed noise half their mass
-    changed = int(times.assign(n, share, seed=0)[group][0])
+    changed = -1
 
     def trips(value):
         if group == "hour":
@@ -660,6 +665,8 @@ def test_the_time_reports_hold_their_epsilon_and_a_noiseless_report_is_caught(mo
             start = [24 * (14 * (i % 2)) + 8 if i != changed else 24 * value + 8 for i in range(n)]
         return traceset([[(s, 0), (s + 1, 2)] for s in start], cols=3)
 
+    base = trips(0)                  # the groups as the fit draws them: its period's domains (public)
+    changed = int(times.assign(n, share, 0, times.domains(times.layout_of(base), base.time))[group][0])
     x = {"x1": trips(3 if group == "hour" else 1), "x2": trips(15 if group == "hour" else 8)}
     a, b = (3, 15) if group == "hour" else (0, 1)
     seen = {}

@@ -187,12 +187,13 @@ class LDPTrace(Synthesizer):
         self.trip_times_ = None
         moving = np.arange(users)
         if share > 0 and train.has_times and train.n_events:
-            groups = times.assign(users, share, int(self.seed))
+            lay = times.layout_of(train)
+            groups = times.assign(users, share, int(self.seed), times.domains(lay, train.time))
             moving = groups.pop("mobility")
             if moving.size == 0 or not any(g.size for g in groups.values()):
                 raise InputError(f"`time_share` {share:g} of {users} trajectories leaves none to report "
                                  f"{'their mobility' if moving.size == 0 else 'their times'}")
-            self.trip_times_ = times.fit_local_times(train, groups, (1 - self.length_share) * eps, int(self.seed))
+            self.trip_times_ = times.fit_local_times(train, groups, (1 - self.length_share) * eps, int(self.seed), lay)
             self.ledger_.note_uncovered(trip_times.PERIOD_FROM_DATA)
         self._mobility(cells, moving, eps, users)
         self._locations(xy)

@@ -95,15 +95,25 @@ NOISE_ALONE = 0.5
 GROUPS = (("week", 0.12), ("weekday", 0.43), ("hour", 0.25), ("speed", 0.14), ("duration", 0.06))
 
 
-def assign(n: int, share: float, seed: int) -> dict[str, np.ndarray]:
+def assign(n: int, share: float, seed: int, sizes: dict[str, int] | None = None) -> dict[str, np.ndarray]:
     """Which of ``n`` trajectories report what: a random ``share`` of them (rounded) for the times,
-    cut into :data:`GROUPS` by their shares, the rest for the ``mobility``; sorted indices."""
+    cut into :data:`GROUPS` by their shares, the rest for the ``mobility``; sorted indices. A group
+    whose domain (``sizes``, :func:`domains`: public) has one value gets none, its share spread over the
+    others in proportion (a period of one week has no week to report, one of a day no weekday either)."""
     order = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(STREAM,))).permutation(int(n))
     k = int(round(share * n))
-    cuts = np.rint(np.cumsum([0.0] + [s for _, s in GROUPS]) * k).astype(np.int64)
+    shares = np.array([s if sizes is None or sizes.get(name, 2) > 1 else 0.0 for name, s in GROUPS])
+    cuts = np.rint(np.cumsum(np.r_[0.0, shares / shares.sum()]) * k).astype(np.int64)
     out = {name: np.sort(order[a:b]) for (name, _), a, b in zip(GROUPS, cuts[:-1], cuts[1:])}
     out["mobility"] = np.sort(order[k:])
     return out
+
+
+def layout_of(train) -> tt.Layout:
+    """The local time model's :class:`~locsynth.synth.trip_times.Layout`: the period of ``train`` (a
+    TraceSet or chunks of one; data-derived, named on the ledger), its calendar, one day kind."""
+    period = tt.period_of(chunks(train).total(tt.start_days))
+    return tt.layout(train.time, period, train.info.get("calendar"), KINDS)
 
 
 def coarse_speed_cells(fine: np.ndarray) -> np.ndarray:
@@ -178,14 +188,15 @@ def open_weekdays(lay: tt.Layout, axis) -> np.ndarray:
     return np.unique(tt._weekdays(axis, lay.period)[lay.open])
 
 
-def fit_local_times(train, groups: dict[str, np.ndarray], epsilon: float, seed: int = 0) -> tt.TripTimes:
+def fit_local_times(train, groups: dict[str, np.ndarray], epsilon: float, seed: int = 0,
+                    lay: tt.Layout | None = None) -> tt.TripTimes:
     """The time model from the reports of the trajectories of each group (``groups``, from
     :func:`assign`: sorted indices into ``train``, a TraceSet or chunks of one: data/chunks.py), each
-    one report at ``epsilon`` (module docstring). The ledger entry is the caller's: these reports are
-    one branch of LDPTrace's round 2."""
+    one report at ``epsilon`` (module docstring), on the layout ``lay`` (:func:`layout_of`'s by
+    default). The ledger entry is the caller's: these reports are one branch of LDPTrace's round 2."""
     data = chunks(train)
-    period = tt.period_of(data.total(tt.start_days))
-    lay = tt.layout(train.time, period, train.info.get("calendar"), KINDS)
+    lay = layout_of(train) if lay is None else lay
+    period = lay.period
     names = list(domains(lay, train.time))
     rows = zip(*(data.own_rows(np.asarray(groups.get(name, ()), np.int64)) for name in names))
     own = [({name: r[0] for name, r in zip(names, chunk)}, c) for c, chunk in enumerate(rows)]
