@@ -644,6 +644,31 @@ def test_a_margin_under_two_sds_of_noise_gets_none_and_the_dates_are_its_margins
     assert cell[0, 0] == pytest.approx(rows[0])                      # the week's only Monday
 
 
+def test_one_trip_more_inside_the_period_keeps_the_local_models_structure():
+    """The local model's bins and who reports what depend on the period (named on the ledger as not
+    covered) and the number of trajectories, not on which days the trips start: a trip more on day 13
+    of a 17-day period (Monday 1 January 2024 to 17 January) gives the same domains, the same shares
+    of reports and the same shapes; a trip on Monday 22 January moves the period into a fourth week,
+    one more to report, and the ledger names the period."""
+    def trips(extra):
+        starts = [24 * (i % 17) + 8 + i % 9 for i in range(680)] + [24 * day + 9 for day in extra]
+        return traceset([[(s, 0), (s + 1, 2)] for s in starts], cols=3)
+
+    def structure(ts):
+        lay = times.layout_of(ts)
+        sizes = times.domains(lay, ts.time)
+        groups = times.assign(ts.n_traces, 0.5, 0, sizes)
+        model = LDPTrace(epsilon=1.0, grid_size=2, time_share=0.5).fit(ts)
+        m = model.trip_times_
+        shape = (m.dates.shape, m.hours.shape, m.speeds.shape, m.kinds, m.period)
+        return sizes, {k: round(g.size / ts.n_traces, 2) for k, g in groups.items()}, shape, model.ledger_
+
+    base, inside, later = structure(trips([0])), structure(trips([13])), structure(trips([21]))
+    assert base[:3] == inside[:3]
+    assert later[0]["week"] == base[0]["week"] + 1 and later[2] != base[2]
+    assert all(times.tt.PERIOD_FROM_DATA in "\n".join(ledger.uncovered) for ledger in (base[3], later[3]))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("group", ["hour", "week"])
 def test_the_time_reports_hold_their_epsilon_and_a_noiseless_report_is_caught(monkeypatch, group):
