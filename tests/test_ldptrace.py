@@ -669,6 +669,24 @@ def test_one_trip_more_inside_the_period_keeps_the_local_models_structure():
     assert all(times.tt.PERIOD_FROM_DATA in "\n".join(ledger.uncovered) for ledger in (base[3], later[3]))
 
 
+def test_the_dates_of_a_period_with_no_open_day_are_empty_and_the_fit_goes_through():
+    """A weekend of trips under a weekdays calendar: no open day, so no week or weekday to report
+    and no day with a weight (the product of no margins), where the fit used to fail inside numpy."""
+    from dataclasses import replace
+
+    assert times.quasi_independent(np.ones(1), np.ones(1), np.zeros(0, np.int64), np.zeros(0, np.int64)).size == 0
+    ts = traceset([[(24 * 5 + 8 + i % 9, 0), (24 * 5 + 9 + i % 9, 2)] for i in range(300)], cols=3)
+    ts = replace(ts, info={**ts.info, "calendar": "weekdays"})
+    lay = times.layout_of(ts)
+    assert lay.period == 6 and lay.open.sum() == 4      # Tuesday to Friday (New Year's Day closed), no trip on them
+    weekend = replace(ts, time=replace(ts.time, start_date=ts.time.start_date.replace(day=6)),
+                      t=ts.t - 24 * 5)
+    lay = times.layout_of(weekend)
+    assert not lay.open.any() and times.domains(lay, weekend.time)["week"] == 0
+    model = LDPTrace(epsilon=1.0, grid_size=2, time_share=0.5).fit(weekend)
+    assert (model.trip_times_.dates == 0).all() and model.sample(20, seed=0).n_traces == 20
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("group", ["hour", "week"])
 def test_the_time_reports_hold_their_epsilon_and_a_noiseless_report_is_caught(monkeypatch, group):

@@ -325,6 +325,8 @@ def quasi_independent(rows: np.ndarray, cols: np.ndarray, row: np.ndarray, col: 
     maximum-likelihood fit of the quasi-independence model by iterative proportional fitting (Bishop,
     Fienberg and Holland, Discrete Multivariate Analysis, 1975, §5.2). A margin of 0 empties its cells;
     summing to 1."""
+    if row.size == 0:                       # no open day
+        return np.zeros(0)
     x = np.ones(row.size)
     for _ in range(iterations):
         before = x
