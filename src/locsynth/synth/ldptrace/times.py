@@ -27,7 +27,7 @@ trip_times.layout):
   the date itself: a share of a few values is estimated with far less noise than one of many (OUE's
   sd is the same in every value, so a weekday summed from its 3-4 dates carries 3-4 times their
   variance), and on the cabs 1,800 date reports left a date's share off by 5 points where the
-  weekday's is off by 1.2; what the product misses is a day unlike its week and its weekday (the
+  weekday's is off by 1.3; what the product misses is a day unlike its week and its weekday (the
   cabs' last Monday, half a day: collection ended at noon);
 - **hour**: the hour of its first point, every day alike (one day kind: OUE's noise is the same in
   every value whatever the domain, so two kinds would double the noise of the hours; the dates
