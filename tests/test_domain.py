@@ -14,6 +14,7 @@ from locsynth import Grid, InputError, TimeAxis, TraceSet
 from locsynth.data.domain import Domain, as_domain
 from locsynth.data.frames import trips_from_frame
 from locsynth.synth import registry
+from locsynth.synth.base import FOOTPRINT_SHARE
 
 gpd = pytest.importorskip("geopandas")
 shapely = pytest.importorskip("shapely")
@@ -242,9 +243,14 @@ def test_the_dp_footprint_is_spent_only_where_the_trips_can_fill_its_blocks():
     spends = [s for s in model.ledger_.spends if "footprint" in s.saw]
     assert len(spends) == 1 and spends[0].epsilon == pytest.approx(0.05)
     assert model.ledger_.totals()["person"]["epsilon"] == pytest.approx(1.0)
-    walled = big.space.outside(model.sample(3000, seed=1).loc).mean()
-    loose = big.space.outside(locsynth.NGRAM(epsilon=1.0, footprint_share=0).fit(free).sample(3000, seed=1).loc).mean()
-    assert walled < loose
+    # the mean over 5 fits a side (OpenDP's noise is not seeded): one fit a side crossed about once in
+    # 100 (outside the L: 0.01-0.20 with the footprint, 0.18-0.52 without; one CI run read 0.052
+    # against 0.035)
+    def outside(share):
+        return np.mean([big.space.outside(locsynth.NGRAM(epsilon=1.0, footprint_share=share).fit(free)
+                                          .sample(3000, seed=1).loc).mean() for _ in range(5)])
+
+    assert outside(FOOTPRINT_SHARE) < outside(0)
     small = domain_trips(300)
     few = locsynth.NGRAM(epsilon=1.0).fit(replace(small, space=Grid(12, 12, small.space.bbox)))
     assert few.footprint_ is None and not any("footprint" in s.saw for s in few.ledger_.spends)
