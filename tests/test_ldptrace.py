@@ -550,7 +550,7 @@ def test_the_reports_use_k_rr_where_its_variance_is_smaller_and_estimate_without
     p, q = rr.keep_probability(5, 0.9), rr.flip_probability(5, 0.9)
     assert p == pytest.approx(math.exp(0.9) / (math.exp(0.9) + 4)) and q == pytest.approx(1 / (math.exp(0.9) + 4))
     assert rr.noise_sd(1000, 5, 0.9) == pytest.approx(math.sqrt(1000 * q * (1 - q)) / (p - q))
-    assert rr.noise_sd(1000, 5, 0.9) < times.noise_sd(1000, 0.9)           # k-RR beats OUE over 5 values
+    assert rr.noise_sd(1000, 5, 0.9) < oue.noise_sd(1000, 0.9)           # k-RR beats OUE over 5 values
     rng = np.random.default_rng(0)
     values = rng.choice(5, 20_000, p=[0.4, 0.3, 0.2, 0.1, 0.0])
     sent = times.sent_counts(values, 5, 0.9)
@@ -560,7 +560,7 @@ def test_the_reports_use_k_rr_where_its_variance_is_smaller_and_estimate_without
     hours = rng.integers(0, 24, 5000)
     assert np.array_equal(times.sent_counts(hours, 24, 0.9), np.bincount(hours, minlength=24))   # OUE: drawn from the sums
     est, sd = times.estimates(np.bincount(hours, minlength=24), 5000, 24, 0.9)
-    assert sd == pytest.approx(times.noise_sd(5000, 0.9)) and np.abs(est - np.bincount(hours, minlength=24)).max() < 5 * sd
+    assert sd == pytest.approx(oue.noise_sd(5000, 0.9)) and np.abs(est - np.bincount(hours, minlength=24)).max() < 5 * sd
 
 
 def test_the_local_time_model_without_noise_is_the_smoothed_exact_histograms(monkeypatch):

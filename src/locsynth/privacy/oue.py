@@ -165,6 +165,12 @@ def estimate(ones, reports: int, epsilon: float) -> np.ndarray:
     return (np.asarray(ones, np.float64) - reports * q) / (P - q)
 
 
+def noise_sd(reports: int, epsilon: float) -> float:
+    """The standard deviation of :func:`estimate` for a value no report holds: sqrt(n q (1 - q)) / (p - q)."""
+    q = flip_probability(epsilon)
+    return float(np.sqrt(reports * q * (1 - q)) / (P - q))
+
+
 def record(ledger: Ledger, epsilon: float, *, reports: int = 1, unit: str = "trace", saw: str = "",
            domain: str = "its values") -> Spend:
     """Record ``reports`` OUE reports per ``unit`` at ``epsilon`` each as one local spend of their

@@ -103,7 +103,7 @@ TIME_SHARE = 0.5
 
 def mobility_noise(est: dict, counts: dict, slots: dict, users: int, epsilon: float) -> float:
     """The estimated share of noise in round 2's estimates (start cells, moves, end cells; privacy/
-    noise.py): OUE's noise on a value no report holds (times.noise_sd, scaled to all users as the
+    noise.py): OUE's noise on a value no report holds (oue.noise_sd, scaled to all users as the
     estimates are) clipped at 0 in every value of every kind, against the clipped estimates
     (``counts``: the number of reports of each kind, public to the collector)."""
     noise = total = 0.0
@@ -111,7 +111,7 @@ def mobility_noise(est: dict, counts: dict, slots: dict, users: int, epsilon: fl
         reports = int(counts[kind])
         clipped = np.maximum(e, 0.0)
         if reports:
-            noise += noise_mass(clipped, times.noise_sd(reports, epsilon) * users * slots[kind] / reports, law="normal")
+            noise += noise_mass(clipped, oue.noise_sd(reports, epsilon) * users * slots[kind] / reports, law="normal")
         total += float(clipped.sum())
     return share(noise, total)
 

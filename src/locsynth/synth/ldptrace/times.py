@@ -37,7 +37,7 @@ trip_times.layout):
 - **duration**: its duration in :data:`DURATION_EDGES` (6 values), for the cap on a synthetic trip's.
 
 The collector's model (post-processing of OUE's unbiased estimates, each value's noise a normal of
-known sd, :func:`noise_sd`):
+known sd, privacy/oue.noise_sd):
 
 - the weekdays' shares under :data:`~locsynth.synth.trip_times.KEEP_ABOVE` of their sd set to 0 (a
   weekend no trip starts on), the weeks' negatives set to 0 (:func:`local_dates` says why), each
@@ -163,12 +163,6 @@ def smooth_hours(estimate: np.ndarray) -> np.ndarray:
     return np.exp(basis @ least_squares(residual, start, jac=jacobian, method="lm").x)
 
 
-def noise_sd(reports: int, epsilon: float) -> float:
-    """The standard deviation of OUE's estimate of a value no report holds (privacy/oue.py)."""
-    q = oue.flip_probability(epsilon)
-    return float(np.sqrt(reports * q * (1 - q)) / (oue.P - q))
-
-
 def report_values(train: TraceSet, lay: tt.Layout, edges: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Every trajectory's value of each report of :data:`GROUPS` (-1: none), on the
     :class:`~locsynth.synth.trip_times.Layout` ``lay`` (public; :func:`domains`), speeds in the bins
@@ -181,11 +175,7 @@ def report_values(train: TraceSet, lay: tt.Layout, edges: np.ndarray | None = No
     d, k = np.divmod(first, axis.instants_per_day)
     day[full], hour[full] = np.where(d < lay.period, d, -1), tt._hour_of_instant(axis)[k]
     minutes[full] = (last - first) * axis.instant.total_seconds() / 60
-    # its day's weekday among the open days' weekdays and its week among the open days' weeks
-    opened = (day >= 0) & lay.open[np.maximum(day, 0)]
-    at = np.maximum(day, 0)
-    weekday = np.where(opened, np.searchsorted(open_weekdays(lay, axis), tt._weekdays(axis, lay.period)[at]), -1)
-    week = np.where(opened, np.searchsorted(open_weeks(lay, axis), weeks_of(lay, axis)[at]), -1)
+    weekday, week = (np.where(day >= 0, cells[np.maximum(day, 0)], -1) for cells in day_cells(lay, axis))
     duration = np.where(minutes >= 0, np.searchsorted(DURATION_EDGES, minutes, side="right") - 1, -1)
     speed = coarse_speed_cells(tt.speed_cells(train, edges))
     return {"week": week, "weekday": weekday, "hour": hour, "speed": speed, "duration": duration}
@@ -204,20 +194,20 @@ def fit_local_times(train, groups: dict[str, np.ndarray], epsilon: float, seed: 
     default). The ledger entry is the caller's: these reports are one branch of LDPTrace's round 2."""
     data = chunks(train)
     lay = layout_of(train) if lay is None else lay
-    period = lay.period
-    names = list(domains(lay, train.time))
+    sizes = domains(lay, train.time)
+    names = list(sizes)
     rows = zip(*(data.own_rows(np.asarray(groups.get(name, ()), np.int64)) for name in names))
     own = [({name: r[0] for name, r in zip(names, chunk)}, c) for c, chunk in enumerate(rows)]
     counts = data.total(report_counts, lay, epsilon, seed, tt.speed_edges(train.bounds), own=own)
     est, sd, reports = {}, {}, {}
-    for name, d in domains(lay, train.time).items():
+    for name, d in sizes.items():
         reports[name] = int(np.asarray(groups.get(name, ())).size)
         est[name], sd[name] = estimates(counts[name], reports[name], d, epsilon)
     dates, rho_d = local_dates(est, sd, reports, lay, train.time)
     hours, rho_h = local_hours(est["hour"], sd["hour"], lay, train.time)
     coarse = norm_sub(est["speed"])
     kept = np.where(est["duration"] > tt.KEEP_ABOVE * sd["duration"], est["duration"], 0.0)
-    return tt.TripTimes(dates, hours, expand_speeds(coarse), KINDS, period, tt.speed_edges(train.bounds),
+    return tt.TripTimes(dates, hours, expand_speeds(coarse), KINDS, lay.period, tt.speed_edges(train.bounds),
                         1.0 - (1.0 - rho_d) * (1.0 - rho_h), tt.duration_cap(kept, DURATION_EDGES),
                         train.info.get("calendar"))
 
@@ -274,13 +264,13 @@ def estimates(counts: np.ndarray, reports: int, d: int, epsilon: float) -> tuple
         return np.full(int(d), float(reports)) if d == 1 else np.zeros(int(d)), 0.0
     if kind == "krr":
         return rr.estimate(counts, reports, d, epsilon), rr.noise_sd(reports, d, epsilon)
-    return oue.estimate(oue.tally(counts, reports, epsilon), reports, epsilon), noise_sd(reports, epsilon)
+    return oue.estimate(oue.tally(counts, reports, epsilon), reports, epsilon), oue.noise_sd(reports, epsilon)
 
 
 def local_dates(est: dict, sd: dict, reports: dict, lay: tt.Layout, axis) -> tuple[np.ndarray, float]:
     """Each day's weight (the period's) and the share of noise in them: the weekday and week reports'
     shares (:func:`margin`), each open day their quasi-independent product (:func:`quasi_independent`)."""
-    day_weekday, day_week = open_cells(lay, axis)
+    day_weekday, day_week = (cells[lay.open] for cells in day_cells(lay, axis))
     shares, rho = [], []
     # the weeks' threshold 0 (negatives 0): the period's first and last weeks hold its first and last
     # trips, and a tail week's share is often under two sds (the cabs' last, 3.2 % against 2 sds of
@@ -295,10 +285,12 @@ def local_dates(est: dict, sd: dict, reports: dict, lay: tt.Layout, axis) -> tup
     return dates, 1.0 - (1.0 - rho[0]) * (1.0 - rho[1])
 
 
-def open_cells(lay: tt.Layout, axis) -> tuple[np.ndarray, np.ndarray]:
-    """Each open day's weekday among :func:`open_weekdays` and its week among :func:`open_weeks`."""
-    weekday = np.searchsorted(open_weekdays(lay, axis), tt._weekdays(axis, lay.period)[lay.open])
-    return weekday, np.searchsorted(open_weeks(lay, axis), weeks_of(lay, axis)[lay.open])
+def day_cells(lay: tt.Layout, axis) -> tuple[np.ndarray, np.ndarray]:
+    """Every day of the period's weekday among :func:`open_weekdays` and its week among
+    :func:`open_weeks` (-1 on a day the calendar closes): the values of a report of the day."""
+    weekday = np.searchsorted(open_weekdays(lay, axis), tt._weekdays(axis, lay.period))
+    week = np.searchsorted(open_weeks(lay, axis), weeks_of(lay, axis))
+    return np.where(lay.open, weekday, -1), np.where(lay.open, week, -1)
 
 
 def weeks_of(lay: tt.Layout, axis) -> np.ndarray:
