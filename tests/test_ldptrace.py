@@ -102,7 +102,7 @@ def test_binomial_inversion_matches_exact_fractions():
 def test_uniforms_are_53_fair_bits():
     u = oue.uniforms(4000)
     assert ((u >= 0) & (u < 1)).all() and (u * 2.0 ** 53 == np.floor(u * 2.0 ** 53)).all()
-    assert stats.kstest(u, "uniform").pvalue > 1e-4
+    assert stats.kstest(u, "uniform").pvalue > 1e-6            # OpenDP's bits are not seeded: a rare false alarm
 
 
 def convolved(held: int, reports: int, q: float) -> np.ndarray:
@@ -129,7 +129,10 @@ def test_the_tally_has_the_law_of_the_users_summed_bits():
             keep = expected >= 5                        # pool the sparse tails
             obs = np.append(observed[keep], observed[~keep].sum())
             exp_ = np.append(expected[keep], expected[~keep].sum())
-            assert stats.chisquare(obs, exp_ * obs.sum() / exp_.sum()).pvalue > 1e-4, v
+            # OpenDP's noise is not seeded, so the six tests run on fresh draws each time: at 1e-4
+            # a CI run failed on a correct tally (8e-5); an epsilon of ln 2.6 or ln 3.5 in place of
+            # ln 3 reads p < 1e-26, so 1e-6 costs no power
+            assert stats.chisquare(obs, exp_ * obs.sum() / exp_.sum()).pvalue > 1e-6, v
     with pytest.raises(InputError, match="add up to at most the 40 reports"):
         oue.tally([30, 20], 40, eps)
 
