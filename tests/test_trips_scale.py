@@ -11,6 +11,7 @@ import pytest
 
 from helpers import traceset
 from locsynth.evaluation.evaluate import evaluate
+from locsynth.metrics import grid_paths as gp
 from locsynth.metrics import standard as st
 from locsynth.metrics.trips import frequent_pattern_precision, pattern_supports, top_patterns
 from locsynth.data.simulate import simulate
@@ -360,6 +361,46 @@ def test_range_counts_with_traces_outer_equal_circles_outer():
         plain_query_answers(x, y, offsets, cx, cy, limit, True, always).tolist()
     assert st.query_answers(p, cx, cy, 2.5, "corrected").tolist() == \
         plain_query_answers(x, y, offsets, cx, cy, 2.5 * 2.5, False).tolist()
+
+
+def located(n_traces: int, seed: int):
+    """Points on 40 locations (two of them at one place), traces of 1-7 points with repeats."""
+    rng = np.random.default_rng(seed)
+    lx, ly = rng.uniform(0, 10, 40), rng.uniform(0, 10, 40)
+    lx[7], ly[7] = lx[3], ly[3]                                # two locations at one point
+    lengths = rng.integers(1, 8, n_traces)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    loc = rng.integers(0, 40, offsets[-1])
+    loc[5] = loc[4]                                            # a repeated location
+    loc[11:13] = (3, 7)                                        # a repeated point from two locations
+    return st.Points(lx[loc], ly[loc], offsets, loc, (lx, ly))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_range_counts_by_location_equal_point_by_point(seed):
+    """metrics/location_queries: masks by location and by move, more circles than one 64-bit word
+    holds, equal to the plain loops and to the per-point kernels."""
+    p = located(300, seed)
+    plain = replace(p, loc=None, at=None)
+    rng = np.random.default_rng(seed + 10)
+    cx, cy = rng.uniform(-2, 12, 150), rng.uniform(-2, 12, 150)
+    always = st.repeats_a_point(p)
+    assert always.sum() >= 2 and (np.diff(p.offsets) == 1).any()
+    for r in (0.3, 2.5, 30.0):
+        limit = st.sqrt_threshold(r)
+        want = plain_query_answers(p.x, p.y, p.offsets, cx, cy, limit, True, always)
+        assert st.query_answers(p, cx, cy, r, "adatrace").tolist() == want.tolist()
+        assert st.query_answers(plain, cx, cy, r, "adatrace").tolist() == want.tolist()
+        want = plain_query_answers(p.x, p.y, p.offsets, cx, cy, r * r, False)
+        assert st.query_answers(p, cx, cy, r, "corrected").tolist() == want.tolist()
+        assert st.query_answers(plain, cx, cy, r, "corrected").tolist() == want.tolist()
+
+
+def test_cells_by_location_equal_cells_point_by_point():
+    p = located(200, 2)
+    box = (0.5, 0.5, 9.5, 9.5)                                 # some points outside: AdaTrace's fallbacks
+    for k in (6, 15):
+        assert np.array_equal(st.point_cells(p, gp.adatrace_cells, box, k), gp.adatrace_cells(p.x, p.y, box, k))
 
 
 def test_a_neighbours_position_by_row_scan_equals_a_search_over_every_edge():

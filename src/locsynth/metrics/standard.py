@@ -67,6 +67,7 @@ from numba import njit, prange
 from ..core.errors import InputError, did_you_mean
 from ..data.traces import TraceSet
 from . import grid_paths as gp
+from . import location_queries
 from .grid_paths import Paths
 from .groups import GroupResult, Metric, MetricGroup, Option, flag, row
 from .trips import jensen_shannon
@@ -119,11 +120,16 @@ class Settings:
 
 @dataclass(frozen=True)
 class Points:
-    """A set's trajectories as planar points: ``x``, ``y`` and ``offsets`` (n_traces + 1)."""
+    """A set's trajectories as planar points: ``x``, ``y`` and ``offsets`` (n_traces + 1); where
+    they are a space's locations, also every point's location ``loc`` and the locations'
+    coordinates ``at`` (what is a function of a point's coordinates is then computed once a
+    location)."""
 
     x: np.ndarray
     y: np.ndarray
     offsets: np.ndarray
+    loc: np.ndarray | None = field(default=None, repr=False, compare=False)
+    at: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_traces(self) -> int:
@@ -155,7 +161,8 @@ def points(ts: TraceSet, xy: tuple[np.ndarray, np.ndarray] | None = None) -> Poi
     counts = np.bincount(ts.user[keep], minlength=ts.n_traces)
     counts = counts[counts > 0]
     loc = ts.loc[keep]
-    return Points(x[loc], y[loc], np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    return Points(x[loc], y[loc], np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), loc, (x, y))
 
 
 def bounding_box(p: Points) -> tuple[float, float, float, float]:
@@ -329,8 +336,13 @@ def _query_answers_adatrace(x, y, offsets, always, cx, cy, limit):
 def query_answers(p: Points, cx: np.ndarray, cy: np.ndarray, r: float, flavour: str) -> np.ndarray:
     """The number of traces answering each circle: AdaTrace's Query.java (adatrace) or every trace
     with a point or a segment within r (corrected)."""
-    if flavour == "adatrace":
-        return _query_answers_adatrace(p.x, p.y, p.offsets, repeats_a_point(p), cx, cy, sqrt_threshold(r))
+    adatrace = flavour == "adatrace"
+    always = repeats_a_point(p) if adatrace else np.zeros(p.n_traces, bool)
+    limit = sqrt_threshold(r) if adatrace else r * r
+    if p.loc is not None and p.n_traces:
+        return location_queries.answers(p.loc, *p.at, p.offsets, always, cx, cy, limit, adatrace)
+    if adatrace:
+        return _query_answers_adatrace(p.x, p.y, p.offsets, always, cx, cy, limit)
     return _query_answers(p.x, p.y, p.offsets, cx, cy, r)
 
 
@@ -716,11 +728,24 @@ def _features(p: Points, paths: Paths, coverage_paths: Paths, cell_density: np.n
                     diameters(p.x, p.y, p.offsets), pattern_table(paths, s.pattern_lengths))
 
 
+def point_cells(p: Points, cells: Callable, box, k: int) -> np.ndarray:
+    """``cells(x, y, box, k)`` of every point; where the points are a space's locations, computed
+    once a used location and read by each point (a cell is a function of the coordinates)."""
+    if p.loc is None:
+        return cells(p.x, p.y, box, k)
+    lx, ly = p.at
+    used = np.flatnonzero(np.bincount(p.loc, minlength=lx.size))
+    at = np.zeros(lx.size, np.int64)
+    at[used] = cells(lx[used], ly[used], box, k)
+    return at[p.loc]
+
+
 def features_adatrace(p: Points, box, s: Settings) -> Features:
     """AdaTrace's reading (grid_paths.adatrace_paths); density over its cells of the points."""
-    return _features(p, gp.adatrace_paths(p.x, p.y, p.offsets, box, s.grid),
-                     gp.adatrace_paths(p.x, p.y, p.offsets, box, s.coverage_grid),
-                     density(gp.adatrace_cells(p.x, p.y, box, s.grid), s.grid), s)
+    grid = point_cells(p, gp.adatrace_cells, box, s.grid)
+    coverage_grid = point_cells(p, gp.adatrace_cells, box, s.coverage_grid)
+    return _features(p, gp.routes(grid, p.offsets, s.grid, True), gp.routes(coverage_grid, p.offsets, s.coverage_grid, True),
+                     density(grid, s.grid), s)
 
 
 def features_corrected(p: Points, box, s: Settings) -> Features:
