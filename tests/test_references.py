@@ -93,3 +93,34 @@ def test_without_a_setting_the_cache_is_the_users(tmp_path, monkeypatch):
     monkeypatch.delenv("LOCSYNTH_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert refs.cache_dir() == tmp_path / "locsynth"
+
+
+def test_a_large_split_is_told_before_the_searches_and_how_to_sample(split, monkeypatch):
+    """From LONG_SEARCH_TRIPS training trips, evaluate warns before it starts that the searches of
+    every trajectory take minutes and names --sample-trips; the command prints it as one line.
+    Below it, or with the MIA's targets sampled and no near-copy check, nothing is said."""
+    import warnings
+
+    from locsynth import TraceSet
+    from locsynth.core.errors import LongRunWarning
+    from locsynth.evaluation import evaluate as ev
+
+    train, test, syn = (TraceSet.load(split / name) for name in ("train", "test", "syn"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev.evaluate(train, test, syn, groups=["distance_mia"])
+    assert not [w for w in caught if issubclass(w.category, LongRunWarning)]
+    monkeypatch.setattr(ev, "LONG_SEARCH_TRIPS", 300)
+    with pytest.warns(LongRunWarning, match="300 training trips: the distance MIA searches every .* --sample-trips 20000"):
+        ev.evaluate(train, test, syn, groups=["distance_mia", "standard"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev.evaluate(train, test, syn, groups=["distance_mia"], dmia_targets=50)
+    assert not [w for w in caught if issubclass(w.category, LongRunWarning)]
+    monkeypatch.setenv("LOCSYNTH_CACHE", "off")
+    done = runner.invoke(app, ["evaluate", "--train", str(split / "train"), "--test", str(split / "test"),
+                               "--synthetic", str(split / "syn"), "--out", str(split / "told"), "--attacks",
+                               "distance_mia,near_copies"])
+    assert done.exit_code == 0, done.output
+    line = next(t for t in done.output.splitlines() if "training trips:" in t)
+    assert line.startswith("300 training trips: the distance MIA and the near-copy check search every") and "warn" not in line.lower()

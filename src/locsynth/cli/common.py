@@ -277,6 +277,25 @@ def small_data():
                     warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
+@contextlib.contextmanager
+def said_as_they_come(category):
+    """Each warning of ``category`` printed as one line when it is raised (a notice before long
+    work), not as Python's file and line; other warnings as usual."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", category)
+        shown = warnings.showwarning
+
+        def show(message, kind, filename, lineno, file=None, line=None):
+            if issubclass(kind, category):
+                say(str(message))
+            else:
+                shown(message, kind, filename, lineno, file, line)
+        warnings.showwarning = show
+        yield
+
+
 def on_spinner(status, prefix: str = ""):
     """A callback of the progress protocol (core/progress.py) that shows each status on a spinner."""
     def progress(done=0, total=None, text=""):

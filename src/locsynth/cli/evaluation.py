@@ -9,10 +9,10 @@ from typing import List, Optional
 
 import typer
 
-from ..core.errors import InputError
+from ..core.errors import InputError, LongRunWarning
 from .common import (SCHEDULER_HELP, WORKERS_HELP, _fmt, _claim, _table, console, declared_command,
-                     given_options, on_bar, on_spinner, progress_bar, reports_errors, say, small_data, spinner,
-                     typer_params)
+                     given_options, on_bar, on_spinner, progress_bar, reports_errors, said_as_they_come, say,
+                     small_data, spinner, typer_params)
 from .root import app
 
 
@@ -80,7 +80,7 @@ def evaluate(
                                           sample_trips=SAMPLE_TRIPS if sample_trips is None else sample_trips,
                                           client=client, progress=on_spinner(status, "evaluating: "))
         else:
-            with kept(sets["train"], sets["test"]) as references:
+            with kept(sets["train"], sets["test"]) as references, said_as_they_come(LongRunWarning):
                 report = run_evaluate(sets["train"], sets["test"], syn, attacks=chosen, options=given, client=client,
                                       progress=on_spinner(status, "evaluating: "), references=references)
         report.save(out, overwrite=overwrite)

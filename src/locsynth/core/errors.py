@@ -38,3 +38,7 @@ class SmallDataWarning(UserWarning):
     """A DP fit on data too few for its epsilon: most of what the release is drawn from would be
     noise (the estimate, privacy/noise.py, is on the model and on every release's card). It names
     the number of trajectories for the data holder who fits; nothing released names it."""
+
+
+class LongRunWarning(UserWarning):
+    """Work that takes minutes at the size given, said before it starts, with the faster way."""

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from ..core.errors import InputError
+import warnings
+
+from ..core.errors import InputError, LongRunWarning
 from ..core.jsonable import json_default
 from . import suite
 from ..metrics.groups import Context
@@ -29,6 +31,10 @@ from ..data.traces import TraceSet, check_same_frame, is_trip_set, require_trace
 
 #: the attacks (the attack groups of locsynth.evaluation.suite), as earlier versions named them
 ATTACKS = ("reid", "mia")
+#: the groups that search every trajectory against every set, and the training trips from which
+#: evaluate says before it starts that they take minutes (docs/attacks.md, the searches at Porto size)
+SEARCHES = {"distance_mia": "the distance MIA", "near_copies": "the near-copy check"}
+LONG_SEARCH_TRIPS = 500_000
 #: what the report says the baselines are
 BASELINES = {"traces": {"training": "the training traces released as they are",
                         "uniform": "uniformly random traces (uniform population, uniform transitions; reid: a "
@@ -147,6 +153,9 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
     run = _chosen_groups(groups)
     ctx = Context(train, test, synthetic, {**settings, "attacks": list(chosen)}, client, references=references)
     step = reporter(resolve(progress, "evaluate"))
+    slow = long_searches(ctx, run)
+    if slow:
+        warnings.warn(LongRunWarning(slow), stacklevel=2)
     metrics, details, timings, skipped = {}, {}, {}, []
     meta = {"train": _counts(train), "test": _counts(test), "synthetic": _counts(synthetic),
             "trace_numbers": 1 if ctx.trips else len(ctx.sets),
@@ -175,6 +184,21 @@ def evaluate(train: TraceSet, test: TraceSet, synthetic: TraceSet, *, groups=Non
     if skipped:
         meta["skipped"] = skipped
     return Report(metrics, details, meta)
+
+
+def long_searches(ctx: Context, run) -> str | None:
+    """What to say before a run whose searches of every trajectory take minutes (trip sets of
+    LONG_SEARCH_TRIPS training trips or more), or None."""
+    names = [g.name for g in run if g.name in SEARCHES and g.skip(ctx) is None
+             and not (g.name == "distance_mia" and ctx.option("dmia_targets", None) is not None)]
+    if not ctx.trips or not names or ctx.train.n_traces < LONG_SEARCH_TRIPS:
+        return None
+    which = " and ".join(SEARCHES[n] for n in names)
+    return (f"{ctx.train.n_traces:,} training trips: {which} search{'es' * (len(names) < 2)} every trajectory "
+            f"against every set, which takes minutes at this size (about 12 on 2 cores at 1.7 million trips a "
+            f"set); a sample of 20,000 trips a set for every group but the standard suite (locsynth evaluate "
+            f"--sample-trips 20000, evaluate_partitioned(..., sample_trips=20000)) takes about 25 s there, its "
+            f"report stating the sample's error")
 
 
 def _chosen_groups(names) -> list:
