@@ -195,7 +195,7 @@ def long_searches(ctx: Context, run) -> str | None:
         return None
     which = " and ".join(SEARCHES[n] for n in names)
     return (f"{ctx.train.n_traces:,} training trips: {which} search{'es' * (len(names) < 2)} every trajectory "
-            f"against every set, which takes minutes at this size (about 12 on 2 cores at 1.7 million trips a "
+            f"against every set, which takes minutes at this size (about 15 on 2 cores at 1.7 million trips a "
             f"set); a sample of 20,000 trips a set for every group but the standard suite (locsynth evaluate "
             f"--sample-trips 20000, evaluate_partitioned(..., sample_trips=20000)) takes about 25 s there, its "
             f"report stating the sample's error")
