@@ -306,7 +306,9 @@ def card_tokens(ts: TraceSet, seed: int) -> list[str]:
 
     from locsynth.release.publish import card_markdown
 
-    syn = locsynth.AdaTrace(epsilon=2.0, time_share=0.3, seed=seed).fit(ts).sample(50, seed=seed)
+    # no footprint: whether one is fitted reads the DP count of trips (post-processing), and at these
+    # 280 trips about 1 fit in 100 counted past its threshold and added a spend line (a CI run failed on it)
+    syn = locsynth.AdaTrace(epsilon=2.0, time_share=0.3, footprint_share=0.0, seed=seed).fit(ts).sample(50, seed=seed)
     return re.split(r"(\d+(?:\.\d+)?)", card_markdown(make_release(syn).card))
 
 
