@@ -58,9 +58,9 @@ def test_query_answers_count_points_and_segments_by_hand():
     # (5, 1) r 1.5: the segment of the first trace passes at distance 1; no point is that close
     # (5, 5): nothing; (0, 9): the point of the second trace at distance 1; (0, 0): the first's point
     cx, cy = np.array([5.0, 5.0, 0.0, 0.0]), np.array([1.0, 5.0, 9.0, 0.0])
-    assert st._query_answers(real.x, real.y, real.offsets, cx, cy, 1.5).tolist() == [1, 0, 1, 1]
-    assert st._query_answers(real.x, real.y, real.offsets, cx, cy, 0.9).tolist() == [0, 0, 0, 1]
-    assert st._query_answers(real.x, real.y, real.offsets, cx, cy, 20.0).tolist() == [2, 2, 2, 2]
+    assert st.query_answers(real, cx, cy, 1.5, "corrected").tolist() == [1, 0, 1, 1]
+    assert st.query_answers(real, cx, cy, 0.9, "corrected").tolist() == [0, 0, 0, 1]
+    assert st.query_answers(real, cx, cy, 20.0, "corrected").tolist() == [2, 2, 2, 2]
     # AdaTrace's Query.java: the same, but the single-point second trace never answers (:48)
     assert st.query_answers(real, cx, cy, 1.5, "adatrace").tolist() == [1, 0, 0, 1]
 

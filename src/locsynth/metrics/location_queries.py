@@ -7,8 +7,8 @@ reading: the first point, then each segment's closest point). Each of those test
 points' coordinates, and a point's coordinates are its location's, so the tests are computed once
 per used location and once per distinct consecutive pair of locations, each as a bit mask over the
 circles, and a trace's answer is the OR of its masks. The arithmetic of every test is the per-point
-loop's, term for term, so the counts are equal to the last digit (tests/test_standard_metrics.py
-checks them against it). The masks follow the space, not the trips: a city's cells and the moves
+loop's, term for term, so the counts equal a loop over every point and circle to the last digit
+(tests/test_trips_scale.py checks them against one). The masks follow the space, not the trips: a city's cells and the moves
 between them, however many trips cross them (at 1.7 million trips, 13 million points, a few
 hundred thousand distinct moves).
 """
@@ -34,7 +34,7 @@ def _point_in(px, py, cx, cy, limit, adatrace):
 def _segment_in(ax, ay, bx, by, cx, cy, limit, adatrace):
     """AdaTrace's distanceToSegment test (:91-108, the projection only when it falls on the
     segment; the endpoints are tested as points) or the corrected reading's closest point, clamped
-    (standard._query_answers; a zero-length segment there reads its end point)."""
+    (a zero-length segment reads its end point)."""
     if adatrace:
         dx, dy = bx - ax, by - ay
         length2 = dx * dx + dy * dy
@@ -128,6 +128,4 @@ def answers(loc: np.ndarray, lx: np.ndarray, ly: np.ndarray, offsets: np.ndarray
     pair, uniq = pd.factorize(code, sort=False)
     first, second = uniq // lx.size, uniq % lx.size
     smask = segment_masks(lx[first], ly[first], lx[second], ly[second], cx, cy, limit, adatrace)
-    if not smask.shape[0]:
-        smask = np.zeros((1, pmask.shape[1]), np.uint64)
-    return count(offsets, row[loc], pmask, np.append(pair, 0).astype(np.int64), smask, always, cx.size, adatrace)
+    return count(offsets, row[loc], pmask, pair.astype(np.int64), smask, always, cx.size, adatrace)

@@ -165,6 +165,15 @@ def points(ts: TraceSet, xy: tuple[np.ndarray, np.ndarray] | None = None) -> Poi
     return Points(x[loc], y[loc], np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), loc, (x, y))
 
 
+def locations(p: Points) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Every point's location and the locations' coordinates: the space's (:func:`points`), or, for
+    points given by their coordinates alone, their distinct coordinate pairs."""
+    if p.loc is not None:
+        return p.loc, p.at
+    xy, loc = np.unique(np.column_stack([p.x, p.y]), axis=0, return_inverse=True)
+    return loc.ravel(), (xy[:, 0].copy(), xy[:, 1].copy())
+
+
 def bounding_box(p: Points) -> tuple[float, float, float, float]:
     """(x0, y0, x1, y1) of the points (Main.java, getDataBoundaries)."""
     if p.x.size == 0:
@@ -222,60 +231,6 @@ def queries(box, settings: Settings) -> tuple[np.ndarray, np.ndarray, float]:
     return u[:, 0] * (x1 - x0) + x0, u[:, 1] * (y1 - y0) + y0, max(x1 - x0, y1 - y0) / settings.radius_divisor
 
 
-@njit(cache=True)
-def _trace_boxes(x, y, offsets):
-    """The bounding box (x0, x1, y0, y1) of every trace."""
-    n = offsets.size - 1
-    x0, x1, y0, y1 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-    for k in range(n):
-        a, b = offsets[k], offsets[k + 1]
-        x0[k], x1[k], y0[k], y1[k] = x[a:b].min(), x[a:b].max(), y[a:b].min(), y[a:b].max()
-    return x0, x1, y0, y1
-
-
-@njit(cache=True)
-def _box_beyond(x0, x1, y0, y1, cx, cy, limit):
-    """Whether a box is farther than sqrt(limit) from (cx, cy) by a margin that rounding cannot
-    bridge: then no point or segment inside it answers."""
-    dx = max(x0 - cx, 0.0, cx - x1)
-    dy = max(y0 - cy, 0.0, cy - y1)
-    return dx * dx + dy * dy > limit * (1 + 1e-6)
-
-
-#: traces are dealt to the threads in this many chunks, each counting into its own row
-QUERY_CHUNKS = 64
-
-
-@njit(parallel=True, cache=True)
-def _query_answers(x, y, offsets, cx, cy, r):
-    """For each circle (cx, cy, r): the traces with a point or a segment within r of the centre.
-    Traces outer, circles inner: a trace's points are read once for all circles (circles outer
-    read every point once a circle: 1.7 million trips took 13 s a set, issue 39)."""
-    n = offsets.size - 1
-    partial = np.zeros((QUERY_CHUNKS, cx.size), np.int64)
-    x0, x1, y0, y1 = _trace_boxes(x, y, offsets)
-    r2 = r * r
-    for c in prange(QUERY_CHUNKS):
-        for k in range(c * n // QUERY_CHUNKS, (c + 1) * n // QUERY_CHUNKS):
-            a, b = offsets[k], offsets[k + 1]
-            for q in range(cx.size):
-                if _box_beyond(x0[k], x1[k], y0[k], y1[k], cx[q], cy[q], r2):
-                    continue
-                for i in range(a, b):
-                    dx, dy = x[i] - cx[q], y[i] - cy[q]
-                    if i > a:   # the segment from the previous point: its closest point to the centre
-                        sx, sy = x[i] - x[i - 1], y[i] - y[i - 1]
-                        length2 = sx * sx + sy * sy
-                        if length2 > 0:
-                            s = ((cx[q] - x[i - 1]) * sx + (cy[q] - y[i - 1]) * sy) / length2
-                            s = min(max(s, 0.0), 1.0)
-                            dx, dy = x[i - 1] + s * sx - cx[q], y[i - 1] + s * sy - cy[q]
-                    if dx * dx + dy * dy <= r2:
-                        partial[c, q] += 1
-                        break
-    return partial.sum(axis=0)
-
-
 def sqrt_threshold(r: float) -> float:
     """The largest double d with sqrt(d) <= r: ``d <= threshold`` decides ``Math.sqrt(d) <= r``
     exactly as the Java does (sqrt is correctly rounded and monotone), without a square root."""
@@ -296,54 +251,16 @@ def repeats_a_point(p: Points) -> np.ndarray:
     return np.add.reduceat(same, p.offsets[:-1]) > 0 if p.n_traces else np.zeros(0, bool)
 
 
-@njit(parallel=True, cache=True)
-def _query_answers_adatrace(x, y, offsets, always, cx, cy, limit):
-    """For each circle: the traces that answer it as Query.java:47-64 decides, given ``always`` (the
-    traces with two identical consecutive points, :57) and ``limit`` = sqrt_threshold(radius).
-    The order of their tests does not change the answer: a trace of two points or more answers
-    when one of its points or segments (distanceToSegment, :91-108) is within the radius. Traces
-    outer, circles inner, as :func:`_query_answers`."""
-    n = offsets.size - 1
-    partial = np.zeros((QUERY_CHUNKS, cx.size), np.int64)
-    x0, x1, y0, y1 = _trace_boxes(x, y, offsets)
-    for c in prange(QUERY_CHUNKS):
-        for k in range(c * n // QUERY_CHUNKS, (c + 1) * n // QUERY_CHUNKS):
-            a, b = offsets[k], offsets[k + 1]
-            if b - a < 2:               # :48, a trace of one point never answers
-                continue
-            if always[k]:
-                for q in range(cx.size):
-                    partial[c, q] += 1
-                continue
-            for q in range(cx.size):
-                if _box_beyond(x0[k], x1[k], y0[k], y1[k], cx[q], cy[q], limit):
-                    continue
-                for i in range(a, b):
-                    if (cx[q] - x[i]) * (cx[q] - x[i]) + (cy[q] - y[i]) * (cy[q] - y[i]) <= limit:
-                        partial[c, q] += 1
-                        break
-                    if i + 1 < b:
-                        dx, dy = x[i + 1] - x[i], y[i + 1] - y[i]
-                        u = ((cx[q] - x[i]) * dx + (cy[q] - y[i]) * dy) / (dx * dx + dy * dy)
-                        if 0 <= u <= 1:
-                            qx, qy = x[i] + u * dx, y[i] + u * dy
-                            if (qx - cx[q]) * (qx - cx[q]) + (qy - cy[q]) * (qy - cy[q]) <= limit:
-                                partial[c, q] += 1
-                                break
-    return partial.sum(axis=0)
-
-
 def query_answers(p: Points, cx: np.ndarray, cy: np.ndarray, r: float, flavour: str) -> np.ndarray:
     """The number of traces answering each circle: AdaTrace's Query.java (adatrace) or every trace
     with a point or a segment within r (corrected)."""
     adatrace = flavour == "adatrace"
+    if not p.n_traces:
+        return np.zeros(cx.size, np.int64)
     always = repeats_a_point(p) if adatrace else np.zeros(p.n_traces, bool)
-    limit = sqrt_threshold(r) if adatrace else r * r
-    if p.loc is not None and p.n_traces:
-        return location_queries.answers(p.loc, *p.at, p.offsets, always, cx, cy, limit, adatrace)
-    if adatrace:
-        return _query_answers_adatrace(p.x, p.y, p.offsets, always, cx, cy, limit)
-    return _query_answers(p.x, p.y, p.offsets, cx, cy, r)
+    loc, (lx, ly) = locations(p)
+    return location_queries.answers(loc, lx, ly, p.offsets, always, cx, cy,
+                                    sqrt_threshold(r) if adatrace else r * r, adatrace)
 
 
 def relative_error(real: np.ndarray, synthetic: np.ndarray, floor: float) -> float:
@@ -729,23 +646,21 @@ def _features(p: Points, paths: Paths, coverage_paths: Paths, cell_density: np.n
 
 
 def point_cells(p: Points, cells: Callable, box, k: int) -> np.ndarray:
-    """``cells(x, y, box, k)`` of every point; where the points are a space's locations, computed
-    once a used location and read by each point (a cell is a function of the coordinates)."""
-    if p.loc is None:
-        return cells(p.x, p.y, box, k)
-    lx, ly = p.at
-    used = np.flatnonzero(np.bincount(p.loc, minlength=lx.size))
+    """``cells(x, y, box, k)`` of every point, computed once a used location and read by each point
+    (a cell is a function of the coordinates)."""
+    loc, (lx, ly) = locations(p)
+    used = np.flatnonzero(np.bincount(loc, minlength=lx.size))
     at = np.zeros(lx.size, np.int64)
     at[used] = cells(lx[used], ly[used], box, k)
-    return at[p.loc]
+    return at[loc]
 
 
 def features_adatrace(p: Points, box, s: Settings) -> Features:
     """AdaTrace's reading (grid_paths.adatrace_paths); density over its cells of the points."""
     grid = point_cells(p, gp.adatrace_cells, box, s.grid)
     coverage_grid = point_cells(p, gp.adatrace_cells, box, s.coverage_grid)
-    return _features(p, gp.routes(grid, p.offsets, s.grid, True), gp.routes(coverage_grid, p.offsets, s.coverage_grid, True),
-                     density(grid, s.grid), s)
+    return _features(p, gp.routes(grid, p.offsets, s.grid, True),
+                     gp.routes(coverage_grid, p.offsets, s.coverage_grid, True), density(grid, s.grid), s)
 
 
 def features_corrected(p: Points, box, s: Settings) -> Features:
